@@ -1,0 +1,28 @@
+import type { INestApplication, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { AppConfig } from '@lockstep/config';
+import { AppModule } from './app.module';
+import { validationPipe } from './common/http/validation';
+import { buildOpenApiDocument, OpenApiDocument } from './common/openapi/openapi';
+
+/** Paths outside `/v1`: health, metrics, discovery, error pages and the console. */
+const UNVERSIONED = ['healthz', 'metrics', '/', 'llms.txt', 'docs/errors', 'docs/errors/{*code}', 'app', 'app/{*path}'];
+
+/** Creates and initialises the API application (used by main.ts and the e2e tests). */
+export async function createApp(config: AppConfig, extraModules: Type[] = []): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, extraModules), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
+  app.useGlobalPipes(validationPipe);
+  app.enableShutdownHooks();
+  await app.init();
+  app.get(OpenApiDocument).document = buildOpenApiDocument(app, config);
+  return app;
+}

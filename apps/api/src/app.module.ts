@@ -1,0 +1,39 @@
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, type Type } from '@nestjs/common';
+import { AppConfig, ConfigModule } from '@lockstep/config';
+import { JobsModule } from '@lockstep/jobs';
+import { PersistenceModule } from '@lockstep/persistence';
+import { AccountsModule } from './accounts/accounts.module';
+import { ApiKeysModule } from './api-keys/api-keys.module';
+import { CommonModule } from './common/common.module';
+import { JsonBodyMiddleware } from './common/http/json-body.middleware';
+import { LoggingModule } from './common/logging/logging';
+import { HttpMetricsMiddleware } from './common/metrics/metrics';
+import { ConnectorsModule } from './connectors/connectors.module';
+import { DiscoveryController } from './discovery/discovery.controller';
+import { HealthController } from './health/health.controller';
+
+/** The API: one module per REST resource on top of the shared infrastructure. */
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        PersistenceModule.forRoot(),
+        JobsModule.forRoot(),
+        CommonModule,
+        AccountsModule,
+        ApiKeysModule,
+        ConnectorsModule,
+        ...extraModules,
+      ],
+      controllers: [HealthController, DiscoveryController],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(HttpMetricsMiddleware, JsonBodyMiddleware).forRoutes('*');
+  }
+}

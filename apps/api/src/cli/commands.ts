@@ -1,0 +1,54 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { AccountsService } from '../accounts/accounts.service';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { optionalBool, optionalChoice, required, UsageError } from './args';
+
+type Command = (app: INestApplicationContext, options: Record<string, string>) => Promise<unknown>;
+
+/**
+ * The operator CLI's commands: what a person does in the console, for operators and tests, through the
+ * same services. Each prints its result as JSON.
+ */
+export const COMMANDS: Record<string, { usage: string; run: Command }> = {
+  'account create': {
+    usage: 'account create --email E --password P [--plan free|pro|business] [--api-enabled true|false] [--subscription active|none]',
+    run: (app, o) =>
+      app.get(AccountsService).create({
+        email: required(o, 'email'),
+        password: required(o, 'password'),
+        plan: o.plan,
+        apiEnabled: optionalBool(o, 'api-enabled'),
+        subscription: optionalChoice(o, 'subscription', ['active', 'none'] as const),
+      }),
+  },
+  'account update': {
+    usage: 'account update --id ACC [--plan NAME] [--api-enabled true|false] [--subscription active|none] [--password P]',
+    run: (app, o) =>
+      app.get(AccountsService).update(required(o, 'id'), {
+        plan: o.plan,
+        apiEnabled: optionalBool(o, 'api-enabled'),
+        subscription: optionalChoice(o, 'subscription', ['active', 'none'] as const),
+        password: o.password,
+      }),
+  },
+  'key create': {
+    usage: 'key create --account ACC --name N --scope read|operate|readwrite [--sync SYNC_ID]',
+    run: (app, o) => app.get(ApiKeysService).create(required(o, 'account'), { name: required(o, 'name'), scope: required(o, 'scope'), syncId: o.sync ?? null }),
+  },
+  'key revoke': {
+    usage: 'key revoke --id KEY',
+    run: (app, o) => app.get(ApiKeysService).revoke(required(o, 'id')),
+  },
+  'key list': {
+    usage: 'key list --account ACC',
+    run: async (app, o) => ({ data: await app.get(ApiKeysService).list(required(o, 'account')) }),
+  },
+};
+
+export function findCommand(words: string[]): { usage: string; run: Command } {
+  const command = COMMANDS[words.slice(0, 2).join(' ')];
+  if (!command || words.length > 2) {
+    throw new UsageError(`unknown command "${words.join(' ')}". Commands:\n  ${Object.values(COMMANDS).map((c) => c.usage).join('\n  ')}`);
+  }
+  return command;
+}

@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { ConfigError, loadConfig, resolveLocalEnv } from '@lockstep/config';
+import { DomainError } from '@lockstep/contracts';
+import { parseArgs, UsageError } from './args';
+import { CliModule } from './cli.module';
+import { findCommand } from './commands';
+
+/**
+ * Operator CLI: `npm run -s lockstep -- <command>`. Prints JSON on stdout; on error a clear message on
+ * stderr and exit code 1 (2 for usage errors). Without DATABASE_URL it uses the local service store of
+ * `npm start` (./.lockstep/), which must be running.
+ */
+async function main(argv: string[]): Promise<number> {
+  const { words, options } = parseArgs(argv);
+  try {
+    const command = findCommand(words);
+    const config = loadConfig(resolveLocalEnv(process.env));
+    const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
+    try {
+      const result = await command.run(app, options);
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      return 0;
+    } finally {
+      await app.close();
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`lockstep: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof DomainError) {
+      process.stderr.write(`lockstep: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`lockstep: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`lockstep: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -1,0 +1,82 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { AppConfig } from '@lockstep/config';
+import { DomainError, ErrorCode, scopeAllows, type Scope } from '@lockstep/contracts';
+import { ApiKeysService } from '../../api-keys/api-keys.service';
+import { NOT_FOR_SYNC_RESTRICTED, PUBLIC_ROUTE, REQUIRED_SCOPE, REQUIRES_SUBSCRIPTION } from './auth.decorators';
+import { apiKeyAction } from './required-action';
+import { RateLimitService } from './rate-limit.service';
+
+/** The scope an endpoint needs when it does not say: reads and `POST .../validate` need `read`. */
+export function defaultScope(method: string, path: string): Scope {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  if (method === 'POST' && /\/validate$/.test(path)) return 'read';
+  return 'readwrite';
+}
+
+/**
+ * Authentication and authorization of spec section 5, in this order: bearer key (401), rate limit (429),
+ * account admitted to the API (403), scope (403), one-sync key limits (403), subscription (403).
+ */
+@Injectable()
+export class ApiAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly config: AppConfig,
+    private readonly keys: ApiKeysService,
+    private readonly rateLimit: RateLimitService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const needed = this.reflector.getAllAndOverride<Scope>(REQUIRED_SCOPE, targets) ?? defaultScope(request.method, request.path);
+
+    const header = request.headers.authorization;
+    if (header === undefined || header.trim() === '') {
+      throw new DomainError(ErrorCode.MissingApiKey, 'Send an API key as `Authorization: Bearer <API_KEY>`.', undefined, apiKeyAction(this.config.publicUrl, needed));
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const found = match ? await this.keys.authenticate(match[1]) : null;
+    if (!found) {
+      throw new DomainError(ErrorCode.InvalidApiKey, 'The API key is not valid: it is unknown, malformed or revoked.', undefined, apiKeyAction(this.config.publicUrl, needed));
+    }
+    const { key, account } = found;
+
+    const budget = await this.rateLimit.consume(key.id);
+    if (budget) {
+      for (const [name, value] of Object.entries(RateLimitService.headers(budget))) response.setHeader(name, value);
+      if (budget.exceeded) {
+        throw new DomainError(
+          ErrorCode.RateLimitExceeded,
+          `Rate limit of ${budget.limit} requests per ${budget.window} seconds exceeded for this key; retry in ${budget.reset} seconds.`,
+          undefined,
+          undefined,
+          { 'Retry-After': String(budget.reset) },
+        );
+      }
+    }
+
+    if (!account.apiEnabled) {
+      throw new DomainError(ErrorCode.PublicApiNotEnabled, 'This account is not yet admitted to the API.');
+    }
+    if (!scopeAllows(key.scope, needed)) {
+      throw new DomainError(ErrorCode.InsufficientScope, `This endpoint needs the "${needed}" scope; the key has "${key.scope}".`, {
+        required_scope: needed,
+        key_scope: key.scope,
+      });
+    }
+    if (key.syncId && this.reflector.getAllAndOverride<boolean>(NOT_FOR_SYNC_RESTRICTED, targets)) {
+      throw new DomainError(ErrorCode.SyncRestrictedKey, `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about one existing sync.`);
+    }
+    if (account.subscription !== 'active' && this.reflector.getAllAndOverride<boolean>(REQUIRES_SUBSCRIPTION, targets)) {
+      throw new DomainError(ErrorCode.SubscriptionRequired, 'The account has no subscription permitting creating or changing syncs.');
+    }
+    request.auth = { accountId: account.id, keyId: key.id, scope: key.scope, syncId: key.syncId, plan: account.plan };
+    return true;
+  }
+}

@@ -1,0 +1,23 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CONNECTORS } from '@lockstep/connectors-registry';
+import { Auth, type AuthContext } from '../common/auth/auth-context';
+import { RequiredScope } from '../common/auth/auth.decorators';
+import { ConnectorListDto } from './connector.dto';
+import { toConnectorDto } from './connectors.mapper';
+
+@ApiTags('Connectors')
+@ApiBearerAuth('api_key')
+@Controller('sync/connectors')
+export class ConnectorsController {
+  @Get()
+  @RequiredScope('read')
+  @ApiOperation({
+    summary: 'List connectors',
+    description: 'Every connector a side can use, with the credential fields it declares (spec 2.6). Connectors above the account\'s plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.',
+  })
+  @ApiOkResponse({ type: ConnectorListDto })
+  list(@Auth() auth: AuthContext): ConnectorListDto {
+    return { data: CONNECTORS.map((c) => toConnectorDto(c, auth.plan)), has_more: false, next_cursor: null };
+  }
+}

@@ -1,0 +1,23 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig, ConfigModule } from '@lockstep/config';
+import { JobsModule } from '@lockstep/jobs';
+import { PersistenceModule } from '@lockstep/persistence';
+import { MaintenanceProcessor } from './maintenance/maintenance.processor';
+
+/** The worker: Bull consumers, no HTTP. */
+@Module({})
+export class WorkerModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot({ pinoHttp: { level: config.LOG_LEVEL, base: { service: 'worker' } } }),
+        PersistenceModule.forRoot(),
+        JobsModule.forRoot(),
+      ],
+      providers: [MaintenanceProcessor],
+    };
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The connector SDK: what Lockstep knows about one kind of app. A connector package exports one
+ * `ConnectorDeclaration` made with `defineConnector()`; the registry (`libs/connectors/registry`) lists them.
+ * Everything the API, the engine and live export do to an app goes through a `Connection`.
+ */
+import type { CanonicalValue, TypeClass } from '@lockstep/domain';
+import type { EgressPolicy } from './egress';
+
+/** One credential field of an `api_key` connector, exactly as spec section 2.6 lists it. */
+export interface AuthFieldDeclaration {
+  /** The key a client sends under a side's `auth`, passed through verbatim (camelCase is allowed here). */
+  id: string;
+  label: string;
+  optional: boolean;
+  placeholder: string;
+  options: string[] | null;
+  help: { label: string; url: string };
+  /** Never echo or log the value (all credential fields are secret unless said otherwise). */
+  secret?: boolean;
+}
+
+export type ConnectorAuthDeclaration =
+  | { method: 'api_key'; fields: AuthFieldDeclaration[] }
+  | {
+      method: 'oauth';
+      fields: null;
+      /** OAuth 2.0 authorization-code (PKCE) endpoints used by the console's browser sign-in. */
+      oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
+    };
+
+export type ChangeDetectionMode = 'change_feed' | 'incremental' | 'full_scan';
+
+export interface ConnectorCapabilities {
+  createTables: boolean;
+  createFields: boolean;
+  /** Tables can be synced through views (spec 2.7 `views`). */
+  views: boolean;
+  /** Best first. The engine always keeps a periodic full scan as a safety net. */
+  changeDetection: ChangeDetectionMode[];
+  /** A sync may join two sides of this same connector type. */
+  syncToItself: boolean;
+  liveExport: {
+    source: boolean;
+    destination: boolean;
+    /** What a destination `location` is for this connector (PostgreSQL: schema; MySQL: database). */
+    locationKind: 'schema' | 'database' | null;
+  };
+}
+
+export type Credentials = Record<string, string>;
+
+/** Context every connection gets from the service: the egress policy from config. */
+export interface ConnectContext {
+  egress: EgressPolicy;
+  /** Connection pool size the caller wants (default: connector's choice). */
+  poolSize?: number;
+}
+
+export interface ConnectorDeclaration {
+  /** Connector slug (`postgres`, `mysql`); the `connector` value of a side. */
+  type: string;
+  displayName: string;
+  auth: ConnectorAuthDeclaration;
+  /** Name of the plan that unlocks this connector (`free` is available to every account). */
+  plan: string;
+  capabilities: ConnectorCapabilities;
+  /**
+   * Opens a connection with credentials and a base (schema, database). `base` may be omitted only for
+   * `checkCredentials` and `listBases`. Never throws with credentials in the message.
+   */
+  connect(credentials: Credentials, base: string | null, context: ConnectContext): Promise<Connection>;
+}
+
+export interface BaseInfo {
+  /** Remote id of the base (for databases: the schema or database name). */
+  id: string;
+  name: string;
+}
+
+export interface ViewsInfo {
+  required: boolean;
+  options: { value: string; name: string }[];
+}
+
+export interface TableInfo {
+  remoteId: string;
+  name: string;
+  /** null when the connector has no views. */
+  views: ViewsInfo | null;
+  /** A table that cannot be written (a database view). */
+  readOnly: boolean;
+}
+
+export interface FieldInfo {
+  remoteId: string;
+  name: string;
+  /** The connector's own type name (`varchar(40)`, `timestamp with time zone`, `enum`...). */
+  type: string;
+  typeClass: TypeClass;
+  read: boolean;
+  write: boolean;
+  required: boolean;
+  primary: boolean;
+  /**
+   * Spec 2.7 `type_details` (snake_case keys), or null: `display_name`, `allows_multiple_values`, and for
+   * the engine `options` (select / multi_select), `element_class` (array), `target_table` (relation),
+   * `precision`/`scale`/`max_length` where the type has them.
+   */
+  typeDetails: Record<string, unknown> | null;
+}
+
+/** A record as a connector reads it: values keyed by field remote id, in canonical form. */
+export interface SourceRecord {
+  remoteId: string;
+  values: Record<string, CanonicalValue>;
+  /** The service id column's value (`lockstep_id`) when the table has one. */
+  serviceId?: string | null;
+  /** The app's own modified time for the record, when it has one (ISO 8601 UTC). */
+  modifiedAt?: string | null;
+}
+
+export interface ReadPageOptions {
+  /** Opaque checkpoint returned by the previous page; absent for the first page. */
+  after?: string | null;
+  pageSize: number;
+  /** Field remote ids to read (default: every readable field). */
+  fields?: string[];
+}
+
+export interface RecordPage {
+  records: SourceRecord[];
+  /** Checkpoint to pass as `after` for the next page; null when this was the last page. */
+  next: string | null;
+}
+
+export interface Change {
+  kind: 'upsert' | 'delete';
+  remoteId: string;
+  /** The record as it is now, for upserts (read in the same call). */
+  record?: SourceRecord;
+  /** When the change was committed, as the app reports it (ISO 8601 UTC). */
+  at: string;
+  /** True when Lockstep's own connection made the change. */
+  own: boolean;
+}
+
+export interface ChangeBatch {
+  changes: Change[];
+  /** Checkpoint to pass next time; advance it only after the changes are durably queued. */
+  checkpoint: string;
+  /** More changes are waiting beyond `limit`. */
+  hasMore: boolean;
+}
+
+export interface ReadChangesOptions {
+  limit: number;
+  /** Leave out changes Lockstep's own writes made (default false). */
+  ignoreOwnWrites?: boolean;
+}
+
+export interface RecordWrite {
+  /** Field remote id -> canonical value. */
+  values: Record<string, CanonicalValue>;
+}
+
+export interface RecordCreate extends RecordWrite {
+  /** The link's service id, written to the service id column so a retried create adopts the row. */
+  serviceId: string;
+}
+
+export interface RecordUpdate extends RecordWrite {
+  remoteId: string;
+}
+
+export type WriteResult =
+  | { ok: true; remoteId: string; record: SourceRecord | null }
+  | { ok: false; error: ConnectorErrorInfo };
+
+export interface ConnectorErrorInfo {
+  kind: ConnectorErrorKind;
+  message: string;
+  retryable: boolean;
+  /** The app's or driver's own code (`23505`, `ER_DUP_ENTRY`...). */
+  appCode?: string;
+}
+
+export type ConnectorErrorKind =
+  | 'auth'
+  | 'permission'
+  | 'not_found'
+  | 'rate_limited'
+  | 'transient'
+  | 'invalid_data'
+  | 'unsupported';
+
+/** A field to create, typed from the mapped counterpart (another connector's field). */
+export interface FieldSpec {
+  name: string;
+  typeClass: TypeClass;
+  /** The counterpart's own type and details, to pick the closest native type. */
+  sourceType?: string;
+  typeDetails?: Record<string, unknown> | null;
+  required?: boolean;
+  primary?: boolean;
+}
+
+export interface PrepareOptions {
+  /** Install change capture (triggers and change log) where the connector has a change feed. */
+  changeCapture: boolean;
+}
+
+export interface PreparedTable {
+  /** The field (remote id) holding the service id, or null when the table has a single-column primary key. */
+  serviceIdField: string | null;
+  changeCapture: boolean;
+}
+
+export interface Connection {
+  readonly type: string;
+  /** Throws ConnectorError kind `auth` (credentials rejected, with the app's reason) or `transient`. */
+  checkCredentials(): Promise<void>;
+  listBases(): Promise<BaseInfo[]>;
+  listTables(): Promise<TableInfo[]>;
+  listFields(tableRemoteId: string): Promise<FieldInfo[]>;
+
+  /** Streams a table in pages, ordered by a stable key, resumable from `after`; never the whole table in memory. */
+  readPage(tableRemoteId: string, options: ReadPageOptions): Promise<RecordPage>;
+  /** Records by remote id; missing ids are simply absent from the result. */
+  readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]>;
+  /** Finds records by service id (to adopt rows a crashed create already wrote). */
+  readByServiceIds(tableRemoteId: string, serviceIds: string[]): Promise<SourceRecord[]>;
+
+  /** A checkpoint meaning "now": changes after it are returned by readChanges. */
+  currentCheckpoint(tableRemoteId: string): Promise<string>;
+  readChanges(tableRemoteId: string, since: string, options: ReadChangesOptions): Promise<ChangeBatch>;
+  /**
+   * Wakes the caller when a change commits (PostgreSQL LISTEN/NOTIFY). Absent when the connector can only
+   * be polled. Returns a function that stops watching.
+   */
+  watch?(tableRemoteIds: string[], onChange: (tableRemoteId: string) => void): Promise<() => Promise<void>>;
+
+  /** One result per input, in input order; one bad row never fails the others. */
+  createRecords(tableRemoteId: string, rows: RecordCreate[]): Promise<WriteResult[]>;
+  updateRecords(tableRemoteId: string, rows: RecordUpdate[]): Promise<WriteResult[]>;
+  deleteRecords(tableRemoteId: string, remoteIds: string[]): Promise<WriteResult[]>;
+
+  createTable(name: string, fields: FieldSpec[]): Promise<TableInfo>;
+  createField(tableRemoteId: string, field: FieldSpec): Promise<FieldInfo>;
+
+  /** Adds the service id column where needed and installs change capture; idempotent. */
+  prepareTable(tableRemoteId: string, options: PrepareOptions): Promise<PreparedTable>;
+  /** Removes what prepareTable installed (triggers, change log entries); keeps the data. Idempotent. */
+  unprepareTable(tableRemoteId: string): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+export function defineConnector(declaration: ConnectorDeclaration): ConnectorDeclaration {
+  if (!/^[a-z][a-z0-9_]*$/.test(declaration.type)) {
+    throw new Error(`connector type "${declaration.type}" must be a lower-case slug`);
+  }
+  if (declaration.auth.method === 'api_key' && declaration.auth.fields.length === 0) {
+    throw new Error(`connector "${declaration.type}" declares api_key auth without fields`);
+  }
+  return Object.freeze(declaration);
+}

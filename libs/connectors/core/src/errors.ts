@@ -1,0 +1,43 @@
+import type { ConnectorErrorInfo, ConnectorErrorKind } from './connector';
+
+/** Kinds that a later attempt may fix by itself; the engine retries these with backoff. */
+const RETRYABLE: Record<ConnectorErrorKind, boolean> = {
+  auth: false,
+  permission: false,
+  not_found: false,
+  rate_limited: true,
+  transient: true,
+  invalid_data: false,
+  unsupported: false,
+};
+
+/**
+ * The one error a connector throws. The engine decides retry versus issue from `kind` alone; `message`
+ * is safe to show a person (never contains credentials); `appCode` is the app's or driver's own code.
+ */
+export class ConnectorError extends Error {
+  readonly kind: ConnectorErrorKind;
+  readonly appCode?: string;
+  /** Seconds the app asked us to wait (rate limits), when it said. */
+  readonly retryAfterSeconds?: number;
+
+  constructor(kind: ConnectorErrorKind, message: string, options: { appCode?: string; retryAfterSeconds?: number } = {}) {
+    super(message);
+    this.name = 'ConnectorError';
+    this.kind = kind;
+    this.appCode = options.appCode;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE[this.kind];
+  }
+
+  toInfo(): ConnectorErrorInfo {
+    return { kind: this.kind, message: this.message, retryable: this.retryable, appCode: this.appCode };
+  }
+}
+
+export function isConnectorError(error: unknown): error is ConnectorError {
+  return error instanceof ConnectorError;
+}

@@ -1,0 +1,3 @@
+export * from './connector';
+export * from './errors';
+export * from './egress';

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+
+/** Id prefixes of spec 2.1, plus the service's own resources. */
+export const ID_PREFIX = {
+  account: 'acc',
+  apiKey: 'key',
+  sync: 'sync',
+  table: 'table',
+  field: 'field',
+  operation: 'op',
+  issue: 'iss',
+  record: 'rec',
+  liveExport: 'lex',
+  run: 'run',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+const ID_BODY = /^[0-9a-z]{20}$/;
+
+/** A new id such as `sync_3k9x...`: prefix, underscore, 20 random base-36 characters (about 103 bits). */
+export function newId(kind: IdKind): string {
+  const bytes = randomBytes(20);
+  let body = '';
+  for (const byte of bytes) body += ALPHABET[byte % 36];
+  return `${ID_PREFIX[kind]}_${body}`;
+}
+
+/** True when `value` has the shape of an id of that kind (it may still not exist). */
+export function isId(kind: IdKind, value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const prefix = `${ID_PREFIX[kind]}_`;
+  return value.startsWith(prefix) && ID_BODY.test(value.slice(prefix.length));
+}

@@ -1,0 +1,2 @@
+export * from './types/type-class';
+export * from './plans';

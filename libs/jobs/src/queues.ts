@@ -1,0 +1,33 @@
+/**
+ * Queue contracts shared by the API (producer) and the worker (consumer). Payloads carry ids only; a
+ * processor reloads state and returns early when it no longer fits, so a repeated job is harmless.
+ */
+export const QUEUES = {
+  maintenance: 'maintenance',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** Job name -> payload, per queue. */
+export interface JobMap {
+  maintenance: {
+    'purge-expired-idempotency-keys': Record<string, never>;
+  };
+}
+
+export type JobName<Q extends QueueName> = keyof JobMap[Q] & string;
+
+export const MAINTENANCE_JOBS = {
+  purgeIdempotency: 'purge-expired-idempotency-keys',
+} as const satisfies Record<string, JobName<'maintenance'>>;
+
+/** Default options: bounded retries with exponential backoff; finished jobs do not pile up in Redis. */
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: 1000,
+  removeOnFail: 5000,
+} as const;
+
+/** Every queue, for metrics (queue depth) and the worker's registrations. */
+export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUES);
