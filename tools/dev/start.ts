@@ -98,7 +98,7 @@ async function ensureRedis(url: string, home: string): Promise<void> {
   const port = Number(parsed.port || 6379);
   if (await portOpen(host, port)) return;
   const local = ['127.0.0.1', 'localhost', '::1'].includes(host);
-  const which = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  const which = spawnSync('/bin/sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   if (!local || which.status !== 0) {
     throw new Error(`Redis is not answering at ${url}: install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) and start it, or set REDIS_URL.`);
   }

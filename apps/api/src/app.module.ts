@@ -34,6 +34,6 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware, JsonBodyMiddleware).forRoutes('*');
+    consumer.apply(HttpMetricsMiddleware, JsonBodyMiddleware).forRoutes('{*splat}');
   }
 }

@@ -54,6 +54,12 @@ export interface ConnectContext {
   egress: EgressPolicy;
   /** Connection pool size the caller wants (default: connector's choice). */
   poolSize?: number;
+  /**
+   * Tag for this connection's writes (for example the sync id), so `readChanges` marks exactly these as
+   * `own` and `ignoreOwnWrites` leaves out only these: two syncs on one table then still see each other's
+   * writes. Default: one tag for every Lockstep write. Optional for connectors (added after the first SDK).
+   */
+  writeOrigin?: string;
 }
 
 export interface ConnectorDeclaration {
@@ -140,7 +146,7 @@ export interface Change {
   record?: SourceRecord;
   /** When the change was committed, as the app reports it (ISO 8601 UTC). */
   at: string;
-  /** True when Lockstep's own connection made the change. */
+  /** True when Lockstep's own connection made the change (its `writeOrigin`, when one was given). */
   own: boolean;
 }
 
@@ -164,7 +170,10 @@ export interface RecordWrite {
 }
 
 export interface RecordCreate extends RecordWrite {
-  /** The link's service id, written to the service id column so a retried create adopts the row. */
+  /**
+   * The link's service id (a UUID), written to the service id column so a retried create adopts the row:
+   * a second create with the same service id returns the existing row's remote id instead of a new row.
+   */
   serviceId: string;
 }
 
@@ -239,7 +248,12 @@ export interface Connection {
    */
   watch?(tableRemoteIds: string[], onChange: (tableRemoteId: string) => void): Promise<() => Promise<void>>;
 
-  /** One result per input, in input order; one bad row never fails the others. */
+  /**
+   * One result per input, in input order; one bad row never fails the others. A row the app refuses is
+   * `{ ok: false }` with kind `invalid_data` (constraint, type, size) or another kind from the error table;
+   * an update of a record that does not exist is kind `not_found`; deleting a record that is already gone
+   * is `ok` (the outcome the caller wanted). Throws only when the whole call failed (connection lost).
+   */
   createRecords(tableRemoteId: string, rows: RecordCreate[]): Promise<WriteResult[]>;
   updateRecords(tableRemoteId: string, rows: RecordUpdate[]): Promise<WriteResult[]>;
   deleteRecords(tableRemoteId: string, remoteIds: string[]): Promise<WriteResult[]>;

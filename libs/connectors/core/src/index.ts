@@ -1,3 +1,4 @@
 export * from './connector';
 export * from './errors';
 export * from './egress';
+export * from './redact';

@@ -1,8 +1,14 @@
+/**
+ * Every connector Lockstep offers. Adding a connector is one new package under libs/connectors/<type> and
+ * one line here.
+ */
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
+import { postgresConnector } from '@lockstep/connector-postgres';
 
-/** Every connector Lockstep offers. Adding a connector: one new package under libs/connectors and one line here. */
-export const CONNECTORS: readonly ConnectorDeclaration[] = [];
+export const CONNECTORS: readonly ConnectorDeclaration[] = Object.freeze([
+  postgresConnector,
+]);
 
 export function findConnector(type: string): ConnectorDeclaration | undefined {
-  return CONNECTORS.find((c) => c.type === type);
+  return CONNECTORS.find((connector) => connector.type === type);
 }

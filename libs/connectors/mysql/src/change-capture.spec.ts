@@ -1,0 +1,175 @@
+/**
+ * Change capture: the checkpoint format, hole bookkeeping, and the out-of-order commit case against the real
+ * server (an AUTO_INCREMENT id handed out before a later one, but committed after it).
+ */
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_EGRESS_POLICY, type Change } from '@lockstep/connectors-core';
+import type { Connection as DriverConnection } from 'mysql2/promise';
+import { decodeCheckpoint, encodeCheckpoint, missingIds, triggerDdl, triggerName } from './change-capture';
+import type { MysqlConnection } from './connection';
+import { openMysqlConnection } from './declaration';
+import { createTestDatabase, nativeClient, TEST_MYSQL_URL, type TestDatabase } from './test/server';
+
+describe('checkpoints', () => {
+  it('round-trip and refuse what this connector did not issue', () => {
+    const checkpoint = { high: 41, holes: [[39, 1700000000000] as [number, number]] };
+    expect(decodeCheckpoint(encodeCheckpoint(checkpoint))).toEqual(checkpoint);
+    for (const bad of ['', '41', 'mycl1.bm9wZQ', 'mycl1.' + Buffer.from('{"h":"x","o":[]}').toString('base64url')]) {
+      expect(() => decodeCheckpoint(bad)).toThrow(expect.objectContaining({ kind: 'invalid_data' }));
+    }
+  });
+
+  it.each<[number, number, number[], number[]]>([
+    [0, 5, [1, 2, 3, 4, 5], []],
+    [0, 5, [1, 2, 4], [3, 5]],
+    [10, 14, [], [11, 12, 13, 14]],
+    [10, 14, [9, 12, 15], [11, 13, 14]],
+  ])('missing ids in (%i, %i] given %j', (from, to, present, missing) => {
+    expect(missingIds(from, to, present)).toEqual(missing);
+  });
+
+  it('keeps only the newest holes past the cap', () => {
+    expect(missingIds(0, 10, [], 3)).toEqual([8, 9, 10]);
+  });
+
+  it('names triggers within 64 characters, distinct per table', () => {
+    const long = 'a'.repeat(64);
+    expect(triggerName('insert', long).length).toBeLessThanOrEqual(64);
+    expect(triggerName('insert', `${long}x`)).not.toBe(triggerName('insert', `${long}y`));
+    expect(triggerDdl('update', 'we`ird', 'id')).toContain('IF NOT (OLD.`id` <=> NEW.`id`)');
+  });
+});
+
+describe('reading changes against the server', () => {
+  let database: TestDatabase;
+  let conn: MysqlConnection;
+  let eager: MysqlConnection;
+  const clients: DriverConnection[] = [];
+
+  const client = async () => {
+    const created = await nativeClient(database.name);
+    clients.push(created);
+    return created;
+  };
+
+  const readAll = async (connection: MysqlConnection, table: string, since: string) => {
+    const changes: Change[] = [];
+    let checkpoint = since;
+    for (;;) {
+      const batch = await connection.readChanges(table, checkpoint, { limit: 2 });
+      changes.push(...batch.changes);
+      checkpoint = batch.checkpoint;
+      if (!batch.hasMore) return { changes, checkpoint };
+    }
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase('lockstep_cc');
+    await database.admin.query('CREATE TABLE items (id INT PRIMARY KEY, title VARCHAR(40)) ENGINE=InnoDB');
+    await database.admin.query('CREATE TABLE others (id INT PRIMARY KEY) ENGINE=InnoDB');
+    const context = { egress: DEFAULT_EGRESS_POLICY };
+    conn = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context);
+    // A hold window of zero: a missing id is given up at the next read (to see holes expire).
+    eager = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context, { holdWindowMs: 0, retentionDays: 7 });
+    await conn.prepareTable('items', { changeCapture: true });
+    await conn.prepareTable('others', { changeCapture: true });
+  });
+
+  afterAll(async () => {
+    for (const created of clients) await created.end();
+    await conn?.close();
+    await eager?.close();
+    await database?.drop();
+  });
+
+  it('delivers a change whose transaction commits after a later one (no loss, no repeat)', async () => {
+    const since = await conn.currentCheckpoint('items');
+    const slow = await client();
+    const fast = await client();
+    await slow.query('START TRANSACTION');
+    await slow.query("INSERT INTO items VALUES (1, 'slow')"); // log id n, not visible yet
+    await fast.query("INSERT INTO items VALUES (2, 'fast')"); // log id n+1, committed
+    await fast.query('INSERT INTO others VALUES (1)'); // another table's change in between
+
+    const first = await readAll(conn, 'items', since);
+    expect(first.changes.map((change) => change.remoteId)).toEqual(['2']);
+    expect(decodeCheckpoint(first.checkpoint).holes).toHaveLength(1);
+
+    await slow.query('COMMIT');
+    const second = await readAll(conn, 'items', first.checkpoint);
+    expect(second.changes).toEqual([expect.objectContaining({ kind: 'upsert', remoteId: '1', own: false, record: expect.objectContaining({ values: { id: 1, title: 'slow' } }) })]);
+    expect(decodeCheckpoint(second.checkpoint).holes).toEqual([]);
+
+    const third = await readAll(conn, 'items', second.checkpoint);
+    expect(third.changes).toEqual([]);
+  });
+
+  it('a checkpoint taken while a transaction is open still sees its change when it commits', async () => {
+    const slow = await client();
+    await slow.query('START TRANSACTION');
+    await slow.query("INSERT INTO items VALUES (3, 'open at checkpoint')");
+    await (await client()).query("INSERT INTO items VALUES (4, 'committed before checkpoint')");
+    const since = await conn.currentCheckpoint('items');
+    await slow.query('COMMIT');
+    const { changes } = await readAll(conn, 'items', since);
+    expect(changes.map((change) => change.remoteId)).toEqual(['3']);
+  });
+
+  it('keeps waiting for a rolled-back id within the hold window, and gives it up after it', async () => {
+    const since = await conn.currentCheckpoint('items');
+    const doomed = await client();
+    await doomed.query('START TRANSACTION');
+    await doomed.query("INSERT INTO items VALUES (5, 'rolled back')");
+    await doomed.query('ROLLBACK'); // its log id stays unused forever
+    await (await client()).query("INSERT INTO items VALUES (6, 'kept')");
+
+    const patient = await readAll(conn, 'items', since);
+    expect(patient.changes.map((change) => change.remoteId)).toEqual(['6']);
+    expect(decodeCheckpoint(patient.checkpoint).holes).toHaveLength(1);
+    expect(decodeCheckpoint((await readAll(conn, 'items', patient.checkpoint)).checkpoint).holes).toHaveLength(1);
+
+    const hasty = await readAll(eager, 'items', patient.checkpoint);
+    expect(hasty.changes).toEqual([]);
+    expect(decodeCheckpoint(hasty.checkpoint).holes).toEqual([]);
+  });
+
+  it('records a key change as a delete of the old key and an upsert of the new one; own writes are marked', async () => {
+    const since = await conn.currentCheckpoint('items');
+    await (await client()).query('UPDATE items SET id = 60 WHERE id = 6');
+    const [created] = await conn.createRecords('items', [{ serviceId: randomUUID(), values: { id: 7, title: 'own' } }]);
+    expect(created).toMatchObject({ ok: true, remoteId: '7' });
+    const { changes } = await readAll(conn, 'items', since);
+    expect(changes.map(({ kind, remoteId, own }) => ({ kind, remoteId, own }))).toEqual([
+      { kind: 'delete', remoteId: '6', own: false },
+      { kind: 'upsert', remoteId: '60', own: false },
+      { kind: 'upsert', remoteId: '7', own: true },
+    ]);
+    const { changes: outsideOnly } = await conn.readChanges('items', since, { limit: 10, ignoreOwnWrites: true });
+    expect(outsideOnly.map((change) => change.remoteId)).toEqual(['6', '60']);
+  });
+
+  it('purges change-log entries past the retention, without waiting on open transactions', async () => {
+    const open = await client();
+    await open.query('START TRANSACTION');
+    await open.query('INSERT INTO others VALUES (99)'); // an uncommitted, fresh log row
+    await database.admin.query(
+      "INSERT INTO lockstep_change_log (table_name, op, pk, origin, changed_at) VALUES ('others', 'insert', '0', NULL, UTC_TIMESTAMP(6) - INTERVAL 8 DAY)",
+    );
+    const fresh = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { egress: DEFAULT_EGRESS_POLICY });
+    try {
+      await fresh.readChanges('others', await fresh.currentCheckpoint('others'), { limit: 10 });
+    } finally {
+      await fresh.close();
+    }
+    await open.query('COMMIT');
+    const [old] = await database.admin.query("SELECT COUNT(*) AS n FROM lockstep_change_log WHERE pk = '0'");
+    expect(old).toEqual([{ n: '0' }]);
+  });
+
+  it('a table without change capture has no changes rather than an error', async () => {
+    await database.admin.query('CREATE TABLE plain (id INT PRIMARY KEY)');
+    const since = await conn.currentCheckpoint('plain');
+    await database.admin.query('INSERT INTO plain VALUES (1)');
+    expect(await conn.readChanges('plain', since, { limit: 10 })).toMatchObject({ changes: [], hasMore: false });
+  });
+});

@@ -1,0 +1,355 @@
+/**
+ * A connection to one MySQL / MariaDB database (the side's base). See the README for the design: type
+ * mapping, table setup, change capture and idempotent writes.
+ */
+import {
+  ConnectorError,
+  type BaseInfo,
+  type ChangeBatch,
+  type Connection,
+  type FieldInfo,
+  type FieldSpec,
+  type PreparedTable,
+  type PrepareOptions,
+  type ReadChangesOptions,
+  type ReadPageOptions,
+  type RecordCreate,
+  type RecordPage,
+  type RecordUpdate,
+  type SourceRecord,
+  type TableInfo,
+  type WriteResult,
+} from '@lockstep/connectors-core';
+import type { PoolConnection } from 'mysql2/promise';
+import {
+  currentCheckpoint,
+  DEFAULT_HOLD_WINDOW_MS,
+  installChangeCapture,
+  purgeChangeLog,
+  readChanges,
+  removeChangeCapture,
+  triggerName,
+} from './change-capture';
+import { exec, rows, type Db } from './db';
+import * as records from './records';
+import { CHANGE_LOG_TABLE, listTableRows, loadTableMeta, SERVICE_ID_COLUMN, type TableMeta } from './schema';
+import { derivedName, quoteIdent, quoteString } from './sql';
+import { hasExpressionDefaults, hasInvisibleColumns, nativeColumnType, type ClassifiedColumn, type ServerInfo } from './types';
+import * as writes from './writes';
+
+/** Databases that are the server's own, never offered as bases. */
+export const SYSTEM_DATABASES: readonly string[] = ['mysql', 'information_schema', 'performance_schema', 'sys'];
+
+export interface ChangeLogSettings {
+  /** How long an id missing from the change log is waited for (an open transaction) before it counts as rolled back. */
+  holdWindowMs: number;
+  /** Change-log entries older than this are deleted (a reader further behind relies on the full scan). */
+  retentionDays: number;
+}
+
+export const DEFAULT_CHANGE_LOG_SETTINGS: ChangeLogSettings = Object.freeze({ holdWindowMs: DEFAULT_HOLD_WINDOW_MS, retentionDays: 7 });
+
+const PURGE_EVERY_MS = 10 * 60_000;
+const SERVICE_ID_TYPE = 'CHAR(36) CHARACTER SET ascii COLLATE ascii_general_ci';
+
+function toFieldInfo(column: ClassifiedColumn): FieldInfo {
+  return {
+    remoteId: column.name,
+    name: column.name,
+    type: column.type,
+    typeClass: column.typeClass,
+    read: column.read,
+    write: column.write,
+    required: column.required,
+    primary: column.primary,
+    typeDetails: column.typeDetails,
+  };
+}
+
+function checkName(name: string, what: string): void {
+  if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
+  if (name !== name.trimEnd()) throw new ConnectorError('invalid_data', `The ${what} name "${name}" ends with a space, which MySQL does not allow`);
+  if ([...name].length > 64) throw new ConnectorError('invalid_data', `The ${what} name "${name}" is longer than MySQL's 64 characters`);
+}
+
+export class MysqlConnection implements Connection {
+  readonly type = 'mysql';
+  private lastPurge = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly settings: ChangeLogSettings = DEFAULT_CHANGE_LOG_SETTINGS,
+  ) {}
+
+  private base(): string {
+    const database = this.db.database;
+    if (!database) throw new ConnectorError('invalid_data', 'No database (base) was chosen for this MySQL side');
+    return database;
+  }
+
+  private async meta(connection: PoolConnection, table: string): Promise<TableMeta> {
+    return loadTableMeta(connection, this.base(), table, await this.db.server());
+  }
+
+  /** Runs `work` with a table's description on one pooled connection. */
+  private withTable<T>(table: string, work: (connection: PoolConnection, meta: TableMeta) => Promise<T>, context?: string): Promise<T> {
+    return this.db.withConnection(async (connection) => work(connection, await this.meta(connection, table)), context);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // credentials and discovery
+
+  async checkCredentials(): Promise<void> {
+    await this.db.withConnection(async (connection) => {
+      await connection.query('SELECT 1');
+    });
+  }
+
+  async listBases(): Promise<BaseInfo[]> {
+    const found = await this.db.rows(
+      `SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME NOT IN (?) ORDER BY SCHEMA_NAME`,
+      [SYSTEM_DATABASES],
+    );
+    return found.map((row) => ({ id: String(row.name), name: String(row.name) }));
+  }
+
+  async listTables(): Promise<TableInfo[]> {
+    const base = this.base();
+    const found = await this.db.withConnection((connection) => listTableRows(connection, base));
+    return found.map((row) => ({ remoteId: String(row.name), name: String(row.name), views: null, readOnly: String(row.type) === 'VIEW' }));
+  }
+
+  async listFields(tableRemoteId: string): Promise<FieldInfo[]> {
+    return this.withTable(tableRemoteId, async (_connection, meta) => meta.columns.map(toFieldInfo));
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // reading
+
+  async readPage(tableRemoteId: string, options: ReadPageOptions): Promise<RecordPage> {
+    return this.withTable(tableRemoteId, (connection, meta) => records.readPage(connection, meta, options));
+  }
+
+  async readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]> {
+    if (remoteIds.length === 0) return [];
+    return this.withTable(tableRemoteId, (connection, meta) => records.readByKeys(connection, meta, remoteIds));
+  }
+
+  async readByServiceIds(tableRemoteId: string, serviceIds: string[]): Promise<SourceRecord[]> {
+    if (serviceIds.length === 0) return [];
+    return this.withTable(tableRemoteId, (connection, meta) => records.readByServiceIds(connection, meta, serviceIds));
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // change capture (polled: there is no `watch`)
+
+  async currentCheckpoint(tableRemoteId: string): Promise<string> {
+    const base = this.base();
+    return this.withTable(tableRemoteId, (connection) => currentCheckpoint(connection, base));
+  }
+
+  async readChanges(tableRemoteId: string, since: string, options: ReadChangesOptions): Promise<ChangeBatch> {
+    const base = this.base();
+    await this.purgeOccasionally();
+    return this.withTable(tableRemoteId, (connection, meta) =>
+      readChanges(connection, {
+        database: base,
+        meta,
+        since,
+        limit: options.limit,
+        ignoreOwnWrites: options.ignoreOwnWrites ?? false,
+        holdWindowMs: this.settings.holdWindowMs,
+      }),
+    );
+  }
+
+  private async purgeOccasionally(): Promise<void> {
+    if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = Date.now();
+    const base = this.base();
+    await this.db
+      .withConnection(async (connection) => {
+        const [log] = await rows(connection, `SELECT 1 AS present FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, [
+          base,
+          CHANGE_LOG_TABLE,
+        ]);
+        if (log) await purgeChangeLog(connection, this.settings.retentionDays);
+      })
+      // Housekeeping only: a failure here must not fail the read.
+      .catch(() => undefined);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // writing
+
+  private write<T>(tableRemoteId: string, work: (connection: PoolConnection, meta: TableMeta) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (connection) => work(connection, await this.meta(connection, tableRemoteId)));
+  }
+
+  async createRecords(tableRemoteId: string, rowsToCreate: RecordCreate[]): Promise<WriteResult[]> {
+    if (rowsToCreate.length === 0) return [];
+    return this.write(tableRemoteId, (connection, meta) => writes.createRecords(connection, meta, rowsToCreate, (error) => this.db.translate(error)));
+  }
+
+  async updateRecords(tableRemoteId: string, rowsToUpdate: RecordUpdate[]): Promise<WriteResult[]> {
+    if (rowsToUpdate.length === 0) return [];
+    return this.write(tableRemoteId, (connection, meta) => writes.updateRecords(connection, meta, rowsToUpdate, (error) => this.db.translate(error)));
+  }
+
+  async deleteRecords(tableRemoteId: string, remoteIds: string[]): Promise<WriteResult[]> {
+    if (remoteIds.length === 0) return [];
+    return this.write(tableRemoteId, (connection, meta) => writes.deleteRecords(connection, meta, remoteIds, (error) => this.db.translate(error)));
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // schema changes
+
+  private columnDefinition(field: FieldSpec, server: ServerInfo): string {
+    checkName(field.name, 'field');
+    if (field.name === SERVICE_ID_COLUMN) throw new ConnectorError('invalid_data', `"${SERVICE_ID_COLUMN}" is the service id column's name`);
+    const native = nativeColumnType(field, server);
+    if (!native) throw new ConnectorError('unsupported', `A field of class "${field.typeClass}" cannot be created in MySQL`);
+    return `${quoteIdent(field.name)} ${native.sql} NULL${native.comment ? ` COMMENT ${quoteString(native.comment)}` : ''}`;
+  }
+
+  /**
+   * Creates a table keyed by the service id (`lockstep_id` CHAR(36) primary key, defaulted to UUID()), with
+   * nullable columns for the fields. A retried create adopts the table a previous attempt made and adds the
+   * fields it lacks.
+   */
+  async createTable(name: string, fields: FieldSpec[]): Promise<TableInfo> {
+    checkName(name, 'table');
+    const names = fields.map((field) => field.name);
+    if (new Set(names).size !== names.length) throw new ConnectorError('invalid_data', 'Two fields have the same name');
+    if (name === CHANGE_LOG_TABLE) throw new ConnectorError('invalid_data', `"${CHANGE_LOG_TABLE}" is the name of Lockstep's change log`);
+    const base = this.base();
+    return this.db.withConnection(async (connection) => {
+      const server = await this.db.server();
+      const definitions = fields.map((field) => ({ name: field.name, sql: this.columnDefinition(field, server) }));
+      const expressionDefault = hasExpressionDefaults(server);
+      const serviceId = `${quoteIdent(SERVICE_ID_COLUMN)} ${SERVICE_ID_TYPE} NOT NULL${expressionDefault ? ' DEFAULT (uuid())' : ''} PRIMARY KEY`;
+      await exec(
+        connection,
+        `CREATE TABLE IF NOT EXISTS ${quoteIdent(name)} (${[serviceId, ...definitions.map((definition) => definition.sql)].join(', ')}) ` +
+          `ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='Created by Lockstep'`,
+      );
+      if (!expressionDefault) await this.installFillTrigger(connection, name);
+      const meta = await this.meta(connection, name);
+      if (meta.isView) throw new ConnectorError('invalid_data', `"${name}" already exists as a view`);
+      for (const definition of definitions) {
+        if (!meta.byName.has(definition.name)) await exec(connection, `ALTER TABLE ${quoteIdent(name)} ADD COLUMN ${definition.sql}`);
+      }
+      const [table] = (await listTableRows(connection, base)).filter((row) => String(row.name) === name);
+      if (!table) throw new ConnectorError('transient', `Table "${name}" was created but is not listed`);
+      return { remoteId: name, name, views: null, readOnly: false };
+    }, `Could not create table "${name}"`);
+  }
+
+  /** Adds a nullable column of the closest native type; a field that already exists is adopted as it is. */
+  async createField(tableRemoteId: string, field: FieldSpec): Promise<FieldInfo> {
+    return this.withTable(
+      tableRemoteId,
+      async (connection, meta) => {
+        const definition = this.columnDefinition(field, await this.db.server());
+        const existing = meta.byName.get(field.name);
+        if (existing) return toFieldInfo(existing);
+        if (meta.isView) throw new ConnectorError('unsupported', `"${meta.name}" is a view; fields cannot be added to it`);
+        await exec(connection, `ALTER TABLE ${quoteIdent(meta.name)} ADD COLUMN ${definition}`);
+        const created = (await this.meta(connection, tableRemoteId)).byName.get(field.name);
+        if (!created) throw new ConnectorError('transient', `Field "${field.name}" was created but is not listed`);
+        return toFieldInfo(created);
+      },
+      `Could not create field "${field.name}"`,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // table setup
+
+  /**
+   * Adds the service id column to a table without a usable single-column primary key, and installs the
+   * change-capture triggers when asked. Idempotent; serialised per database with a named lock so two
+   * workers cannot set up the same table at once. Views are read-only and need (and get) nothing.
+   */
+  async prepareTable(tableRemoteId: string, options: PrepareOptions): Promise<PreparedTable> {
+    const base = this.base();
+    return this.withTable(
+      tableRemoteId,
+      async (connection, meta) => {
+        if (meta.isView) return { serviceIdField: null, changeCapture: false };
+        return this.withSetupLock(connection, base, async () => {
+          let current = await this.meta(connection, tableRemoteId);
+          if (current.key === null) {
+            await this.addServiceIdColumn(connection, current);
+            current = await this.meta(connection, tableRemoteId);
+          }
+          if (options.changeCapture) await installChangeCapture(connection, base, current);
+          return { serviceIdField: current.serviceIdColumn, changeCapture: options.changeCapture };
+        });
+      },
+      `Table setup failed for "${tableRemoteId}"`,
+    );
+  }
+
+  /** Drops the change-capture triggers and the table's change-log entries; keeps the data and `lockstep_id`. */
+  async unprepareTable(tableRemoteId: string): Promise<void> {
+    const base = this.base();
+    await this.db.withConnection(
+      (connection) => this.withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
+      `Could not remove sync setup from "${tableRemoteId}"`,
+    );
+  }
+
+  private async withSetupLock<T>(connection: PoolConnection, base: string, work: () => Promise<T>): Promise<T> {
+    const lock = derivedName('lockstep_setup', base);
+    const [row] = await rows(connection, 'SELECT GET_LOCK(?, 30) AS locked', [lock]);
+    if (Number(row?.locked) !== 1) throw new ConnectorError('transient', 'Another table setup is running on this database; try again');
+    try {
+      return await work();
+    } finally {
+      await connection.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
+    }
+  }
+
+  private async addServiceIdColumn(connection: PoolConnection, meta: TableMeta): Promise<void> {
+    const server = await this.db.server();
+    const table = quoteIdent(meta.name);
+    const column = quoteIdent(SERVICE_ID_COLUMN);
+    const hasColumn = meta.columns.some((candidate) => candidate.name === SERVICE_ID_COLUMN);
+    if (hasExpressionDefaults(server)) {
+      // Every existing row gets its own UUID() from the default; INVISIBLE keeps `SELECT *` and
+      // `INSERT ... VALUES` without a column list working as before for the application.
+      const invisible = hasInvisibleColumns(server) ? ' INVISIBLE' : '';
+      const definition = `${column} ${SERVICE_ID_TYPE} NOT NULL DEFAULT (uuid())${invisible}`;
+      if (hasColumn) {
+        await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
+        await exec(connection, `ALTER TABLE ${table} MODIFY COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`);
+      } else {
+        await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`);
+      }
+      return;
+    }
+    // Older servers cannot default to UUID(): a nullable column, filled now and by a BEFORE INSERT trigger.
+    if (!hasColumn) await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL, ADD UNIQUE KEY ${column} (${column})`);
+    await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
+    await this.installFillTrigger(connection, meta.name);
+  }
+
+  private async installFillTrigger(connection: PoolConnection, table: string): Promise<void> {
+    const column = quoteIdent(SERVICE_ID_COLUMN);
+    const [present] = await rows(connection, `SELECT 1 AS present FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?`, [
+      this.base(),
+      triggerName('fill', table),
+    ]);
+    if (present) return;
+    await exec(
+      connection,
+      `CREATE TRIGGER ${quoteIdent(triggerName('fill', table))} BEFORE INSERT ON ${quoteIdent(table)} FOR EACH ROW ` +
+        `SET NEW.${column} = COALESCE(NEW.${column}, UUID())`,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

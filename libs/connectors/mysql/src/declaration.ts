@@ -1,0 +1,66 @@
+/**
+ * The MySQL / MariaDB connector declaration: one `connectionString` credential, the base is a database.
+ */
+import { assertHostAllowed, defineConnector, type ConnectContext, type Credentials } from '@lockstep/connectors-core';
+import { MysqlConnection, DEFAULT_CHANGE_LOG_SETTINGS, type ChangeLogSettings } from './connection';
+import { parseConnectionString, secretsOf } from './credentials';
+import { Db } from './db';
+
+export const CONNECTION_STRING_FIELD = 'connectionString';
+
+const DEFAULT_POOL_SIZE = 5;
+
+export const mysqlConnector = defineConnector({
+  type: 'mysql',
+  displayName: 'MySQL / MariaDB',
+  plan: 'free',
+  auth: {
+    method: 'api_key',
+    fields: [
+      {
+        id: CONNECTION_STRING_FIELD,
+        label: 'Connection string',
+        optional: false,
+        placeholder: 'mysql://user:password@host:3306/database',
+        options: null,
+        help: {
+          label: 'MySQL connection URIs',
+          url: 'https://dev.mysql.com/doc/refman/8.0/en/connecting-using-uri-or-key-value-pairs.html',
+        },
+        secret: true,
+      },
+    ],
+  },
+  capabilities: {
+    createTables: true,
+    createFields: true,
+    views: false,
+    changeDetection: ['change_feed', 'full_scan'],
+    syncToItself: true,
+    liveExport: { source: true, destination: true, locationKind: 'database' },
+  },
+  connect: (credentials: Credentials, base: string | null, context: ConnectContext) => openMysqlConnection(credentials, base, context),
+});
+
+/**
+ * Opens a connection (what `mysqlConnector.connect` does), with change-log settings other than the defaults
+ * when given. The egress policy is checked before any socket is opened, and the pool connects to the
+ * address that was checked. The pool connects lazily: `checkCredentials()` is the first round trip.
+ */
+export async function openMysqlConnection(
+  credentials: Credentials,
+  base: string | null,
+  context: ConnectContext,
+  settings: ChangeLogSettings = DEFAULT_CHANGE_LOG_SETTINGS,
+): Promise<MysqlConnection> {
+  const target = parseConnectionString(credentials);
+  const addresses = await assertHostAllowed(target.host, context.egress);
+  const db = new Db({
+    target,
+    addresses,
+    database: base ?? target.database,
+    poolSize: context.poolSize ?? DEFAULT_POOL_SIZE,
+    secrets: secretsOf(credentials),
+  });
+  return new MysqlConnection(db, settings);
+}

@@ -1,0 +1,202 @@
+/**
+ * Schema discovery from information_schema: tables and views of the base (the database), their columns
+ * classified by `types.ts`, and the key a table's records are addressed by.
+ *
+ * Record key (a record's remote id is the key's text):
+ * 1. the primary key, when it is a single column of a readable type;
+ * 2. otherwise the service id column `lockstep_id`, which `prepareTable` adds (CHAR(36), unique);
+ * 3. a view has no key of its own: its `id` column, else its `lockstep_id` column, else its first column is
+ *    taken as the key (as the PostgreSQL connector does);
+ * 4. otherwise none: the table can be listed but not read until it is prepared.
+ *
+ * The service id column is listed as a read-only `uuid` field (type_details `service_id: true`).
+ */
+import { ConnectorError } from '@lockstep/connectors-core';
+import type { PoolConnection } from 'mysql2/promise';
+import { rows, type Row } from './db';
+import { classifyColumn, type ClassifiedColumn, type ColumnDescription, type ServerInfo } from './types';
+
+export const SERVICE_ID_COLUMN = 'lockstep_id';
+export const CHANGE_LOG_TABLE = 'lockstep_change_log';
+
+export interface TableKey {
+  column: string;
+  /** The key is the service id column. */
+  serviceId: boolean;
+  /** Integer keys are compared as integers (parameters sent as BigInt, exact past 2^53). */
+  integer: boolean;
+}
+
+export interface TableMeta {
+  name: string;
+  isView: boolean;
+  /** Every column, in table order (the service id column read-only). */
+  columns: ClassifiedColumn[];
+  byName: Map<string, ClassifiedColumn>;
+  primaryKey: string[];
+  key: TableKey | null;
+  /** `lockstep_id` when the table has it. */
+  serviceIdColumn: string | null;
+  /** The AUTO_INCREMENT column, if any (its new values come back as the insert id). */
+  autoIncrementColumn: string | null;
+}
+
+function text(value: unknown): string {
+  return value === null || value === undefined ? '' : String(value);
+}
+
+function numberOrNull(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const number = Number(value);
+  return Number.isFinite(number) ? number : null;
+}
+
+export async function listTableRows(connection: PoolConnection, database: string): Promise<Row[]> {
+  return rows(
+    connection,
+    `SELECT TABLE_NAME AS name, TABLE_TYPE AS type FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED') AND TABLE_NAME <> ?
+      ORDER BY TABLE_NAME`,
+    [database, CHANGE_LOG_TABLE],
+  );
+}
+
+/** Reads a table's description; ConnectorError `not_found` when there is no such table or view. */
+export async function loadTableMeta(connection: PoolConnection, database: string, table: string, server: ServerInfo): Promise<TableMeta> {
+  const [tableRow] = await rows(
+    connection,
+    `SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_NAME <> ?`,
+    [database, table, CHANGE_LOG_TABLE],
+  );
+  if (!tableRow) throw new ConnectorError('not_found', `Table "${table}" does not exist in database "${database}"`);
+  const isView = text(tableRow.type) === 'VIEW';
+
+  const columnRows = await rows(
+    connection,
+    `SELECT COLUMN_NAME AS name, DATA_TYPE AS dataType, COLUMN_TYPE AS columnType, IS_NULLABLE AS nullable,
+            COLUMN_DEFAULT AS columnDefault, EXTRA AS extra, COLUMN_COMMENT AS comment,
+            CHARACTER_MAXIMUM_LENGTH AS charMaxLength, NUMERIC_PRECISION AS numericPrecision, NUMERIC_SCALE AS numericScale
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
+    [database, table],
+  );
+  const keyRows = await rows(
+    connection,
+    `SELECT COLUMN_NAME AS name, CONSTRAINT_NAME AS constraintName, REFERENCED_TABLE_SCHEMA AS refSchema,
+            REFERENCED_TABLE_NAME AS refTable, REFERENCED_COLUMN_NAME AS refColumn
+       FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
+      ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`,
+    [database, table],
+  );
+  const primaryKey = keyRows.filter((row) => text(row.constraintName) === 'PRIMARY').map((row) => text(row.name));
+
+  // Relations: single-column foreign keys, in this database, to the single-column primary key of the target.
+  const foreignKeys = new Map<string, Row[]>();
+  for (const row of keyRows) {
+    if (row.refTable === null || row.refTable === undefined) continue;
+    const list = foreignKeys.get(text(row.constraintName)) ?? [];
+    list.push(row);
+    foreignKeys.set(text(row.constraintName), list);
+  }
+  const candidates = [...foreignKeys.values()].filter((list) => list.length === 1 && text(list[0].refSchema) === database).map((list) => list[0]);
+  const references = new Map<string, string>();
+  if (candidates.length > 0) {
+    const targets = [...new Set(candidates.map((row) => text(row.refTable)))];
+    const targetKeys = await rows(
+      connection,
+      `SELECT TABLE_NAME AS tableName, COLUMN_NAME AS name FROM information_schema.KEY_COLUMN_USAGE
+        WHERE TABLE_SCHEMA = ? AND CONSTRAINT_NAME = 'PRIMARY' AND TABLE_NAME IN (?)`,
+      [database, targets],
+    );
+    for (const row of candidates) {
+      const pk = targetKeys.filter((key) => text(key.tableName) === text(row.refTable)).map((key) => text(key.name));
+      if (pk.length === 1 && pk[0] === text(row.refColumn)) references.set(text(row.name), text(row.refTable));
+    }
+  }
+
+  // MariaDB's JSON is LONGTEXT with a json_valid() CHECK constraint; MySQL has a real JSON type.
+  const jsonColumns = new Set<string>();
+  if (server.flavor === 'mariadb' && !isView) {
+    const checks = await rows(
+      connection,
+      `SELECT CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?`,
+      [database, table],
+    );
+    for (const check of checks) {
+      const match = /^\s*json_valid\(\s*`((?:[^`]|``)+)`\s*\)\s*$/i.exec(text(check.clause));
+      if (match) jsonColumns.add(match[1].replace(/``/g, '`'));
+    }
+  }
+
+  let serviceIdColumn: string | null = null;
+  let autoIncrementColumn: string | null = null;
+  const columns: ClassifiedColumn[] = [];
+  const all = new Map<string, ClassifiedColumn>();
+  for (const row of columnRows) {
+    const extra = text(row.extra).toLowerCase();
+    const description: ColumnDescription = {
+      name: text(row.name),
+      dataType: text(row.dataType).toLowerCase(),
+      columnType: text(row.columnType).toLowerCase(),
+      nullable: text(row.nullable) === 'YES',
+      hasDefault: row.columnDefault !== null && row.columnDefault !== undefined,
+      autoIncrement: extra.includes('auto_increment'),
+      generated: /\b(virtual|stored|persistent) generated\b/.test(extra),
+      comment: text(row.comment),
+      charMaxLength: numberOrNull(row.charMaxLength),
+      numericPrecision: numberOrNull(row.numericPrecision),
+      numericScale: numberOrNull(row.numericScale),
+      primary: primaryKey.includes(text(row.name)),
+      jsonCheck: jsonColumns.has(text(row.name)),
+      references: references.get(text(row.name)) ?? null,
+      inView: isView,
+    };
+    if (description.autoIncrement) autoIncrementColumn = description.name;
+    let classified = classifyColumn(description);
+    if (classified.name === SERVICE_ID_COLUMN && !isView && classified.read) {
+      serviceIdColumn = SERVICE_ID_COLUMN;
+      classified = {
+        ...classified,
+        typeClass: 'uuid',
+        storage: 'uuid',
+        write: false,
+        required: false,
+        typeDetails: { ...classified.typeDetails, service_id: true },
+      };
+    }
+    all.set(classified.name, classified);
+    columns.push(classified);
+  }
+
+  return {
+    name: table,
+    isView,
+    columns,
+    byName: new Map(columns.map((column) => [column.name, column])),
+    primaryKey,
+    key: chooseKey(primaryKey, all, isView),
+    serviceIdColumn,
+    autoIncrementColumn,
+  };
+}
+
+function chooseKey(primaryKey: string[], all: Map<string, ClassifiedColumn>, isView: boolean): TableKey | null {
+  const keyOf = (name: string): TableKey | null => {
+    const column = all.get(name);
+    if (!column || !column.read) return null;
+    return { column: name, serviceId: name === SERVICE_ID_COLUMN, integer: column.storage === 'integer' };
+  };
+  if (primaryKey.length === 1) {
+    const key = keyOf(primaryKey[0]);
+    if (key) return key;
+  }
+  if (!isView) return all.has(SERVICE_ID_COLUMN) ? keyOf(SERVICE_ID_COLUMN) : null;
+  const first = all.keys().next();
+  return keyOf('id') ?? keyOf(SERVICE_ID_COLUMN) ?? (first.done ? null : keyOf(first.value));
+}
+
+/** The key, or ConnectorError `unsupported` explaining that the table must be prepared first. */
+export function requireKey(meta: TableMeta): TableKey {
+  if (meta.key) return meta.key;
+  const what = meta.isView ? `View "${meta.name}" has no readable column to use as its key` : `Table "${meta.name}" has no single-column primary key`;
+  throw new ConnectorError('unsupported', `${what}, so its records have no stable id; prepare the table first (it adds a "${SERVICE_ID_COLUMN}" column)`);
+}

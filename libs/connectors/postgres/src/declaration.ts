@@ -1,0 +1,41 @@
+/**
+ * The PostgreSQL connector: credentials are one connection string, a base is a schema.
+ */
+import { defineConnector, type ConnectContext, type Credentials } from '@lockstep/connectors-core';
+import { CONNECTION_STRING_FIELD, resolveConfig } from './config';
+import { PostgresConnection } from './connection';
+
+export const postgresConnector = defineConnector({
+  type: 'postgres',
+  displayName: 'PostgreSQL',
+  plan: 'free',
+  auth: {
+    method: 'api_key',
+    fields: [
+      {
+        id: CONNECTION_STRING_FIELD,
+        label: 'Connection string',
+        optional: false,
+        placeholder: 'postgres://user:password@host:5432/dbname?sslmode=require',
+        options: null,
+        help: {
+          label: 'PostgreSQL connection URIs',
+          url: 'https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING-URIS',
+        },
+        secret: true,
+      },
+    ],
+  },
+  capabilities: {
+    createTables: true,
+    createFields: true,
+    views: false,
+    changeDetection: ['change_feed', 'full_scan'],
+    syncToItself: true,
+    liveExport: { source: true, destination: true, locationKind: 'schema' },
+  },
+  async connect(credentials: Credentials, base: string | null, context: ConnectContext) {
+    const config = await resolveConfig(credentials, context);
+    return new PostgresConnection(config.client, base, config.secrets, { poolSize: context.poolSize, writeOrigin: context.writeOrigin });
+  },
+});
