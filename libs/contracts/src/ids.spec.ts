@@ -1,0 +1,35 @@
+import { isId, newId } from './ids';
+import { isScope, scopeAllows } from './scopes';
+
+describe('ids', () => {
+  it.each([['sync', 'sync_'], ['operation', 'op_'], ['issue', 'iss_'], ['record', 'rec_'], ['liveExport', 'lex_'], ['run', 'run_'], ['apiKey', 'key_']] as const)(
+    '%s ids start with %s and are recognised',
+    (kind, prefix) => {
+      const id = newId(kind);
+      expect(id.startsWith(prefix)).toBe(true);
+      expect(isId(kind, id)).toBe(true);
+      expect(newId(kind)).not.toBe(id);
+    },
+  );
+
+  it.each([['sync', 'op_0123456789abcdefghij'], ['sync', 'sync_short'], ['sync', 'sync_0123456789ABCDEFGHIJ'], ['sync', 42], ['sync', null]] as const)(
+    'isId(%s, %p) is false',
+    (kind, value) => expect(isId(kind, value)).toBe(false),
+  );
+});
+
+describe('scopes', () => {
+  it.each([
+    ['read', 'read', true],
+    ['read', 'operate', false],
+    ['read', 'readwrite', false],
+    ['operate', 'read', true],
+    ['operate', 'operate', true],
+    ['operate', 'readwrite', false],
+    ['readwrite', 'read', true],
+    ['readwrite', 'operate', true],
+    ['readwrite', 'readwrite', true],
+  ] as const)('a %s key may call a %s endpoint: %p', (have, need, ok) => expect(scopeAllows(have, need)).toBe(ok));
+
+  it.each([['read', true], ['admin', false], ['', false], [undefined, false]])('isScope(%p) = %p', (v, ok) => expect(isScope(v)).toBe(ok));
+});
