@@ -14,7 +14,12 @@ describe('checkpoints', () => {
   it('round-trip and refuse what this connector did not issue', () => {
     const checkpoint = { high: 41, holes: [[39, 1700000000000] as [number, number]] };
     expect(decodeCheckpoint(encodeCheckpoint(checkpoint))).toEqual(checkpoint);
-    for (const bad of ['', '41', 'mycl1.bm9wZQ', 'mycl1.' + Buffer.from('{"h":"x","o":[]}').toString('base64url')]) {
+    for (const bad of [
+      '',
+      '41',
+      'mycl1.bm9wZQ',
+      'mycl1.' + Buffer.from('{"h":"x","o":[]}').toString('base64url'),
+    ]) {
       expect(() => decodeCheckpoint(bad)).toThrow(expect.objectContaining({ kind: 'invalid_data' }));
     }
   });
@@ -70,7 +75,10 @@ describe('reading changes against the server', () => {
     const context = { egress: DEFAULT_EGRESS_POLICY };
     conn = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context);
     // A hold window of zero: a missing id is given up at the next read (to see holes expire).
-    eager = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context, { holdWindowMs: 0, retentionDays: 7 });
+    eager = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context, {
+      holdWindowMs: 0,
+      retentionDays: 7,
+    });
     await conn.prepareTable('items', { changeCapture: true });
     await conn.prepareTable('others', { changeCapture: true });
   });
@@ -97,7 +105,14 @@ describe('reading changes against the server', () => {
 
     await slow.query('COMMIT');
     const second = await readAll(conn, 'items', first.checkpoint);
-    expect(second.changes).toEqual([expect.objectContaining({ kind: 'upsert', remoteId: '1', own: false, record: expect.objectContaining({ values: { id: 1, title: 'slow' } }) })]);
+    expect(second.changes).toEqual([
+      expect.objectContaining({
+        kind: 'upsert',
+        remoteId: '1',
+        own: false,
+        record: expect.objectContaining({ values: { id: 1, title: 'slow' } }),
+      }),
+    ]);
     expect(decodeCheckpoint(second.checkpoint).holes).toEqual([]);
 
     const third = await readAll(conn, 'items', second.checkpoint);
@@ -126,7 +141,9 @@ describe('reading changes against the server', () => {
     const patient = await readAll(conn, 'items', since);
     expect(patient.changes.map((change) => change.remoteId)).toEqual(['6']);
     expect(decodeCheckpoint(patient.checkpoint).holes).toHaveLength(1);
-    expect(decodeCheckpoint((await readAll(conn, 'items', patient.checkpoint)).checkpoint).holes).toHaveLength(1);
+    expect(
+      decodeCheckpoint((await readAll(conn, 'items', patient.checkpoint)).checkpoint).holes,
+    ).toHaveLength(1);
 
     const hasty = await readAll(eager, 'items', patient.checkpoint);
     expect(hasty.changes).toEqual([]);
@@ -136,7 +153,9 @@ describe('reading changes against the server', () => {
   it('records a key change as a delete of the old key and an upsert of the new one; own writes are marked', async () => {
     const since = await conn.currentCheckpoint('items');
     await (await client()).query('UPDATE items SET id = 60 WHERE id = 6');
-    const [created] = await conn.createRecords('items', [{ serviceId: randomUUID(), values: { id: 7, title: 'own' } }]);
+    const [created] = await conn.createRecords('items', [
+      { serviceId: randomUUID(), values: { id: 7, title: 'own' } },
+    ]);
     expect(created).toMatchObject({ ok: true, remoteId: '7' });
     const { changes } = await readAll(conn, 'items', since);
     expect(changes.map(({ kind, remoteId, own }) => ({ kind, remoteId, own }))).toEqual([
@@ -144,7 +163,10 @@ describe('reading changes against the server', () => {
       { kind: 'upsert', remoteId: '60', own: false },
       { kind: 'upsert', remoteId: '7', own: true },
     ]);
-    const { changes: outsideOnly } = await conn.readChanges('items', since, { limit: 10, ignoreOwnWrites: true });
+    const { changes: outsideOnly } = await conn.readChanges('items', since, {
+      limit: 10,
+      ignoreOwnWrites: true,
+    });
     expect(outsideOnly.map((change) => change.remoteId)).toEqual(['6', '60']);
   });
 
@@ -155,7 +177,9 @@ describe('reading changes against the server', () => {
     await database.admin.query(
       "INSERT INTO lockstep_change_log (table_name, op, pk, origin, changed_at) VALUES ('others', 'insert', '0', NULL, UTC_TIMESTAMP(6) - INTERVAL 8 DAY)",
     );
-    const fresh = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { egress: DEFAULT_EGRESS_POLICY });
+    const fresh = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, {
+      egress: DEFAULT_EGRESS_POLICY,
+    });
     try {
       await fresh.readChanges('others', await fresh.currentCheckpoint('others'), { limit: 10 });
     } finally {
@@ -170,6 +194,9 @@ describe('reading changes against the server', () => {
     await database.admin.query('CREATE TABLE plain (id INT PRIMARY KEY)');
     const since = await conn.currentCheckpoint('plain');
     await database.admin.query('INSERT INTO plain VALUES (1)');
-    expect(await conn.readChanges('plain', since, { limit: 10 })).toMatchObject({ changes: [], hasMore: false });
+    expect(await conn.readChanges('plain', since, { limit: 10 })).toMatchObject({
+      changes: [],
+      hasMore: false,
+    });
   });
 });

@@ -77,7 +77,11 @@ export function triggerDdl(event: TriggerEvent, table: string, keyColumn: string
   }
 }
 
-export async function existingTriggers(connection: PoolConnection, database: string, table: string): Promise<Set<string>> {
+export async function existingTriggers(
+  connection: PoolConnection,
+  database: string,
+  table: string,
+): Promise<Set<string>> {
   const found = await rows(
     connection,
     `SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?`,
@@ -87,7 +91,11 @@ export async function existingTriggers(connection: PoolConnection, database: str
 }
 
 /** Creates the change log (if missing) and whichever of the three triggers is missing. Idempotent. */
-export async function installChangeCapture(connection: PoolConnection, database: string, meta: TableMeta): Promise<void> {
+export async function installChangeCapture(
+  connection: PoolConnection,
+  database: string,
+  meta: TableMeta,
+): Promise<void> {
   const key = requireKey(meta);
   await exec(connection, CHANGE_LOG_DDL);
   const present = await existingTriggers(connection, database, meta.name);
@@ -97,15 +105,16 @@ export async function installChangeCapture(connection: PoolConnection, database:
   }
 }
 
-export async function changeCaptureInstalled(connection: PoolConnection, database: string, table: string): Promise<boolean> {
-  const present = await existingTriggers(connection, database, table);
-  return TRIGGER_EVENTS.every((event) => present.has(triggerName(event, table)));
-}
-
 /** Drops the three change triggers and the table's change-log entries. Idempotent. */
-export async function removeChangeCapture(connection: PoolConnection, database: string, table: string): Promise<void> {
-  for (const event of TRIGGER_EVENTS) await exec(connection, `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName(event, table))}`);
-  if (await changeLogExists(connection, database)) await exec(connection, `DELETE FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE table_name = ?`, [table]);
+export async function removeChangeCapture(
+  connection: PoolConnection,
+  database: string,
+  table: string,
+): Promise<void> {
+  for (const event of TRIGGER_EVENTS)
+    await exec(connection, `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName(event, table))}`);
+  if (await changeLogExists(connection, database))
+    await exec(connection, `DELETE FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE table_name = ?`, [table]);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -122,19 +131,28 @@ export interface ChangeCheckpoint {
 const PREFIX = 'mycl1.';
 
 export function encodeCheckpoint(checkpoint: ChangeCheckpoint): string {
-  return PREFIX + Buffer.from(JSON.stringify({ h: checkpoint.high, o: checkpoint.holes }), 'utf8').toString('base64url');
+  return (
+    PREFIX +
+    Buffer.from(JSON.stringify({ h: checkpoint.high, o: checkpoint.holes }), 'utf8').toString('base64url')
+  );
 }
 
 export function decodeCheckpoint(text: string): ChangeCheckpoint {
   if (text.startsWith(PREFIX)) {
     try {
-      const parsed = JSON.parse(Buffer.from(text.slice(PREFIX.length), 'base64url').toString('utf8')) as { h?: unknown; o?: unknown };
+      const parsed = JSON.parse(Buffer.from(text.slice(PREFIX.length), 'base64url').toString('utf8')) as {
+        h?: unknown;
+        o?: unknown;
+      };
       const holes = Array.isArray(parsed.o) ? parsed.o : null;
       if (
         typeof parsed.h === 'number' &&
         Number.isSafeInteger(parsed.h) &&
         holes &&
-        holes.every((hole) => Array.isArray(hole) && hole.length === 2 && hole.every((part) => typeof part === 'number'))
+        holes.every(
+          (hole) =>
+            Array.isArray(hole) && hole.length === 2 && hole.every((part) => typeof part === 'number'),
+        )
       ) {
         return { high: parsed.h, holes: holes as [number, number][] };
       }
@@ -167,12 +185,24 @@ async function serverNowMs(connection: PoolConnection): Promise<number> {
 
 async function logIds(connection: PoolConnection, from: number, to: number): Promise<number[]> {
   if (to <= from) return [];
-  const [count] = await rows(connection, `SELECT COUNT(*) AS n FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE id > ? AND id <= ?`, [from, to]);
+  const [count] = await rows(
+    connection,
+    `SELECT COUNT(*) AS n FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE id > ? AND id <= ?`,
+    [from, to],
+  );
   if (Number(count.n) === to - from) return [];
   // Only the newest part of a long range matters for holes (older ones would be dropped by the cap anyway).
   const lower = Math.max(from, to - MAX_HOLES * 4);
-  const found = await rows(connection, `SELECT id FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE id > ? AND id <= ? ORDER BY id`, [lower, to]);
-  return missingIds(lower, to, found.map((row) => Number(row.id)));
+  const found = await rows(
+    connection,
+    `SELECT id FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE id > ? AND id <= ? ORDER BY id`,
+    [lower, to],
+  );
+  return missingIds(
+    lower,
+    to,
+    found.map((row) => Number(row.id)),
+  );
 }
 
 /** Runs `work` in a read-only transaction on one consistent snapshot. */
@@ -189,10 +219,11 @@ async function inSnapshot<T>(connection: PoolConnection, work: () => Promise<T>)
 }
 
 async function changeLogExists(connection: PoolConnection, database: string): Promise<boolean> {
-  const [log] = await rows(connection, `SELECT 1 AS present FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, [
-    database,
-    CHANGE_LOG_TABLE,
-  ]);
+  const [log] = await rows(
+    connection,
+    `SELECT 1 AS present FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+    [database, CHANGE_LOG_TABLE],
+  );
   return log !== undefined;
 }
 
@@ -203,13 +234,18 @@ async function changeLogExists(connection: PoolConnection, database: string): Pr
 export async function currentCheckpoint(connection: PoolConnection, database: string): Promise<string> {
   if (!(await changeLogExists(connection, database))) return encodeCheckpoint({ high: 0, holes: [] });
   return inSnapshot(connection, async () => {
-      const now = await serverNowMs(connection);
-      const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${quoteIdent(CHANGE_LOG_TABLE)}`);
-      const high = Number(max.high);
-      // Ids below the newest one that are not visible yet belong to transactions still open: their changes
-      // commit after "now", so they are holes to watch.
-      const holes = (await logIds(connection, Math.max(0, high - CHECKPOINT_LOOKBACK), high)).map((id): [number, number] => [id, now]);
-      return encodeCheckpoint({ high, holes });
+    const now = await serverNowMs(connection);
+    const [max] = await rows(
+      connection,
+      `SELECT COALESCE(MAX(id), 0) AS high FROM ${quoteIdent(CHANGE_LOG_TABLE)}`,
+    );
+    const high = Number(max.high);
+    // Ids below the newest one that are not visible yet belong to transactions still open: their changes
+    // commit after "now", so they are holes to watch.
+    const holes = (await logIds(connection, Math.max(0, high - CHECKPOINT_LOOKBACK), high)).map(
+      (id): [number, number] => [id, now],
+    );
+    return encodeCheckpoint({ high, holes });
   });
 }
 
@@ -222,67 +258,86 @@ export interface ReadChangesParams {
   holdWindowMs: number;
 }
 
-export async function readChanges(connection: PoolConnection, params: ReadChangesParams): Promise<ChangeBatch> {
+export async function readChanges(
+  connection: PoolConnection,
+  params: ReadChangesParams,
+): Promise<ChangeBatch> {
   const { meta } = params;
   const checkpoint = decodeCheckpoint(params.since);
   const limit = Math.max(1, Math.floor(params.limit));
   requireKey(meta);
-  if (!(await changeLogExists(connection, params.database))) return { changes: [], checkpoint: params.since, hasMore: false };
+  if (!(await changeLogExists(connection, params.database)))
+    return { changes: [], checkpoint: params.since, hasMore: false };
   const log = quoteIdent(CHANGE_LOG_TABLE);
   return inSnapshot(connection, async () => {
-      const now = await serverNowMs(connection);
-      const holeIds = checkpoint.holes.map(([id]) => id);
-      const holeClause = holeIds.length > 0 ? ` OR id IN (${placeholders(holeIds.length)})` : '';
-      const found = await rows(
+    const now = await serverNowMs(connection);
+    const holeIds = checkpoint.holes.map(([id]) => id);
+    const holeClause = holeIds.length > 0 ? ` OR id IN (${placeholders(holeIds.length)})` : '';
+    const found = await rows(
+      connection,
+      `SELECT id, op, pk, origin, changed_at AS changedAt FROM ${log} WHERE table_name = ? AND (id > ?${holeClause}) ORDER BY id LIMIT ?`,
+      [meta.name, checkpoint.high, ...holeIds, limit + 1],
+    );
+    const hasMore = found.length > limit;
+    const delivered = found.slice(0, limit);
+    const deliveredIds = new Set(delivered.map((row) => Number(row.id)));
+
+    // Holes that are visible now but belong to other tables are settled too; visible ones of this table
+    // that did not fit under `limit` stay until delivered, whatever their age.
+    const settled = new Set<number>(deliveredIds);
+    const pending = new Set<number>();
+    if (holeIds.length > 0) {
+      const visible = await rows(
         connection,
-        `SELECT id, op, pk, origin, changed_at AS changedAt FROM ${log} WHERE table_name = ? AND (id > ?${holeClause}) ORDER BY id LIMIT ?`,
-        [meta.name, checkpoint.high, ...holeIds, limit + 1],
+        `SELECT id, table_name AS tableName FROM ${log} WHERE id IN (${placeholders(holeIds.length)})`,
+        holeIds,
       );
-      const hasMore = found.length > limit;
-      const delivered = found.slice(0, limit);
-      const deliveredIds = new Set(delivered.map((row) => Number(row.id)));
-
-      // Holes that are visible now but belong to other tables are settled too; visible ones of this table
-      // that did not fit under `limit` stay until delivered, whatever their age.
-      const settled = new Set<number>(deliveredIds);
-      const pending = new Set<number>();
-      if (holeIds.length > 0) {
-        const visible = await rows(connection, `SELECT id, table_name AS tableName FROM ${log} WHERE id IN (${placeholders(holeIds.length)})`, holeIds);
-        for (const row of visible) {
-          if (String(row.tableName) !== meta.name) settled.add(Number(row.id));
-          else if (!deliveredIds.has(Number(row.id))) pending.add(Number(row.id));
-        }
+      for (const row of visible) {
+        if (String(row.tableName) !== meta.name) settled.add(Number(row.id));
+        else if (!deliveredIds.has(Number(row.id))) pending.add(Number(row.id));
       }
+    }
 
-      let high = checkpoint.high;
-      const last = delivered[delivered.length - 1];
-      if (hasMore) {
-        if (last) high = Math.max(high, Number(last.id));
+    let high = checkpoint.high;
+    const last = delivered[delivered.length - 1];
+    if (hasMore) {
+      if (last) high = Math.max(high, Number(last.id));
+    } else {
+      const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${log}`);
+      high = Math.max(high, Number(max.high));
+    }
+    const newHoles = (await logIds(connection, checkpoint.high, high)).map((id): [number, number] => [
+      id,
+      now,
+    ]);
+    const keptHoles = checkpoint.holes.filter(
+      ([id, seenAt]) => !settled.has(id) && (pending.has(id) || now - seenAt < params.holdWindowMs),
+    );
+    const holes = [...keptHoles, ...newHoles].sort((a, b) => a[0] - b[0]).slice(-MAX_HOLES);
+
+    const upserts = [
+      ...new Set(delivered.filter((row) => String(row.op) !== 'delete').map((row) => String(row.pk))),
+    ];
+    const records = new Map(
+      (await readByKeys(connection, meta, upserts)).map((record) => [record.remoteId, record]),
+    );
+
+    const changes: Change[] = [];
+    for (const row of delivered) {
+      const own = row.origin === ORIGIN;
+      if (own && params.ignoreOwnWrites) continue;
+      const remoteId = String(row.pk);
+      const at = `${String(row.changedAt).replace(' ', 'T')}Z`;
+      if (String(row.op) === 'delete') {
+        changes.push({ kind: 'delete', remoteId, at, own });
       } else {
-        const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${log}`);
-        high = Math.max(high, Number(max.high));
+        const record = records.get(remoteId);
+        changes.push(
+          record ? { kind: 'upsert', remoteId, record, at, own } : { kind: 'upsert', remoteId, at, own },
+        );
       }
-      const newHoles = (await logIds(connection, checkpoint.high, high)).map((id): [number, number] => [id, now]);
-      const keptHoles = checkpoint.holes.filter(([id, seenAt]) => !settled.has(id) && (pending.has(id) || now - seenAt < params.holdWindowMs));
-      const holes = [...keptHoles, ...newHoles].sort((a, b) => a[0] - b[0]).slice(-MAX_HOLES);
-
-      const upserts = [...new Set(delivered.filter((row) => String(row.op) !== 'delete').map((row) => String(row.pk)))];
-      const records = new Map((await readByKeys(connection, meta, upserts)).map((record) => [record.remoteId, record]));
-
-      const changes: Change[] = [];
-      for (const row of delivered) {
-        const own = row.origin === ORIGIN;
-        if (own && params.ignoreOwnWrites) continue;
-        const remoteId = String(row.pk);
-        const at = `${String(row.changedAt).replace(' ', 'T')}Z`;
-        if (String(row.op) === 'delete') {
-          changes.push({ kind: 'delete', remoteId, at, own });
-        } else {
-          const record = records.get(remoteId);
-          changes.push(record ? { kind: 'upsert', remoteId, record, at, own } : { kind: 'upsert', remoteId, at, own });
-        }
-      }
-      return { changes, checkpoint: encodeCheckpoint({ high, holes }), hasMore };
+    }
+    return { changes, checkpoint: encodeCheckpoint({ high, holes }), hasMore };
   });
 }
 
@@ -293,7 +348,11 @@ export async function readChanges(connection: PoolConnection, params: ReadChange
  */
 export async function purgeChangeLog(connection: PoolConnection, days: number): Promise<number> {
   const log = quoteIdent(CHANGE_LOG_TABLE);
-  const old = await rows(connection, `SELECT id FROM ${log} WHERE changed_at < UTC_TIMESTAMP(6) - INTERVAL ? DAY ORDER BY id LIMIT 5000`, [days]);
+  const old = await rows(
+    connection,
+    `SELECT id FROM ${log} WHERE changed_at < UTC_TIMESTAMP(6) - INTERVAL ? DAY ORDER BY id LIMIT 5000`,
+    [days],
+  );
   if (old.length === 0) return 0;
   const ids = old.map((row) => Number(row.id));
   const result = await exec(connection, `DELETE FROM ${log} WHERE id IN (${placeholders(ids.length)})`, ids);

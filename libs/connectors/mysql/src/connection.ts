@@ -34,11 +34,22 @@ import { exec, rows, type Db } from './db';
 import * as records from './records';
 import { CHANGE_LOG_TABLE, listTableRows, loadTableMeta, SERVICE_ID_COLUMN, type TableMeta } from './schema';
 import { derivedName, quoteIdent, quoteString } from './sql';
-import { hasExpressionDefaults, hasInvisibleColumns, nativeColumnType, type ClassifiedColumn, type ServerInfo } from './types';
+import {
+  hasExpressionDefaults,
+  hasInvisibleColumns,
+  nativeColumnType,
+  type ClassifiedColumn,
+  type ServerInfo,
+} from './types';
 import * as writes from './writes';
 
 /** Databases that are the server's own, never offered as bases. */
-export const SYSTEM_DATABASES: readonly string[] = ['mysql', 'information_schema', 'performance_schema', 'sys'];
+export const SYSTEM_DATABASES: readonly string[] = [
+  'mysql',
+  'information_schema',
+  'performance_schema',
+  'sys',
+];
 
 export interface ChangeLogSettings {
   /** How long an id missing from the change log is waited for (an open transaction) before it counts as rolled back. */
@@ -47,7 +58,10 @@ export interface ChangeLogSettings {
   retentionDays: number;
 }
 
-export const DEFAULT_CHANGE_LOG_SETTINGS: ChangeLogSettings = Object.freeze({ holdWindowMs: DEFAULT_HOLD_WINDOW_MS, retentionDays: 7 });
+export const DEFAULT_CHANGE_LOG_SETTINGS: ChangeLogSettings = Object.freeze({
+  holdWindowMs: DEFAULT_HOLD_WINDOW_MS,
+  retentionDays: 7,
+});
 
 const PURGE_EVERY_MS = 10 * 60_000;
 const SERVICE_ID_TYPE = 'CHAR(36) CHARACTER SET ascii COLLATE ascii_general_ci';
@@ -68,8 +82,16 @@ function toFieldInfo(column: ClassifiedColumn): FieldInfo {
 
 function checkName(name: string, what: string): void {
   if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
-  if (name !== name.trimEnd()) throw new ConnectorError('invalid_data', `The ${what} name "${name}" ends with a space, which MySQL does not allow`);
-  if ([...name].length > 64) throw new ConnectorError('invalid_data', `The ${what} name "${name}" is longer than MySQL's 64 characters`);
+  if (name !== name.trimEnd())
+    throw new ConnectorError(
+      'invalid_data',
+      `The ${what} name "${name}" ends with a space, which MySQL does not allow`,
+    );
+  if ([...name].length > 64)
+    throw new ConnectorError(
+      'invalid_data',
+      `The ${what} name "${name}" is longer than MySQL's 64 characters`,
+    );
 }
 
 export class MysqlConnection implements Connection {
@@ -83,7 +105,8 @@ export class MysqlConnection implements Connection {
 
   private base(): string {
     const database = this.db.database;
-    if (!database) throw new ConnectorError('invalid_data', 'No database (base) was chosen for this MySQL side');
+    if (!database)
+      throw new ConnectorError('invalid_data', 'No database (base) was chosen for this MySQL side');
     return database;
   }
 
@@ -92,8 +115,15 @@ export class MysqlConnection implements Connection {
   }
 
   /** Runs `work` with a table's description on one pooled connection. */
-  private withTable<T>(table: string, work: (connection: PoolConnection, meta: TableMeta) => Promise<T>, context?: string): Promise<T> {
-    return this.db.withConnection(async (connection) => work(connection, await this.meta(connection, table)), context);
+  private withTable<T>(
+    table: string,
+    work: (connection: PoolConnection, meta: TableMeta) => Promise<T>,
+    context?: string,
+  ): Promise<T> {
+    return this.db.withConnection(
+      async (connection) => work(connection, await this.meta(connection, table)),
+      context,
+    );
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -116,7 +146,12 @@ export class MysqlConnection implements Connection {
   async listTables(): Promise<TableInfo[]> {
     const base = this.base();
     const found = await this.db.withConnection((connection) => listTableRows(connection, base));
-    return found.map((row) => ({ remoteId: String(row.name), name: String(row.name), views: null, readOnly: String(row.type) === 'VIEW' }));
+    return found.map((row) => ({
+      remoteId: String(row.name),
+      name: String(row.name),
+      views: null,
+      readOnly: String(row.type) === 'VIEW',
+    }));
   }
 
   async listFields(tableRemoteId: string): Promise<FieldInfo[]> {
@@ -132,12 +167,16 @@ export class MysqlConnection implements Connection {
 
   async readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]> {
     if (remoteIds.length === 0) return [];
-    return this.withTable(tableRemoteId, (connection, meta) => records.readByKeys(connection, meta, remoteIds));
+    return this.withTable(tableRemoteId, (connection, meta) =>
+      records.readByKeys(connection, meta, remoteIds),
+    );
   }
 
   async readByServiceIds(tableRemoteId: string, serviceIds: string[]): Promise<SourceRecord[]> {
     if (serviceIds.length === 0) return [];
-    return this.withTable(tableRemoteId, (connection, meta) => records.readByServiceIds(connection, meta, serviceIds));
+    return this.withTable(tableRemoteId, (connection, meta) =>
+      records.readByServiceIds(connection, meta, serviceIds),
+    );
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -169,10 +208,11 @@ export class MysqlConnection implements Connection {
     const base = this.base();
     await this.db
       .withConnection(async (connection) => {
-        const [log] = await rows(connection, `SELECT 1 AS present FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, [
-          base,
-          CHANGE_LOG_TABLE,
-        ]);
+        const [log] = await rows(
+          connection,
+          `SELECT 1 AS present FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+          [base, CHANGE_LOG_TABLE],
+        );
         if (log) await purgeChangeLog(connection, this.settings.retentionDays);
       })
       // Housekeeping only: a failure here must not fail the read.
@@ -182,23 +222,34 @@ export class MysqlConnection implements Connection {
   // ---------------------------------------------------------------------------------------------------
   // writing
 
-  private write<T>(tableRemoteId: string, work: (connection: PoolConnection, meta: TableMeta) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (connection) => work(connection, await this.meta(connection, tableRemoteId)));
+  private write<T>(
+    tableRemoteId: string,
+    work: (connection: PoolConnection, meta: TableMeta) => Promise<T>,
+  ): Promise<T> {
+    return this.db.transaction(async (connection) =>
+      work(connection, await this.meta(connection, tableRemoteId)),
+    );
   }
 
   async createRecords(tableRemoteId: string, rowsToCreate: RecordCreate[]): Promise<WriteResult[]> {
     if (rowsToCreate.length === 0) return [];
-    return this.write(tableRemoteId, (connection, meta) => writes.createRecords(connection, meta, rowsToCreate, (error) => this.db.translate(error)));
+    return this.write(tableRemoteId, (connection, meta) =>
+      writes.createRecords(connection, meta, rowsToCreate, (error) => this.db.translate(error)),
+    );
   }
 
   async updateRecords(tableRemoteId: string, rowsToUpdate: RecordUpdate[]): Promise<WriteResult[]> {
     if (rowsToUpdate.length === 0) return [];
-    return this.write(tableRemoteId, (connection, meta) => writes.updateRecords(connection, meta, rowsToUpdate, (error) => this.db.translate(error)));
+    return this.write(tableRemoteId, (connection, meta) =>
+      writes.updateRecords(connection, meta, rowsToUpdate, (error) => this.db.translate(error)),
+    );
   }
 
   async deleteRecords(tableRemoteId: string, remoteIds: string[]): Promise<WriteResult[]> {
     if (remoteIds.length === 0) return [];
-    return this.write(tableRemoteId, (connection, meta) => writes.deleteRecords(connection, meta, remoteIds, (error) => this.db.translate(error)));
+    return this.write(tableRemoteId, (connection, meta) =>
+      writes.deleteRecords(connection, meta, remoteIds, (error) => this.db.translate(error)),
+    );
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -206,9 +257,14 @@ export class MysqlConnection implements Connection {
 
   private columnDefinition(field: FieldSpec, server: ServerInfo): string {
     checkName(field.name, 'field');
-    if (field.name === SERVICE_ID_COLUMN) throw new ConnectorError('invalid_data', `"${SERVICE_ID_COLUMN}" is the service id column's name`);
+    if (field.name === SERVICE_ID_COLUMN)
+      throw new ConnectorError('invalid_data', `"${SERVICE_ID_COLUMN}" is the service id column's name`);
     const native = nativeColumnType(field, server);
-    if (!native) throw new ConnectorError('unsupported', `A field of class "${field.typeClass}" cannot be created in MySQL`);
+    if (!native)
+      throw new ConnectorError(
+        'unsupported',
+        `A field of class "${field.typeClass}" cannot be created in MySQL`,
+      );
     return `${quoteIdent(field.name)} ${native.sql} NULL${native.comment ? ` COMMENT ${quoteString(native.comment)}` : ''}`;
   }
 
@@ -220,12 +276,17 @@ export class MysqlConnection implements Connection {
   async createTable(name: string, fields: FieldSpec[]): Promise<TableInfo> {
     checkName(name, 'table');
     const names = fields.map((field) => field.name);
-    if (new Set(names).size !== names.length) throw new ConnectorError('invalid_data', 'Two fields have the same name');
-    if (name === CHANGE_LOG_TABLE) throw new ConnectorError('invalid_data', `"${CHANGE_LOG_TABLE}" is the name of Lockstep's change log`);
+    if (new Set(names).size !== names.length)
+      throw new ConnectorError('invalid_data', 'Two fields have the same name');
+    if (name === CHANGE_LOG_TABLE)
+      throw new ConnectorError('invalid_data', `"${CHANGE_LOG_TABLE}" is the name of Lockstep's change log`);
     const base = this.base();
     return this.db.withConnection(async (connection) => {
       const server = await this.db.server();
-      const definitions = fields.map((field) => ({ name: field.name, sql: this.columnDefinition(field, server) }));
+      const definitions = fields.map((field) => ({
+        name: field.name,
+        sql: this.columnDefinition(field, server),
+      }));
       const expressionDefault = hasExpressionDefaults(server);
       const serviceId = `${quoteIdent(SERVICE_ID_COLUMN)} ${SERVICE_ID_TYPE} NOT NULL${expressionDefault ? ' DEFAULT (uuid())' : ''} PRIMARY KEY`;
       await exec(
@@ -237,7 +298,8 @@ export class MysqlConnection implements Connection {
       const meta = await this.meta(connection, name);
       if (meta.isView) throw new ConnectorError('invalid_data', `"${name}" already exists as a view`);
       for (const definition of definitions) {
-        if (!meta.byName.has(definition.name)) await exec(connection, `ALTER TABLE ${quoteIdent(name)} ADD COLUMN ${definition.sql}`);
+        if (!meta.byName.has(definition.name))
+          await exec(connection, `ALTER TABLE ${quoteIdent(name)} ADD COLUMN ${definition.sql}`);
       }
       const [table] = (await listTableRows(connection, base)).filter((row) => String(row.name) === name);
       if (!table) throw new ConnectorError('transient', `Table "${name}" was created but is not listed`);
@@ -253,10 +315,12 @@ export class MysqlConnection implements Connection {
         const definition = this.columnDefinition(field, await this.db.server());
         const existing = meta.byName.get(field.name);
         if (existing) return toFieldInfo(existing);
-        if (meta.isView) throw new ConnectorError('unsupported', `"${meta.name}" is a view; fields cannot be added to it`);
+        if (meta.isView)
+          throw new ConnectorError('unsupported', `"${meta.name}" is a view; fields cannot be added to it`);
         await exec(connection, `ALTER TABLE ${quoteIdent(meta.name)} ADD COLUMN ${definition}`);
         const created = (await this.meta(connection, tableRemoteId)).byName.get(field.name);
-        if (!created) throw new ConnectorError('transient', `Field "${field.name}" was created but is not listed`);
+        if (!created)
+          throw new ConnectorError('transient', `Field "${field.name}" was created but is not listed`);
         return toFieldInfo(created);
       },
       `Could not create field "${field.name}"`,
@@ -295,15 +359,21 @@ export class MysqlConnection implements Connection {
   async unprepareTable(tableRemoteId: string): Promise<void> {
     const base = this.base();
     await this.db.withConnection(
-      (connection) => this.withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
+      (connection) =>
+        this.withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
       `Could not remove sync setup from "${tableRemoteId}"`,
     );
   }
 
-  private async withSetupLock<T>(connection: PoolConnection, base: string, work: () => Promise<T>): Promise<T> {
+  private async withSetupLock<T>(
+    connection: PoolConnection,
+    base: string,
+    work: () => Promise<T>,
+  ): Promise<T> {
     const lock = derivedName('lockstep_setup', base);
     const [row] = await rows(connection, 'SELECT GET_LOCK(?, 30) AS locked', [lock]);
-    if (Number(row?.locked) !== 1) throw new ConnectorError('transient', 'Another table setup is running on this database; try again');
+    if (Number(row?.locked) !== 1)
+      throw new ConnectorError('transient', 'Another table setup is running on this database; try again');
     try {
       return await work();
     } finally {
@@ -323,24 +393,35 @@ export class MysqlConnection implements Connection {
       const definition = `${column} ${SERVICE_ID_TYPE} NOT NULL DEFAULT (uuid())${invisible}`;
       if (hasColumn) {
         await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
-        await exec(connection, `ALTER TABLE ${table} MODIFY COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`);
+        await exec(
+          connection,
+          `ALTER TABLE ${table} MODIFY COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`,
+        );
       } else {
-        await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`);
+        await exec(
+          connection,
+          `ALTER TABLE ${table} ADD COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`,
+        );
       }
       return;
     }
     // Older servers cannot default to UUID(): a nullable column, filled now and by a BEFORE INSERT trigger.
-    if (!hasColumn) await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL, ADD UNIQUE KEY ${column} (${column})`);
+    if (!hasColumn)
+      await exec(
+        connection,
+        `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL, ADD UNIQUE KEY ${column} (${column})`,
+      );
     await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
     await this.installFillTrigger(connection, meta.name);
   }
 
   private async installFillTrigger(connection: PoolConnection, table: string): Promise<void> {
     const column = quoteIdent(SERVICE_ID_COLUMN);
-    const [present] = await rows(connection, `SELECT 1 AS present FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?`, [
-      this.base(),
-      triggerName('fill', table),
-    ]);
+    const [present] = await rows(
+      connection,
+      `SELECT 1 AS present FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?`,
+      [this.base(), triggerName('fill', table)],
+    );
     if (present) return;
     await exec(
       connection,

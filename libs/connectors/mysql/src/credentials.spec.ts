@@ -45,6 +45,10 @@ describe('parseConnectionString', () => {
   });
 
   it('lists the password (raw and decoded) and the whole string as secrets', () => {
-    expect(secretsOf({ connectionString: 'mysql://u:p%40ss@h/db' })).toEqual(['mysql://u:p%40ss@h/db', 'p%40ss', 'p@ss']);
+    expect(secretsOf({ connectionString: 'mysql://u:p%40ss@h/db' })).toEqual([
+      'mysql://u:p%40ss@h/db',
+      'p%40ss',
+      'p@ss',
+    ]);
   });
 });

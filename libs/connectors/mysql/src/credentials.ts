@@ -40,11 +40,13 @@ export function parseConnectionString(credentials: Credentials): ParsedConnectio
   } catch {
     refuse('it is not a URL (expected mysql://user:password@host:3306/database)');
   }
-  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') refuse(`the scheme must be mysql:// or mariadb://, not ${url.protocol}//`);
+  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:')
+    refuse(`the scheme must be mysql:// or mariadb://, not ${url.protocol}//`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!host) refuse('it has no host');
   const port = url.port ? Number(url.port) : 3306;
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) refuse('the port is not a number between 1 and 65535');
+  if (!Number.isInteger(port) || port <= 0 || port > 65535)
+    refuse('the port is not a number between 1 and 65535');
   let user: string;
   let password: string;
   let database: string | null;
@@ -56,14 +58,24 @@ export function parseConnectionString(credentials: Credentials): ParsedConnectio
     refuse('it has a badly percent-encoded part');
   }
   if (!user) refuse('it has no user name');
-  const mode = (url.searchParams.get('ssl-mode') ?? url.searchParams.get('sslmode') ?? url.searchParams.get('ssl') ?? 'disabled').toLowerCase().replace(/-/g, '_');
-  if (!(mode in SSL_MODES)) refuse(`unknown ssl mode "${mode}" (disabled, required, verify_ca, verify_identity)`);
+  const mode = (
+    url.searchParams.get('ssl-mode') ??
+    url.searchParams.get('sslmode') ??
+    url.searchParams.get('ssl') ??
+    'disabled'
+  )
+    .toLowerCase()
+    .replace(/-/g, '_');
+  if (!(mode in SSL_MODES))
+    refuse(`unknown ssl mode "${mode}" (disabled, required, verify_ca, verify_identity)`);
   return { host, port, user, password, database, ssl: SSL_MODES[mode] };
 }
 
 /** Every secret part of the credentials, for redaction (the whole string, the password, both decoded and raw). */
 export function secretsOf(credentials: Credentials): string[] {
-  const secrets = Object.values(credentials).filter((value): value is string => typeof value === 'string' && value !== '');
+  const secrets = Object.values(credentials).filter(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
   try {
     const url = new URL(credentials.connectionString ?? '');
     if (url.password) secrets.push(url.password, decodeURIComponent(url.password));

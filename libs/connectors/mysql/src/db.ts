@@ -10,7 +10,13 @@
  * text; `types.ts` turns them into canonical values.
  */
 import { createConnection as netConnect } from 'node:net';
-import { createPool, type Pool, type PoolConnection, type PoolOptions, type ResultSetHeader } from 'mysql2/promise';
+import {
+  createPool,
+  type Pool,
+  type PoolConnection,
+  type PoolOptions,
+  type ResultSetHeader,
+} from 'mysql2/promise';
 import type { ConnectorError } from '@lockstep/connectors-core';
 import { translateMysqlError, type ServerFlavor } from './errors';
 import { parseServerVersion, type ServerInfo } from './types';
@@ -18,7 +24,8 @@ import type { ParsedConnectionString } from './credentials';
 
 export const ORIGIN = 'lockstep';
 
-export const SESSION_SQL_MODE = 'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
+export const SESSION_SQL_MODE =
+  'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
 
 const SESSION_SETUP = `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', @lockstep_origin = '${ORIGIN}'`;
 
@@ -86,7 +93,11 @@ export class Db {
 
   /** Turns any error into the connector's error (ConnectorErrors and programming errors pass unchanged). */
   translate(error: unknown, context?: string): ConnectorError | unknown {
-    return translateMysqlError(error, { flavor: this.serverInfo?.flavor, secrets: this.options.secrets, context });
+    return translateMysqlError(error, {
+      flavor: this.serverInfo?.flavor,
+      secrets: this.options.secrets,
+      context,
+    });
   }
 
   /** Runs `work` on one prepared connection from the pool; driver errors come out translated. */
@@ -154,7 +165,11 @@ export async function rows(connection: PoolConnection, sql: string, values: unkn
   return result as Row[];
 }
 
-export async function exec(connection: PoolConnection, sql: string, values: unknown[] = []): Promise<ResultSetHeader> {
+export async function exec(
+  connection: PoolConnection,
+  sql: string,
+  values: unknown[] = [],
+): Promise<ResultSetHeader> {
   const [result] = await connection.query(sql, values);
   return result as ResultSetHeader;
 }

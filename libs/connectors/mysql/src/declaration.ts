@@ -1,7 +1,12 @@
 /**
  * The MySQL / MariaDB connector declaration: one `connectionString` credential, the base is a database.
  */
-import { assertHostAllowed, defineConnector, type ConnectContext, type Credentials } from '@lockstep/connectors-core';
+import {
+  assertHostAllowed,
+  defineConnector,
+  type ConnectContext,
+  type Credentials,
+} from '@lockstep/connectors-core';
 import { MysqlConnection, DEFAULT_CHANGE_LOG_SETTINGS, type ChangeLogSettings } from './connection';
 import { parseConnectionString, secretsOf } from './credentials';
 import { Db } from './db';
@@ -39,7 +44,8 @@ export const mysqlConnector = defineConnector({
     syncToItself: true,
     liveExport: { source: true, destination: true, locationKind: 'database' },
   },
-  connect: (credentials: Credentials, base: string | null, context: ConnectContext) => openMysqlConnection(credentials, base, context),
+  connect: (credentials: Credentials, base: string | null, context: ConnectContext) =>
+    openMysqlConnection(credentials, base, context),
 });
 
 /**

@@ -8,7 +8,12 @@
  * Messages are the server's own reason (safe to show: a server never echoes a password) passed through
  * `redactSecrets()` anyway, so a password or connection string can never leak through a driver message.
  */
-import { ConnectorError, isConnectorError, redactSecrets, type ConnectorErrorKind } from '@lockstep/connectors-core';
+import {
+  ConnectorError,
+  isConnectorError,
+  redactSecrets,
+  type ConnectorErrorKind,
+} from '@lockstep/connectors-core';
 
 export type ServerFlavor = 'mariadb' | 'mysql';
 
@@ -118,7 +123,9 @@ export const ERROR_KIND_BY_CODE: Readonly<Record<string, ConnectorErrorKind>> = 
 });
 
 /** Server error numbers from 1900 up, which mean different things on MariaDB and on MySQL. */
-export const ERROR_KIND_BY_ERRNO: Readonly<Record<ServerFlavor, Readonly<Record<number, ConnectorErrorKind>>>> = Object.freeze({
+export const ERROR_KIND_BY_ERRNO: Readonly<
+  Record<ServerFlavor, Readonly<Record<number, ConnectorErrorKind>>>
+> = Object.freeze({
   mariadb: Object.freeze({
     1927: 'transient', // ER_CONNECTION_KILLED
     1969: 'transient', // ER_STATEMENT_TIMEOUT (max_statement_time)
@@ -149,13 +156,17 @@ export const ERROR_KIND_BY_SQLSTATE_CLASS: Readonly<Record<string, ConnectorErro
 export function isDriverError(error: unknown): error is DriverErrorShape {
   if (typeof error !== 'object' || error === null) return false;
   const candidate = error as { code?: unknown; sqlState?: unknown; message?: unknown };
-  return typeof candidate.message === 'string' && (typeof candidate.code === 'string' || typeof candidate.sqlState === 'string');
+  return (
+    typeof candidate.message === 'string' &&
+    (typeof candidate.code === 'string' || typeof candidate.sqlState === 'string')
+  );
 }
 
 /** The kind for a driver error, looked up in the tables above (null when nothing matches). */
 export function errorKindOf(error: DriverErrorShape, flavor?: ServerFlavor): ConnectorErrorKind | null {
   // Server errors carry a positive errno (node network errors a negative one, mysql2 client errors none).
-  const serverErrno = error.errno !== undefined && error.errno > 0 && error.sqlState !== undefined ? error.errno : null;
+  const serverErrno =
+    error.errno !== undefined && error.errno > 0 && error.sqlState !== undefined ? error.errno : null;
   if (serverErrno !== null && serverErrno >= 1900) {
     // mysql2 names these after MySQL's numbering, so the name is only trusted through the flavour table.
     const kind = flavor ? ERROR_KIND_BY_ERRNO[flavor][serverErrno] : undefined;
@@ -182,12 +193,21 @@ export interface TranslateOptions {
  * A ConnectorError for any error a mysql2 call threw. ConnectorErrors pass through; a driver error maps by
  * the tables; anything else (a programming error) is returned unchanged so it surfaces as what it is.
  */
-export function translateMysqlError(error: unknown, options: TranslateOptions = {}): ConnectorError | unknown {
+export function translateMysqlError(
+  error: unknown,
+  options: TranslateOptions = {},
+): ConnectorError | unknown {
   if (isConnectorError(error)) return error;
   if (!isDriverError(error)) return error;
   // Unknown server errors are refused data (not retried forever); unknown client-side errors are network trouble.
-  const kind = errorKindOf(error, options.flavor) ?? (error.sqlState === undefined ? 'transient' : 'invalid_data');
+  const kind =
+    errorKindOf(error, options.flavor) ?? (error.sqlState === undefined ? 'transient' : 'invalid_data');
   const reason = error.sqlMessage ?? error.message ?? error.code ?? 'MySQL error';
-  const message = redactSecrets(options.context ? `${options.context}: ${reason}` : reason, options.secrets ?? []);
-  return new ConnectorError(kind, message, { appCode: error.code ?? (error.errno !== undefined ? String(error.errno) : undefined) });
+  const message = redactSecrets(
+    options.context ? `${options.context}: ${reason}` : reason,
+    options.secrets ?? [],
+  );
+  return new ConnectorError(kind, message, {
+    appCode: error.code ?? (error.errno !== undefined ? String(error.errno) : undefined),
+  });
 }

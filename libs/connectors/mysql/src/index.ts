@@ -1,5 +1,10 @@
 export { mysqlConnector, openMysqlConnection, CONNECTION_STRING_FIELD } from './declaration';
-export { MysqlConnection, SYSTEM_DATABASES, DEFAULT_CHANGE_LOG_SETTINGS, type ChangeLogSettings } from './connection';
+export {
+  MysqlConnection,
+  SYSTEM_DATABASES,
+  DEFAULT_CHANGE_LOG_SETTINGS,
+  type ChangeLogSettings,
+} from './connection';
 export {
   translateMysqlError,
   errorKindOf,

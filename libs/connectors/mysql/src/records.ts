@@ -16,11 +16,14 @@ export const LOOKUP_CHUNK = 1000;
 /** The columns to read: the requested readable fields (default all), plus the key and the service id. */
 export function readColumns(meta: TableMeta, fields?: string[]): ClassifiedColumn[] {
   if (!fields) return meta.columns.filter((column) => column.read);
-  return fields.map((id) => {
-    const column = meta.byName.get(id);
-    if (!column) throw new ConnectorError('not_found', `Field "${id}" does not exist in table "${meta.name}"`);
-    return column;
-  }).filter((column) => column.read);
+  return fields
+    .map((id) => {
+      const column = meta.byName.get(id);
+      if (!column)
+        throw new ConnectorError('not_found', `Field "${id}" does not exist in table "${meta.name}"`);
+      return column;
+    })
+    .filter((column) => column.read);
 }
 
 export function selectList(meta: TableMeta, columns: ClassifiedColumn[]): string {
@@ -79,12 +82,17 @@ export async function readPage(
   let where = `${k} IS NOT NULL`;
   if (options.after) {
     const after = keyParam(key, decodeAfter(options.after));
-    if (after === undefined) throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
+    if (after === undefined)
+      throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
     where += ` AND ${k} > ?`;
     params.push(after);
   }
   params.push(pageSize + 1);
-  const found = await rows(connection, `SELECT ${selectList(meta, columns)} FROM ${quoteIdent(meta.name)} WHERE ${where} ORDER BY ${k} LIMIT ?`, params);
+  const found = await rows(
+    connection,
+    `SELECT ${selectList(meta, columns)} FROM ${quoteIdent(meta.name)} WHERE ${where} ORDER BY ${k} LIMIT ?`,
+    params,
+  );
   const page = found.slice(0, pageSize);
   const records = page.map((row) => toSourceRecord(meta, columns, row));
   const last = page[page.length - 1];
@@ -92,10 +100,17 @@ export async function readPage(
 }
 
 /** Records by remote id (absent ids are left out), in the order found. */
-export async function readByKeys(connection: PoolConnection, meta: TableMeta, remoteIds: string[], fields?: string[]): Promise<SourceRecord[]> {
+export async function readByKeys(
+  connection: PoolConnection,
+  meta: TableMeta,
+  remoteIds: string[],
+  fields?: string[],
+): Promise<SourceRecord[]> {
   const key = requireKey(meta);
   const columns = readColumns(meta, fields);
-  const params = [...new Set(remoteIds)].map((id) => keyParam(key, id)).filter((param) => param !== undefined);
+  const params = [...new Set(remoteIds)]
+    .map((id) => keyParam(key, id))
+    .filter((param) => param !== undefined);
   const records: SourceRecord[] = [];
   for (const part of chunk(params, LOOKUP_CHUNK)) {
     const found = await rows(
@@ -108,7 +123,11 @@ export async function readByKeys(connection: PoolConnection, meta: TableMeta, re
   return records;
 }
 
-export async function readByServiceIds(connection: PoolConnection, meta: TableMeta, serviceIds: string[]): Promise<SourceRecord[]> {
+export async function readByServiceIds(
+  connection: PoolConnection,
+  meta: TableMeta,
+  serviceIds: string[],
+): Promise<SourceRecord[]> {
   if (!meta.serviceIdColumn) return [];
   const columns = readColumns(meta);
   const ids = [...new Set(serviceIds.map((id) => id.toLowerCase()))];

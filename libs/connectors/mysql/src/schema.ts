@@ -62,13 +62,19 @@ export async function listTableRows(connection: PoolConnection, database: string
 }
 
 /** Reads a table's description; ConnectorError `not_found` when there is no such table or view. */
-export async function loadTableMeta(connection: PoolConnection, database: string, table: string, server: ServerInfo): Promise<TableMeta> {
+export async function loadTableMeta(
+  connection: PoolConnection,
+  database: string,
+  table: string,
+  server: ServerInfo,
+): Promise<TableMeta> {
   const [tableRow] = await rows(
     connection,
     `SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_NAME <> ?`,
     [database, table, CHANGE_LOG_TABLE],
   );
-  if (!tableRow) throw new ConnectorError('not_found', `Table "${table}" does not exist in database "${database}"`);
+  if (!tableRow)
+    throw new ConnectorError('not_found', `Table "${table}" does not exist in database "${database}"`);
   const isView = text(tableRow.type) === 'VIEW';
 
   const columnRows = await rows(
@@ -87,7 +93,9 @@ export async function loadTableMeta(connection: PoolConnection, database: string
       ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`,
     [database, table],
   );
-  const primaryKey = keyRows.filter((row) => text(row.constraintName) === 'PRIMARY').map((row) => text(row.name));
+  const primaryKey = keyRows
+    .filter((row) => text(row.constraintName) === 'PRIMARY')
+    .map((row) => text(row.name));
 
   // Relations: single-column foreign keys, in this database, to the single-column primary key of the target.
   const foreignKeys = new Map<string, Row[]>();
@@ -97,7 +105,9 @@ export async function loadTableMeta(connection: PoolConnection, database: string
     list.push(row);
     foreignKeys.set(text(row.constraintName), list);
   }
-  const candidates = [...foreignKeys.values()].filter((list) => list.length === 1 && text(list[0].refSchema) === database).map((list) => list[0]);
+  const candidates = [...foreignKeys.values()]
+    .filter((list) => list.length === 1 && text(list[0].refSchema) === database)
+    .map((list) => list[0]);
   const references = new Map<string, string>();
   if (candidates.length > 0) {
     const targets = [...new Set(candidates.map((row) => text(row.refTable)))];
@@ -108,8 +118,11 @@ export async function loadTableMeta(connection: PoolConnection, database: string
       [database, targets],
     );
     for (const row of candidates) {
-      const pk = targetKeys.filter((key) => text(key.tableName) === text(row.refTable)).map((key) => text(key.name));
-      if (pk.length === 1 && pk[0] === text(row.refColumn)) references.set(text(row.name), text(row.refTable));
+      const pk = targetKeys
+        .filter((key) => text(key.tableName) === text(row.refTable))
+        .map((key) => text(key.name));
+      if (pk.length === 1 && pk[0] === text(row.refColumn))
+        references.set(text(row.name), text(row.refTable));
     }
   }
 
@@ -179,7 +192,11 @@ export async function loadTableMeta(connection: PoolConnection, database: string
   };
 }
 
-function chooseKey(primaryKey: string[], all: Map<string, ClassifiedColumn>, isView: boolean): TableKey | null {
+function chooseKey(
+  primaryKey: string[],
+  all: Map<string, ClassifiedColumn>,
+  isView: boolean,
+): TableKey | null {
   const keyOf = (name: string): TableKey | null => {
     const column = all.get(name);
     if (!column || !column.read) return null;
@@ -197,6 +214,11 @@ function chooseKey(primaryKey: string[], all: Map<string, ClassifiedColumn>, isV
 /** The key, or ConnectorError `unsupported` explaining that the table must be prepared first. */
 export function requireKey(meta: TableMeta): TableKey {
   if (meta.key) return meta.key;
-  const what = meta.isView ? `View "${meta.name}" has no readable column to use as its key` : `Table "${meta.name}" has no single-column primary key`;
-  throw new ConnectorError('unsupported', `${what}, so its records have no stable id; prepare the table first (it adds a "${SERVICE_ID_COLUMN}" column)`);
+  const what = meta.isView
+    ? `View "${meta.name}" has no readable column to use as its key`
+    : `Table "${meta.name}" has no single-column primary key`;
+  throw new ConnectorError(
+    'unsupported',
+    `${what}, so its records have no stable id; prepare the table first (it adds a "${SERVICE_ID_COLUMN}" column)`,
+  );
 }

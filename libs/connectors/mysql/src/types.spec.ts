@@ -39,56 +39,183 @@ const MYSQL8: ServerInfo = parseServerVersion('8.0.36');
 
 describe('classifyColumn', () => {
   it.each<[string, Partial<ColumnDescription>, TypeClass, Storage, string]>([
-    ['varchar', { dataType: 'varchar', columnType: 'varchar(40)', charMaxLength: 40 }, 'text', 'text', 'varchar(40)'],
+    [
+      'varchar',
+      { dataType: 'varchar', columnType: 'varchar(40)', charMaxLength: 40 },
+      'text',
+      'text',
+      'varchar(40)',
+    ],
     ['longtext', { dataType: 'longtext', columnType: 'longtext' }, 'text', 'text', 'longtext'],
-    ['MariaDB JSON (longtext + json_valid check)', { dataType: 'longtext', columnType: 'longtext', jsonCheck: true }, 'json', 'json', 'json'],
+    [
+      'MariaDB JSON (longtext + json_valid check)',
+      { dataType: 'longtext', columnType: 'longtext', jsonCheck: true },
+      'json',
+      'json',
+      'json',
+    ],
     ['MySQL JSON', { dataType: 'json', columnType: 'json' }, 'json', 'json', 'json'],
-    ['tinyint(1) is boolean', { dataType: 'tinyint', columnType: 'tinyint(1)' }, 'boolean', 'bool_int', 'tinyint(1)'],
-    ['tinyint(4) is integer', { dataType: 'tinyint', columnType: 'tinyint(4)' }, 'integer', 'integer', 'tinyint(4)'],
-    ['MySQL 8 tinyint without width is integer', { dataType: 'tinyint', columnType: 'tinyint' }, 'integer', 'integer', 'tinyint'],
+    [
+      'tinyint(1) is boolean',
+      { dataType: 'tinyint', columnType: 'tinyint(1)' },
+      'boolean',
+      'bool_int',
+      'tinyint(1)',
+    ],
+    [
+      'tinyint(4) is integer',
+      { dataType: 'tinyint', columnType: 'tinyint(4)' },
+      'integer',
+      'integer',
+      'tinyint(4)',
+    ],
+    [
+      'MySQL 8 tinyint without width is integer',
+      { dataType: 'tinyint', columnType: 'tinyint' },
+      'integer',
+      'integer',
+      'tinyint',
+    ],
     ['bit(1) is boolean', { dataType: 'bit', columnType: 'bit(1)' }, 'boolean', 'bool_bit', 'bit(1)'],
     ['bit(8) is integer', { dataType: 'bit', columnType: 'bit(8)' }, 'integer', 'bit_integer', 'bit(8)'],
     ['year is integer', { dataType: 'year', columnType: 'year(4)' }, 'integer', 'integer', 'year(4)'],
-    ['decimal', { dataType: 'decimal', columnType: 'decimal(12,2)', numericPrecision: 12, numericScale: 2 }, 'decimal', 'decimal', 'decimal(12,2)'],
+    [
+      'decimal',
+      { dataType: 'decimal', columnType: 'decimal(12,2)', numericPrecision: 12, numericScale: 2 },
+      'decimal',
+      'decimal',
+      'decimal(12,2)',
+    ],
     ['double', { dataType: 'double', columnType: 'double' }, 'float', 'float', 'double'],
-    ['datetime is wall clock', { dataType: 'datetime', columnType: 'datetime(6)' }, 'datetime', 'datetime', 'datetime(6)'],
-    ['timestamp is an instant', { dataType: 'timestamp', columnType: 'timestamp' }, 'timestamp', 'timestamp', 'timestamp'],
-    ['datetime marked as UTC instant', { dataType: 'datetime', columnType: 'datetime(6)', comment: 'lockstep:timestamp' }, 'timestamp', 'datetime_utc', 'datetime(6)'],
+    [
+      'datetime is wall clock',
+      { dataType: 'datetime', columnType: 'datetime(6)' },
+      'datetime',
+      'datetime',
+      'datetime(6)',
+    ],
+    [
+      'timestamp is an instant',
+      { dataType: 'timestamp', columnType: 'timestamp' },
+      'timestamp',
+      'timestamp',
+      'timestamp',
+    ],
+    [
+      'datetime marked as UTC instant',
+      { dataType: 'datetime', columnType: 'datetime(6)', comment: 'lockstep:timestamp' },
+      'timestamp',
+      'datetime_utc',
+      'datetime(6)',
+    ],
     ['time', { dataType: 'time', columnType: 'time' }, 'time', 'time', 'time'],
     ['enum is select', { dataType: 'enum', columnType: "enum('a','b')" }, 'select', 'enum', 'enum'],
     ['set is multi_select', { dataType: 'set', columnType: "set('a','b')" }, 'multi_select', 'set', 'set'],
     ['MariaDB uuid', { dataType: 'uuid', columnType: 'uuid' }, 'uuid', 'uuid', 'uuid'],
-    ['char(36) marked uuid', { dataType: 'char', columnType: 'char(36)', comment: 'lockstep:uuid' }, 'uuid', 'uuid', 'char(36)'],
-    ['varchar marked interval', { dataType: 'varchar', columnType: 'varchar(64)', comment: 'lockstep:interval' }, 'interval', 'interval', 'varchar(64)'],
-    ['json marked array', { dataType: 'json', columnType: 'json', comment: 'lockstep:array:integer' }, 'array', 'json_array', 'json'],
-    ['json marked multi_select', { dataType: 'json', columnType: 'json', comment: 'lockstep:multi_select' }, 'multi_select', 'json_multi_select', 'json'],
+    [
+      'char(36) marked uuid',
+      { dataType: 'char', columnType: 'char(36)', comment: 'lockstep:uuid' },
+      'uuid',
+      'uuid',
+      'char(36)',
+    ],
+    [
+      'varchar marked interval',
+      { dataType: 'varchar', columnType: 'varchar(64)', comment: 'lockstep:interval' },
+      'interval',
+      'interval',
+      'varchar(64)',
+    ],
+    [
+      'json marked array',
+      { dataType: 'json', columnType: 'json', comment: 'lockstep:array:integer' },
+      'array',
+      'json_array',
+      'json',
+    ],
+    [
+      'json marked multi_select',
+      { dataType: 'json', columnType: 'json', comment: 'lockstep:multi_select' },
+      'multi_select',
+      'json_multi_select',
+      'json',
+    ],
     ['MariaDB inet6 is text', { dataType: 'inet6', columnType: 'inet6' }, 'text', 'text', 'inet6'],
     ['blob is unsupported', { dataType: 'blob', columnType: 'blob' }, 'unsupported', 'unsupported', 'blob'],
-    ['varbinary is unsupported', { dataType: 'varbinary', columnType: 'varbinary(16)' }, 'unsupported', 'unsupported', 'varbinary(16)'],
-    ['geometry is unsupported', { dataType: 'geometry', columnType: 'geometry' }, 'unsupported', 'unsupported', 'geometry'],
-    ['foreign key is relation', { dataType: 'int', columnType: 'int(11)', references: 'authors' }, 'relation', 'integer', 'int(11)'],
+    [
+      'varbinary is unsupported',
+      { dataType: 'varbinary', columnType: 'varbinary(16)' },
+      'unsupported',
+      'unsupported',
+      'varbinary(16)',
+    ],
+    [
+      'geometry is unsupported',
+      { dataType: 'geometry', columnType: 'geometry' },
+      'unsupported',
+      'unsupported',
+      'geometry',
+    ],
+    [
+      'foreign key is relation',
+      { dataType: 'int', columnType: 'int(11)', references: 'authors' },
+      'relation',
+      'integer',
+      'int(11)',
+    ],
   ])('%s', (_what, overrides, typeClass, storage, type) => {
     const classified = classifyColumn(column(overrides));
-    expect({ typeClass: classified.typeClass, storage: classified.storage, type: classified.type }).toEqual({ typeClass, storage, type });
+    expect({ typeClass: classified.typeClass, storage: classified.storage, type: classified.type }).toEqual({
+      typeClass,
+      storage,
+      type,
+    });
     expect(classified.read).toBe(typeClass !== 'unsupported');
   });
 
   it('reports options, lengths, precision and relation targets in typeDetails', () => {
-    expect(classifyColumn(column({ dataType: 'set', columnType: "set('a','b')" })).typeDetails).toEqual({ options: ['a', 'b'], allows_multiple_values: true });
-    expect(classifyColumn(column({ dataType: 'varchar', columnType: 'varchar(40)', charMaxLength: 40 })).typeDetails).toEqual({ max_length: 40 });
-    expect(classifyColumn(column({ dataType: 'decimal', numericPrecision: 10, numericScale: 3 })).typeDetails).toEqual({ precision: 10, scale: 3 });
-    expect(classifyColumn(column({ dataType: 'int', references: 'authors' })).typeDetails).toEqual({ target_table: 'authors', allows_multiple_values: false });
+    expect(classifyColumn(column({ dataType: 'set', columnType: "set('a','b')" })).typeDetails).toEqual({
+      options: ['a', 'b'],
+      allows_multiple_values: true,
+    });
+    expect(
+      classifyColumn(column({ dataType: 'varchar', columnType: 'varchar(40)', charMaxLength: 40 }))
+        .typeDetails,
+    ).toEqual({ max_length: 40 });
+    expect(
+      classifyColumn(column({ dataType: 'decimal', numericPrecision: 10, numericScale: 3 })).typeDetails,
+    ).toEqual({ precision: 10, scale: 3 });
+    expect(classifyColumn(column({ dataType: 'int', references: 'authors' })).typeDetails).toEqual({
+      target_table: 'authors',
+      allows_multiple_values: false,
+    });
     expect(classifyColumn(column({ dataType: 'text', columnType: 'text' })).typeDetails).toBeNull();
   });
 
   it.each<[string, Partial<ColumnDescription>, { write: boolean; required: boolean }]>([
     ['NOT NULL without default is required', { nullable: false }, { write: true, required: true }],
-    ['NOT NULL with a default is not required', { nullable: false, hasDefault: true }, { write: true, required: false }],
+    [
+      'NOT NULL with a default is not required',
+      { nullable: false, hasDefault: true },
+      { write: true, required: false },
+    ],
     ['nullable is not required', { nullable: true }, { write: true, required: false }],
-    ['auto_increment is read-only', { dataType: 'int', nullable: false, autoIncrement: true }, { write: false, required: false }],
-    ['a generated column is read-only', { dataType: 'int', generated: true }, { write: false, required: false }],
+    [
+      'auto_increment is read-only',
+      { dataType: 'int', nullable: false, autoIncrement: true },
+      { write: false, required: false },
+    ],
+    [
+      'a generated column is read-only',
+      { dataType: 'int', generated: true },
+      { write: false, required: false },
+    ],
     ['a view column is read-only', { nullable: false, inView: true }, { write: false, required: false }],
-    ['an unsupported column is neither', { dataType: 'blob', nullable: false }, { write: false, required: false }],
+    [
+      'an unsupported column is neither',
+      { dataType: 'blob', nullable: false },
+      { write: false, required: false },
+    ],
   ])('%s', (_what, overrides, expected) => {
     const classified = classifyColumn(column(overrides));
     expect({ write: classified.write, required: classified.required }).toEqual(expected);

@@ -74,7 +74,16 @@ export interface ClassifiedColumn {
 /** Marker in a column comment that says which class a column Lockstep created stands for. */
 const MARKER = /\blockstep:([a-z_]+)(?::([a-z_]+))?/;
 
-const TEXT_TYPES = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'inet4', 'inet6']);
+const TEXT_TYPES = new Set([
+  'char',
+  'varchar',
+  'tinytext',
+  'text',
+  'mediumtext',
+  'longtext',
+  'inet4',
+  'inet6',
+]);
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'year']);
 const FLOAT_TYPES = new Set(['float', 'double', 'real', 'double precision']);
 
@@ -115,59 +124,106 @@ export function parseOptions(columnType: string): string[] {
   return options;
 }
 
-function baseClass(column: ColumnDescription): { typeClass: TypeClass; storage: Storage; type: string; details: Record<string, unknown> } {
+function baseClass(column: ColumnDescription): {
+  typeClass: TypeClass;
+  storage: Storage;
+  type: string;
+  details: Record<string, unknown>;
+} {
   const { dataType, columnType } = column;
   const marker = MARKER.exec(column.comment);
   const markedAs = marker?.[1];
   if (dataType === 'longtext' && column.jsonCheck) {
-    if (markedAs === 'multi_select') return { typeClass: 'multi_select', storage: 'json_multi_select', type: 'json', details: { allows_multiple_values: true } };
+    if (markedAs === 'multi_select')
+      return {
+        typeClass: 'multi_select',
+        storage: 'json_multi_select',
+        type: 'json',
+        details: { allows_multiple_values: true },
+      };
     if (markedAs === 'array') return jsonArray(marker?.[2]);
     return { typeClass: 'json', storage: 'json', type: 'json', details: {} };
   }
   if (dataType === 'json') {
-    if (markedAs === 'multi_select') return { typeClass: 'multi_select', storage: 'json_multi_select', type: 'json', details: { allows_multiple_values: true } };
+    if (markedAs === 'multi_select')
+      return {
+        typeClass: 'multi_select',
+        storage: 'json_multi_select',
+        type: 'json',
+        details: { allows_multiple_values: true },
+      };
     if (markedAs === 'array') return jsonArray(marker?.[2]);
     return { typeClass: 'json', storage: 'json', type: 'json', details: {} };
   }
   if (dataType === 'uuid') return { typeClass: 'uuid', storage: 'uuid', type: columnType, details: {} };
-  if (dataType === 'char' && markedAs === 'uuid') return { typeClass: 'uuid', storage: 'uuid', type: columnType, details: {} };
-  if (dataType === 'varchar' && markedAs === 'interval') return { typeClass: 'interval', storage: 'interval', type: columnType, details: {} };
+  if (dataType === 'char' && markedAs === 'uuid')
+    return { typeClass: 'uuid', storage: 'uuid', type: columnType, details: {} };
+  if (dataType === 'varchar' && markedAs === 'interval')
+    return { typeClass: 'interval', storage: 'interval', type: columnType, details: {} };
   if (TEXT_TYPES.has(dataType)) {
     const details: Record<string, unknown> = {};
-    if ((dataType === 'char' || dataType === 'varchar') && column.charMaxLength !== null) details.max_length = column.charMaxLength;
+    if ((dataType === 'char' || dataType === 'varchar') && column.charMaxLength !== null)
+      details.max_length = column.charMaxLength;
     return { typeClass: 'text', storage: 'text', type: columnType, details };
   }
-  if (dataType === 'tinyint' && /^tinyint\(1\)/.test(columnType)) return { typeClass: 'boolean', storage: 'bool_int', type: columnType, details: {} };
+  if (dataType === 'tinyint' && /^tinyint\(1\)/.test(columnType))
+    return { typeClass: 'boolean', storage: 'bool_int', type: columnType, details: {} };
   if (dataType === 'bit') {
-    if (/^bit\(1\)/.test(columnType)) return { typeClass: 'boolean', storage: 'bool_bit', type: columnType, details: {} };
+    if (/^bit\(1\)/.test(columnType))
+      return { typeClass: 'boolean', storage: 'bool_bit', type: columnType, details: {} };
     return { typeClass: 'integer', storage: 'bit_integer', type: columnType, details: {} };
   }
-  if (INTEGER_TYPES.has(dataType)) return { typeClass: 'integer', storage: 'integer', type: columnType, details: {} };
+  if (INTEGER_TYPES.has(dataType))
+    return { typeClass: 'integer', storage: 'integer', type: columnType, details: {} };
   if (dataType === 'decimal' || dataType === 'numeric') {
     const details: Record<string, unknown> = {};
     if (column.numericPrecision !== null) details.precision = column.numericPrecision;
     if (column.numericScale !== null) details.scale = column.numericScale;
     return { typeClass: 'decimal', storage: 'decimal', type: columnType, details };
   }
-  if (FLOAT_TYPES.has(dataType)) return { typeClass: 'float', storage: 'float', type: columnType, details: {} };
+  if (FLOAT_TYPES.has(dataType))
+    return { typeClass: 'float', storage: 'float', type: columnType, details: {} };
   if (dataType === 'date') return { typeClass: 'date', storage: 'date', type: columnType, details: {} };
   if (dataType === 'time') return { typeClass: 'time', storage: 'time', type: columnType, details: {} };
   if (dataType === 'datetime') {
-    if (markedAs === 'timestamp') return { typeClass: 'timestamp', storage: 'datetime_utc', type: columnType, details: {} };
+    if (markedAs === 'timestamp')
+      return { typeClass: 'timestamp', storage: 'datetime_utc', type: columnType, details: {} };
     return { typeClass: 'datetime', storage: 'datetime', type: columnType, details: {} };
   }
-  if (dataType === 'timestamp') return { typeClass: 'timestamp', storage: 'timestamp', type: columnType, details: {} };
-  if (dataType === 'enum') return { typeClass: 'select', storage: 'enum', type: 'enum', details: { options: parseOptions(columnType) } };
+  if (dataType === 'timestamp')
+    return { typeClass: 'timestamp', storage: 'timestamp', type: columnType, details: {} };
+  if (dataType === 'enum')
+    return {
+      typeClass: 'select',
+      storage: 'enum',
+      type: 'enum',
+      details: { options: parseOptions(columnType) },
+    };
   if (dataType === 'set') {
-    return { typeClass: 'multi_select', storage: 'set', type: 'set', details: { options: parseOptions(columnType), allows_multiple_values: true } };
+    return {
+      typeClass: 'multi_select',
+      storage: 'set',
+      type: 'set',
+      details: { options: parseOptions(columnType), allows_multiple_values: true },
+    };
   }
   // binary, varbinary, blobs, geometry types, vector, anything newer: listed, never read or written.
   return { typeClass: 'unsupported', storage: 'unsupported', type: columnType, details: {} };
 }
 
-function jsonArray(element: string | undefined): { typeClass: TypeClass; storage: Storage; type: string; details: Record<string, unknown> } {
+function jsonArray(element: string | undefined): {
+  typeClass: TypeClass;
+  storage: Storage;
+  type: string;
+  details: Record<string, unknown>;
+} {
   const elementClass = element && isTypeClass(element) ? element : 'json';
-  return { typeClass: 'array', storage: 'json_array', type: 'json', details: { element_class: elementClass, allows_multiple_values: true } };
+  return {
+    typeClass: 'array',
+    storage: 'json_array',
+    type: 'json',
+    details: { element_class: elementClass, allows_multiple_values: true },
+  };
 }
 
 export function classifyColumn(column: ColumnDescription): ClassifiedColumn {
@@ -229,7 +285,10 @@ function parseJson(raw: unknown): JsonValue {
 }
 
 /** The canonical value of one driver value of a column. */
-export function decodeValue(column: Pick<ClassifiedColumn, 'storage' | 'typeClass'>, raw: unknown): CanonicalValue {
+export function decodeValue(
+  column: Pick<ClassifiedColumn, 'storage' | 'typeClass'>,
+  raw: unknown,
+): CanonicalValue {
   if (raw === null || raw === undefined) return null;
   // A relation's value is the target record's remote id, which is the key's text (see keyText()).
   if (column.typeClass === 'relation') return keyText(raw);
@@ -303,7 +362,8 @@ export class ValueError extends Error {
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const TIME = /^-?\d{1,3}:\d{2}(:\d{2}(\.\d{1,6})?)?$/;
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const DATETIME =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 function pad(value: number, width = 2): string {
   return String(value).padStart(width, '0');
@@ -357,7 +417,10 @@ function integerParam(value: CanonicalValue): number | bigint {
  * The driver parameter for a canonical value written to a column. `null` stays `null`. Throws ValueError
  * for a value of the wrong shape; the database itself checks ranges, lengths and options (strict mode).
  */
-export function encodeValue(column: Pick<ClassifiedColumn, 'storage' | 'typeClass' | 'name'>, value: CanonicalValue): unknown {
+export function encodeValue(
+  column: Pick<ClassifiedColumn, 'storage' | 'typeClass' | 'name'>,
+  value: CanonicalValue,
+): unknown {
   if (value === null || value === undefined) return null;
   try {
     return encode(column, value);
@@ -379,7 +442,8 @@ function encode(column: Pick<ClassifiedColumn, 'storage' | 'typeClass'>, value: 
       return expectString(value, 'text');
     case 'uuid': {
       const text = expectString(value, 'a uuid').toLowerCase();
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(text)) throw new ValueError(`"${value}" is not a uuid`);
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(text))
+        throw new ValueError(`"${value}" is not a uuid`);
       return text;
     }
     case 'integer':
@@ -387,11 +451,13 @@ function encode(column: Pick<ClassifiedColumn, 'storage' | 'typeClass'>, value: 
       return integerParam(value);
     case 'decimal':
       if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-      if (typeof value === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(value.trim())) return value.trim();
+      if (typeof value === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(value.trim()))
+        return value.trim();
       throw new ValueError(`${JSON.stringify(value)} is not a decimal number`);
     case 'float': {
       const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-      if (typeof number !== 'number' || !Number.isFinite(number)) throw new ValueError(`${JSON.stringify(value)} is not a finite number`);
+      if (typeof number !== 'number' || !Number.isFinite(number))
+        throw new ValueError(`${JSON.stringify(value)} is not a finite number`);
       return number;
     }
     case 'bool_int':
@@ -423,7 +489,8 @@ function encode(column: Pick<ClassifiedColumn, 'storage' | 'typeClass'>, value: 
     case 'set': {
       const items = stringArray(value);
       const bad = items.find((item) => item.includes(','));
-      if (bad !== undefined) throw new ValueError(`option "${bad}" contains a comma, which a SET cannot hold`);
+      if (bad !== undefined)
+        throw new ValueError(`option "${bad}" contains a comma, which a SET cannot hold`);
       return items.join(',');
     }
     case 'unsupported':
@@ -450,7 +517,9 @@ export interface ServerInfo {
 export function parseServerVersion(text: string): ServerInfo {
   const flavor: ServerFlavor = /mariadb/i.test(text) ? 'mariadb' : 'mysql';
   const match = /(\d+)\.(\d+)\.(\d+)/.exec(text.replace(/^5\.5\.5-/, ''));
-  const version: [number, number, number] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
+  const version: [number, number, number] = match
+    ? [Number(match[1]), Number(match[2]), Number(match[3])]
+    : [0, 0, 0];
   return { flavor, version };
 }
 
@@ -485,7 +554,13 @@ function positiveInt(value: unknown): number | null {
 function options(details: Record<string, unknown> | null | undefined): string[] | null {
   const list = details?.options;
   if (!Array.isArray(list) || list.length === 0) return null;
-  const names = list.map((item) => (typeof item === 'string' ? item : typeof item === 'object' && item !== null && 'name' in item ? String((item as { name: unknown }).name) : String(item)));
+  const names = list.map((item) =>
+    typeof item === 'string'
+      ? item
+      : typeof item === 'object' && item !== null && 'name' in item
+        ? String((item as { name: unknown }).name)
+        : String(item),
+  );
   return [...new Set(names)];
 }
 
@@ -493,19 +568,29 @@ function options(details: Record<string, unknown> | null | undefined): string[] 
  * The column type (and marker comment) for a field Lockstep creates, the closest native type to the
  * counterpart's class and details. Returns null for a class that cannot be created (`unsupported`).
  */
-export function nativeColumnType(spec: Pick<FieldSpec, 'typeClass' | 'typeDetails'>, server: ServerInfo): { sql: string; comment: string | null } | null {
+export function nativeColumnType(
+  spec: Pick<FieldSpec, 'typeClass' | 'typeDetails'>,
+  server: ServerInfo,
+): { sql: string; comment: string | null } | null {
   const details = spec.typeDetails ?? null;
   switch (spec.typeClass) {
     case 'text': {
       const maxLength = positiveInt(details?.max_length);
-      return { sql: maxLength !== null && maxLength <= 1024 ? `VARCHAR(${maxLength})` : 'TEXT', comment: null };
+      return {
+        sql: maxLength !== null && maxLength <= 1024 ? `VARCHAR(${maxLength})` : 'TEXT',
+        comment: null,
+      };
     }
     case 'integer':
       return { sql: 'BIGINT', comment: null };
     case 'decimal': {
       const precision = Math.min(positiveInt(details?.precision) ?? DEFAULT_DECIMAL.precision, 65);
       const givenScale = typeof details?.scale === 'number' && details.scale >= 0 ? details.scale : null;
-      const scale = Math.min(givenScale ?? (details?.precision !== undefined ? 0 : DEFAULT_DECIMAL.scale), 30, precision);
+      const scale = Math.min(
+        givenScale ?? (details?.precision !== undefined ? 0 : DEFAULT_DECIMAL.scale),
+        30,
+        precision,
+      );
       return { sql: `DECIMAL(${precision},${scale})`, comment: null };
     }
     case 'float':
@@ -524,20 +609,28 @@ export function nativeColumnType(spec: Pick<FieldSpec, 'typeClass' | 'typeDetail
     case 'interval':
       return { sql: 'VARCHAR(64)', comment: 'lockstep:interval' };
     case 'uuid':
-      return hasUuidType(server) ? { sql: 'UUID', comment: null } : { sql: 'CHAR(36) CHARACTER SET ascii', comment: 'lockstep:uuid' };
+      return hasUuidType(server)
+        ? { sql: 'UUID', comment: null }
+        : { sql: 'CHAR(36) CHARACTER SET ascii', comment: 'lockstep:uuid' };
     case 'json':
       return { sql: 'JSON', comment: null };
     case 'select': {
       const list = options(details);
-      return list ? { sql: `ENUM(${list.map(quoteString).join(',')})`, comment: null } : { sql: 'VARCHAR(255)', comment: null };
+      return list
+        ? { sql: `ENUM(${list.map(quoteString).join(',')})`, comment: null }
+        : { sql: 'VARCHAR(255)', comment: null };
     }
     case 'multi_select': {
       const list = options(details);
-      if (list && list.length <= 64 && list.every((item) => !item.includes(','))) return { sql: `SET(${list.map(quoteString).join(',')})`, comment: null };
+      if (list && list.length <= 64 && list.every((item) => !item.includes(',')))
+        return { sql: `SET(${list.map(quoteString).join(',')})`, comment: null };
       return { sql: 'JSON', comment: 'lockstep:multi_select' };
     }
     case 'array': {
-      const element = typeof details?.element_class === 'string' && isTypeClass(details.element_class) ? details.element_class : 'json';
+      const element =
+        typeof details?.element_class === 'string' && isTypeClass(details.element_class)
+          ? details.element_class
+          : 'json';
       return { sql: 'JSON', comment: `lockstep:array:${element}` };
     }
     case 'relation':

@@ -12,7 +12,13 @@
  * Idempotent create: when the table has the service id column, the row's `lockstep_id` is the link's
  * service id; a create whose service id is already in the table adopts that row instead of inserting.
  */
-import { ConnectorError, type RecordCreate, type RecordUpdate, type SourceRecord, type WriteResult } from '@lockstep/connectors-core';
+import {
+  ConnectorError,
+  type RecordCreate,
+  type RecordUpdate,
+  type SourceRecord,
+  type WriteResult,
+} from '@lockstep/connectors-core';
 import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { exec, rows } from './db';
@@ -48,8 +54,10 @@ function encodeRow(meta: TableMeta, values: Record<string, CanonicalValue>): Map
   const columns = new Map<string, unknown>();
   for (const [field, value] of Object.entries(values)) {
     const column = meta.byName.get(field);
-    if (!column) throw new ConnectorError('invalid_data', `Field "${field}" does not exist in table "${meta.name}"`);
-    if (!column.write) throw new ConnectorError('invalid_data', `Field "${field}" of table "${meta.name}" is read-only`);
+    if (!column)
+      throw new ConnectorError('invalid_data', `Field "${field}" does not exist in table "${meta.name}"`);
+    if (!column.write)
+      throw new ConnectorError('invalid_data', `Field "${field}" of table "${meta.name}" is read-only`);
     try {
       columns.set(field, encodeValue(column, value));
     } catch (error) {
@@ -61,7 +69,11 @@ function encodeRow(meta: TableMeta, values: Record<string, CanonicalValue>): Map
 }
 
 function requireWritable(meta: TableMeta): void {
-  if (meta.isView) throw new ConnectorError('unsupported', `"${meta.name}" is a view, which Lockstep reads but does not write`);
+  if (meta.isView)
+    throw new ConnectorError(
+      'unsupported',
+      `"${meta.name}" is a view, which Lockstep reads but does not write`,
+    );
 }
 
 /**
@@ -121,7 +133,10 @@ interface AutoIncrement {
 }
 
 async function autoIncrementSettings(connection: PoolConnection): Promise<AutoIncrement> {
-  const [row] = await rows(connection, 'SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS increment');
+  const [row] = await rows(
+    connection,
+    'SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS increment',
+  );
   return { consecutive: Number(row.mode) <= 1, increment: Math.max(1, Number(row.increment) || 1) };
 }
 
@@ -149,13 +164,17 @@ export async function createRecords(
       const columns = encodeRow(meta, row.values);
       const serviceId = typeof row.serviceId === 'string' ? row.serviceId.trim().toLowerCase() : '';
       if (serviceColumn) {
-        if (serviceId === '') throw new ConnectorError('invalid_data', `A create in "${meta.name}" needs a service id`);
+        if (serviceId === '')
+          throw new ConnectorError('invalid_data', `A create in "${meta.name}" needs a service id`);
         columns.set(serviceColumn, serviceId);
       }
       const written = columns.get(key.column);
       const knownKey = written === undefined || written === null ? null : String(written);
       if (knownKey === null && !serviceColumn && !autoIncrementKey) {
-        throw new ConnectorError('invalid_data', `Field "${key.column}" (the key of "${meta.name}") is needed to create a record`);
+        throw new ConnectorError(
+          'invalid_data',
+          `Field "${key.column}" (the key of "${meta.name}") is needed to create a record`,
+        );
       }
       pending.push({ index, columns, serviceId, knownKey });
     } catch (error) {
@@ -169,7 +188,11 @@ export async function createRecords(
   const repeatOf = new Map<number, number>();
   const toInsert: PendingCreate[] = [];
   if (serviceColumn) {
-    const existing = await keysByServiceId(connection, meta, pending.map((row) => row.serviceId));
+    const existing = await keysByServiceId(
+      connection,
+      meta,
+      pending.map((row) => row.serviceId),
+    );
     const firstInCall = new Map<string, number>();
     for (const row of pending) {
       const found = existing.get(row.serviceId);
@@ -192,7 +215,11 @@ export async function createRecords(
     const columns = [...row.columns.keys()];
     const params: unknown[] = [];
     const columnList = `(${columns.map(quoteIdent).join(', ')})`;
-    const result = await exec(connection, `INSERT INTO ${table} ${columnList} VALUES ${valuesSql(columns, row.columns, params)}`, params);
+    const result = await exec(
+      connection,
+      `INSERT INTO ${table} ${columnList} VALUES ${valuesSql(columns, row.columns, params)}`,
+      params,
+    );
     if (row.knownKey !== null) inserted.set(row.index, row.knownKey);
     else if (autoIncrement) inserted.set(row.index, String(result.insertId));
   };
@@ -206,11 +233,16 @@ export async function createRecords(
     const columns = [...new Set(batch.flatMap((row) => [...row.columns.keys()]))];
     const params: unknown[] = [];
     const tuples = batch.map((row) => valuesSql(columns, row.columns, params));
-    const result = await exec(connection, `INSERT INTO ${table} (${columns.map(quoteIdent).join(', ')}) VALUES ${tuples.join(', ')}`, params);
+    const result = await exec(
+      connection,
+      `INSERT INTO ${table} (${columns.map(quoteIdent).join(', ')}) VALUES ${tuples.join(', ')}`,
+      params,
+    );
     batch.forEach((row, i) => {
       if (row.knownKey !== null) inserted.set(row.index, row.knownKey);
       // One multi-row INSERT gets consecutive ids (lock mode 0/1), auto_increment_increment apart.
-      else if (autoIncrement) inserted.set(row.index, String(BigInt(result.insertId) + BigInt(i * autoIncrement.increment)));
+      else if (autoIncrement)
+        inserted.set(row.index, String(BigInt(result.insertId) + BigInt(i * autoIncrement.increment)));
     });
   };
   for (const part of chunk(toInsert, INSERT_CHUNK)) {
@@ -226,7 +258,11 @@ export async function createRecords(
   // With a service id column, new keys that were not written (an AUTO_INCREMENT key) are found by service id.
   const unlocated = toInsert.filter((row) => results[row.index] === null && !inserted.has(row.index));
   if (serviceColumn && unlocated.length > 0) {
-    const keys = await keysByServiceId(connection, meta, unlocated.map((row) => row.serviceId));
+    const keys = await keysByServiceId(
+      connection,
+      meta,
+      unlocated.map((row) => row.serviceId),
+    );
     for (const row of unlocated) {
       const found = keys.get(row.serviceId);
       if (found !== undefined) inserted.set(row.index, found);
@@ -245,10 +281,16 @@ export async function createRecords(
         : { ok: true, remoteId: record?.remoteId ?? remoteId, record: record ?? null };
   }
   for (const [index, first] of repeatOf) results[index] = results[first];
-  return results.map((result) => result ?? failure(new ConnectorError('invalid_data', 'The row was not written')));
+  return results.map(
+    (result) => result ?? failure(new ConnectorError('invalid_data', 'The row was not written')),
+  );
 }
 
-async function keysByServiceId(connection: PoolConnection, meta: TableMeta, serviceIds: string[]): Promise<Map<string, string>> {
+async function keysByServiceId(
+  connection: PoolConnection,
+  meta: TableMeta,
+  serviceIds: string[],
+): Promise<Map<string, string>> {
   const keys = new Map<string, string>();
   const serviceColumn = meta.serviceIdColumn;
   const ids = [...new Set(serviceIds.filter((id) => id !== ''))];
@@ -265,7 +307,11 @@ async function keysByServiceId(connection: PoolConnection, meta: TableMeta, serv
   return keys;
 }
 
-async function recordsByKey(connection: PoolConnection, meta: TableMeta, remoteIds: string[]): Promise<Map<string, SourceRecord>> {
+async function recordsByKey(
+  connection: PoolConnection,
+  meta: TableMeta,
+  remoteIds: string[],
+): Promise<Map<string, SourceRecord>> {
   const records = await readByKeys(connection, meta, remoteIds);
   const byKey = new Map(records.map((record) => [record.remoteId, record]));
   // A key written as "007" comes back as "7": match integer keys numerically.
@@ -274,7 +320,8 @@ async function recordsByKey(connection: PoolConnection, meta: TableMeta, remoteI
     for (const id of remoteIds) {
       if (byKey.has(id)) continue;
       const param = keyParam(key, id);
-      const record = param === undefined ? undefined : records.find((candidate) => candidate.remoteId === String(param));
+      const record =
+        param === undefined ? undefined : records.find((candidate) => candidate.remoteId === String(param));
       if (record) byKey.set(id, record);
     }
   }
@@ -300,7 +347,8 @@ export async function updateRecords(
   input.forEach((row, index) => {
     try {
       const param = keyParam(key, row.remoteId);
-      if (param === undefined) throw new ConnectorError('not_found', `Record "${row.remoteId}" does not exist in "${meta.name}"`);
+      if (param === undefined)
+        throw new ConnectorError('not_found', `Record "${row.remoteId}" does not exist in "${meta.name}"`);
       const columns = encodeRow(meta, row.values);
       const written = columns.get(key.column);
       const newRemoteId = written === undefined || written === null ? row.remoteId : String(written);
@@ -319,7 +367,11 @@ export async function updateRecords(
       return `${quoteIdent(column)} = ?`;
     });
     params.push(row.key);
-    await exec(connection, `UPDATE ${table} SET ${sets.join(', ')} WHERE ${quoteIdent(key.column)} = ?`, params);
+    await exec(
+      connection,
+      `UPDATE ${table} SET ${sets.join(', ')} WHERE ${quoteIdent(key.column)} = ?`,
+      params,
+    );
   };
   const errors = await isolate(
     connection,
@@ -335,14 +387,25 @@ export async function updateRecords(
   });
 
   const written = pending.filter((row) => results[row.index] === null);
-  const records = await recordsByKey(connection, meta, written.map((row) => row.newRemoteId));
+  const records = await recordsByKey(
+    connection,
+    meta,
+    written.map((row) => row.newRemoteId),
+  );
   for (const row of written) {
     const record = records.get(row.newRemoteId);
     results[row.index] = record
       ? { ok: true, remoteId: record.remoteId, record }
-      : failure(new ConnectorError('not_found', `Record "${input[row.index].remoteId}" does not exist in "${meta.name}"`));
+      : failure(
+          new ConnectorError(
+            'not_found',
+            `Record "${input[row.index].remoteId}" does not exist in "${meta.name}"`,
+          ),
+        );
   }
-  return results.map((result) => result ?? failure(new ConnectorError('invalid_data', 'The row was not written')));
+  return results.map(
+    (result) => result ?? failure(new ConnectorError('invalid_data', 'The row was not written')),
+  );
 }
 
 export async function deleteRecords(
@@ -365,7 +428,11 @@ export async function deleteRecords(
       part,
       translate,
       async (batch) => {
-        await exec(connection, `DELETE FROM ${table} WHERE ${k} IN (${placeholders(batch.length)})`, batch.map((item) => item.param));
+        await exec(
+          connection,
+          `DELETE FROM ${table} WHERE ${k} IN (${placeholders(batch.length)})`,
+          batch.map((item) => item.param),
+        );
       },
       async (item) => {
         await exec(connection, `DELETE FROM ${table} WHERE ${k} = ?`, [item.param]);

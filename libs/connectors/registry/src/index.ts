@@ -4,9 +4,11 @@
  */
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import { postgresConnector } from '@lockstep/connector-postgres';
+import { mysqlConnector } from '@lockstep/connector-mysql';
 
 export const CONNECTORS: readonly ConnectorDeclaration[] = Object.freeze([
   postgresConnector,
+  mysqlConnector,
 ]);
 
 export function findConnector(type: string): ConnectorDeclaration | undefined {

@@ -10,7 +10,9 @@ import { mysqlConnector } from '../declaration';
 export const TEST_MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 
 /** The test server URL with another database, user, password or host. */
-export function testUrl(parts: { database?: string; user?: string; password?: string; host?: string; port?: number } = {}): string {
+export function testUrl(
+  parts: { database?: string; user?: string; password?: string; host?: string; port?: number } = {},
+): string {
   const url = new URL(TEST_MYSQL_URL);
   if (parts.database !== undefined) url.pathname = `/${encodeURIComponent(parts.database)}`;
   if (parts.user !== undefined) url.username = encodeURIComponent(parts.user);
@@ -26,7 +28,12 @@ export function randomName(prefix: string): string {
 
 /** A native client, "outside Lockstep" (no @lockstep_origin), on the given database. */
 export async function nativeClient(database?: string): Promise<DriverConnection> {
-  return createConnection({ uri: testUrl(database ? { database } : {}), dateStrings: true, supportBigNumbers: true, bigNumberStrings: true });
+  return createConnection({
+    uri: testUrl(database ? { database } : {}),
+    dateStrings: true,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+  });
 }
 
 export interface TestDatabase {
@@ -61,15 +68,18 @@ export function outsideWriter(client: () => DriverConnection): OutsideWriter {
   return {
     async insert(table, values) {
       const keys = Object.keys(values);
-      await client().query(`INSERT INTO \`${table}\` (${keys.map((key) => `\`${key}\``).join(', ')}) VALUES (?)`, [keys.map((key) => values[key])]);
+      await client().query(
+        `INSERT INTO \`${table}\` (${keys.map((key) => `\`${key}\``).join(', ')}) VALUES (?)`,
+        [keys.map((key) => values[key])],
+      );
     },
     async update(table, where, values) {
       const condition = whereSql(where);
       const keys = Object.keys(values);
-      await client().query(`UPDATE \`${table}\` SET ${keys.map((key) => `\`${key}\` = ?`).join(', ')} WHERE ${condition.sql}`, [
-        ...keys.map((key) => values[key]),
-        ...condition.params,
-      ]);
+      await client().query(
+        `UPDATE \`${table}\` SET ${keys.map((key) => `\`${key}\` = ?`).join(', ')} WHERE ${condition.sql}`,
+        [...keys.map((key) => values[key]), ...condition.params],
+      );
     },
     async delete(table, where) {
       const condition = whereSql(where);
@@ -83,14 +93,76 @@ const sized = (name: string, width: string, suffix = '') => new RegExp(`^${name}
 
 /** One column per native type both MySQL 8 and MariaDB 10.11 have (MariaDB-only types are in connection.spec.ts). */
 export const FIXTURE_COLUMNS: FixtureColumn[] = [
-  { name: 'id', type: sized('bigint', '20'), typeClass: 'integer', read: true, write: false, primary: true, required: false, typeDetails: { generated: true } },
-  { name: 'c_varchar', type: 'varchar(40)', typeClass: 'text', read: true, write: true, required: false, primary: false, typeDetails: { max_length: 40 }, samples: ['hello', '', 'ünïcødé ✓ "q" \\ \'s'] },
-  { name: 'c_char', type: 'char(3)', typeClass: 'text', read: true, write: true, samples: ['abc'], normalized: [{ write: 'ab ', read: 'ab' }] },
-  { name: 'c_text', type: 'text', typeClass: 'text', read: true, write: true, samples: ['long text\nwith lines'] },
-  { name: 'c_tinyint', type: sized('tinyint', '4'), typeClass: 'integer', read: true, write: true, samples: [-128, 127] },
-  { name: 'c_smallint', type: sized('smallint', '6'), typeClass: 'integer', read: true, write: true, samples: [-32768, 32767] },
-  { name: 'c_mediumint', type: sized('mediumint', '\\d+'), typeClass: 'integer', read: true, write: true, samples: [8388607] },
-  { name: 'c_int', type: sized('int', '11'), typeClass: 'integer', read: true, write: true, samples: [0, -7, 2147483647] },
+  {
+    name: 'id',
+    type: sized('bigint', '20'),
+    typeClass: 'integer',
+    read: true,
+    write: false,
+    primary: true,
+    required: false,
+    typeDetails: { generated: true },
+  },
+  {
+    name: 'c_varchar',
+    type: 'varchar(40)',
+    typeClass: 'text',
+    read: true,
+    write: true,
+    required: false,
+    primary: false,
+    typeDetails: { max_length: 40 },
+    samples: ['hello', '', 'ünïcødé ✓ "q" \\ \'s'],
+  },
+  {
+    name: 'c_char',
+    type: 'char(3)',
+    typeClass: 'text',
+    read: true,
+    write: true,
+    samples: ['abc'],
+    normalized: [{ write: 'ab ', read: 'ab' }],
+  },
+  {
+    name: 'c_text',
+    type: 'text',
+    typeClass: 'text',
+    read: true,
+    write: true,
+    samples: ['long text\nwith lines'],
+  },
+  {
+    name: 'c_tinyint',
+    type: sized('tinyint', '4'),
+    typeClass: 'integer',
+    read: true,
+    write: true,
+    samples: [-128, 127],
+  },
+  {
+    name: 'c_smallint',
+    type: sized('smallint', '6'),
+    typeClass: 'integer',
+    read: true,
+    write: true,
+    samples: [-32768, 32767],
+  },
+  {
+    name: 'c_mediumint',
+    type: sized('mediumint', '\\d+'),
+    typeClass: 'integer',
+    read: true,
+    write: true,
+    samples: [8388607],
+  },
+  {
+    name: 'c_int',
+    type: sized('int', '11'),
+    typeClass: 'integer',
+    read: true,
+    write: true,
+    samples: [0, -7, 2147483647],
+  },
   {
     name: 'c_bigint',
     type: sized('bigint', '20'),
@@ -100,7 +172,14 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
     samples: [9007199254740991, '9007199254740993', '-9223372036854775808'],
     normalized: [{ write: '42', read: 42 }],
   },
-  { name: 'c_ubigint', type: sized('bigint', '20', ' unsigned'), typeClass: 'integer', read: true, write: true, samples: ['18446744073709551615'] },
+  {
+    name: 'c_ubigint',
+    type: sized('bigint', '20', ' unsigned'),
+    typeClass: 'integer',
+    read: true,
+    write: true,
+    samples: ['18446744073709551615'],
+  },
   {
     name: 'c_decimal',
     type: 'decimal(12,2)',
@@ -112,13 +191,48 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
     normalized: [{ write: '1.5', read: '1.50' }],
   },
   { name: 'c_float', type: 'float', typeClass: 'float', read: true, write: true, samples: [1.5, -0.25] },
-  { name: 'c_double', type: 'double', typeClass: 'float', read: true, write: true, samples: [0.1, -2.5e-10, 10000000000] },
-  { name: 'c_bool', type: 'tinyint(1)', typeClass: 'boolean', read: true, write: true, samples: [true, false] },
+  {
+    name: 'c_double',
+    type: 'double',
+    typeClass: 'float',
+    read: true,
+    write: true,
+    samples: [0.1, -2.5e-10, 10000000000],
+  },
+  {
+    name: 'c_bool',
+    type: 'tinyint(1)',
+    typeClass: 'boolean',
+    read: true,
+    write: true,
+    samples: [true, false],
+  },
   { name: 'c_bit1', type: 'bit(1)', typeClass: 'boolean', read: true, write: true, samples: [true, false] },
   { name: 'c_bit8', type: 'bit(8)', typeClass: 'integer', read: true, write: true, samples: [0, 255] },
-  { name: 'c_date', type: 'date', typeClass: 'date', read: true, write: true, samples: ['2024-02-29', '1000-01-01'] },
-  { name: 'c_datetime', type: 'datetime', typeClass: 'datetime', read: true, write: true, samples: ['2024-02-29T13:45:30', '9999-12-31T23:59:59'] },
-  { name: 'c_datetime6', type: 'datetime(6)', typeClass: 'datetime', read: true, write: true, samples: ['2024-02-29T13:45:30.123456', '2024-02-29T13:45:30.5'] },
+  {
+    name: 'c_date',
+    type: 'date',
+    typeClass: 'date',
+    read: true,
+    write: true,
+    samples: ['2024-02-29', '1000-01-01'],
+  },
+  {
+    name: 'c_datetime',
+    type: 'datetime',
+    typeClass: 'datetime',
+    read: true,
+    write: true,
+    samples: ['2024-02-29T13:45:30', '9999-12-31T23:59:59'],
+  },
+  {
+    name: 'c_datetime6',
+    type: 'datetime(6)',
+    typeClass: 'datetime',
+    read: true,
+    write: true,
+    samples: ['2024-02-29T13:45:30.123456', '2024-02-29T13:45:30.5'],
+  },
   {
     name: 'c_timestamp',
     type: 'timestamp(3)',
@@ -128,10 +242,39 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
     samples: ['2024-02-29T13:45:30.5Z', '2000-01-01T00:00:00Z'],
     normalized: [{ write: '2024-02-29T15:45:30+02:00', read: '2024-02-29T13:45:30Z' }],
   },
-  { name: 'c_time', type: 'time', typeClass: 'time', read: true, write: true, samples: ['13:45:30', '00:00:00', '23:59:59'] },
-  { name: 'c_year', type: sized('year', '4'), typeClass: 'integer', read: true, write: true, samples: [2024] },
-  { name: 'c_json', type: 'json', typeClass: 'json', read: true, write: true, samples: [{ a: 1, b: [true, null, 'x'] }, [1, 2, 3], 'text'] },
-  { name: 'c_enum', type: 'enum', typeClass: 'select', read: true, write: true, typeDetails: { options: ['red', 'green', "it's"] }, samples: ['red', "it's"] },
+  {
+    name: 'c_time',
+    type: 'time',
+    typeClass: 'time',
+    read: true,
+    write: true,
+    samples: ['13:45:30', '00:00:00', '23:59:59'],
+  },
+  {
+    name: 'c_year',
+    type: sized('year', '4'),
+    typeClass: 'integer',
+    read: true,
+    write: true,
+    samples: [2024],
+  },
+  {
+    name: 'c_json',
+    type: 'json',
+    typeClass: 'json',
+    read: true,
+    write: true,
+    samples: [{ a: 1, b: [true, null, 'x'] }, [1, 2, 3], 'text'],
+  },
+  {
+    name: 'c_enum',
+    type: 'enum',
+    typeClass: 'select',
+    read: true,
+    write: true,
+    typeDetails: { options: ['red', 'green', "it's"] },
+    samples: ['red', "it's"],
+  },
   {
     name: 'c_set',
     type: 'set',
@@ -142,9 +285,32 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
     samples: [['red', 'blue'], []],
     normalized: [{ write: ['blue', 'red'], read: ['red', 'blue'] }],
   },
-  { name: 'c_ref', type: sized('int', '11'), typeClass: 'relation', read: true, write: true, typeDetails: { target_table: 'ls_fixture_target' }, samples: ['1', '2'] },
-  { name: 'c_default', type: 'varchar(10)', typeClass: 'text', read: true, write: true, required: false, samples: ['y'] },
-  { name: 'c_generated', type: sized('int', '11'), typeClass: 'integer', read: true, write: false, typeDetails: { generated: true } },
+  {
+    name: 'c_ref',
+    type: sized('int', '11'),
+    typeClass: 'relation',
+    read: true,
+    write: true,
+    typeDetails: { target_table: 'ls_fixture_target' },
+    samples: ['1', '2'],
+  },
+  {
+    name: 'c_default',
+    type: 'varchar(10)',
+    typeClass: 'text',
+    read: true,
+    write: true,
+    required: false,
+    samples: ['y'],
+  },
+  {
+    name: 'c_generated',
+    type: sized('int', '11'),
+    typeClass: 'integer',
+    read: true,
+    write: false,
+    typeDetails: { generated: true },
+  },
   { name: 'c_blob', type: 'blob', typeClass: 'unsupported', read: false, write: false },
   { name: 'c_varbinary', type: 'varbinary(16)', typeClass: 'unsupported', read: false, write: false },
   { name: 'c_point', type: 'point', typeClass: 'unsupported', read: false, write: false },
@@ -182,7 +348,9 @@ export function mysqlHarness(): ContractHarness {
       database = null;
     },
     goodCredentials: () => ({ connectionString: TEST_MYSQL_URL }),
-    badCredentials: () => ({ connectionString: testUrl({ user: 'lockstep_nobody', password: wrongPassword }) }),
+    badCredentials: () => ({
+      connectionString: testUrl({ user: 'lockstep_nobody', password: wrongPassword }),
+    }),
     unreachableCredentials: () => ({ connectionString: testUrl({ host: '127.0.0.1', port: 1 }) }),
     credentialsForHost: (host) => ({ connectionString: testUrl({ host, password: wrongPassword }) }),
     secrets: () => [wrongPassword, testUrl({ user: 'lockstep_nobody', password: wrongPassword })],
@@ -197,7 +365,9 @@ export function mysqlHarness(): ContractHarness {
     },
     async createPlainTable(name, options) {
       const id = options.primaryKey ? 'id INT NOT NULL PRIMARY KEY, ' : '';
-      await admin().query(`CREATE TABLE \`${name}\` (${id}title VARCHAR(100) NULL, amount INT NULL) ENGINE=InnoDB`);
+      await admin().query(
+        `CREATE TABLE \`${name}\` (${id}title VARCHAR(100) NULL, amount INT NULL) ENGINE=InnoDB`,
+      );
     },
     // Fields created for these classes come back as the class MySQL can hold.
     createdClass: { relation: 'text' },
