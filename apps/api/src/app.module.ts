@@ -11,6 +11,7 @@ import { HttpMetricsMiddleware } from './common/metrics/metrics';
 import { ConnectorsModule } from './connectors/connectors.module';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { HealthController } from './health/health.controller';
+import { SyncsModule } from './syncs/syncs.module';
 
 /** The API: one module per REST resource on top of the shared infrastructure. */
 @Module({})
@@ -27,6 +28,7 @@ export class AppModule implements NestModule {
         AccountsModule,
         ApiKeysModule,
         ConnectorsModule,
+        SyncsModule,
         ...extraModules,
       ],
       controllers: [HealthController, DiscoveryController],

@@ -1,2 +1,3 @@
 export * from './types/type-class';
 export * from './plans';
+export * from './lifecycle';

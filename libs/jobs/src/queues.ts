@@ -4,6 +4,8 @@
  */
 export const QUEUES = {
   maintenance: 'maintenance',
+  /** Lifecycle work on one sync (activation hand-over, teardown after delete). */
+  syncs: 'syncs',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -13,6 +15,12 @@ export interface JobMap {
   maintenance: {
     'purge-expired-idempotency-keys': Record<string, never>;
   };
+  syncs: {
+    /** The sync was activated: pick it up again and clear `activating`. */
+    activate: { syncId: string };
+    /** The sync was deleted: undo table setup in both apps, then remove its rows. */
+    teardown: { syncId: string };
+  };
 }
 
 export type JobName<Q extends QueueName> = keyof JobMap[Q] & string;
@@ -20,6 +28,11 @@ export type JobName<Q extends QueueName> = keyof JobMap[Q] & string;
 export const MAINTENANCE_JOBS = {
   purgeIdempotency: 'purge-expired-idempotency-keys',
 } as const satisfies Record<string, JobName<'maintenance'>>;
+
+export const SYNC_JOBS = {
+  activate: 'activate',
+  teardown: 'teardown',
+} as const satisfies Record<string, JobName<'syncs'>>;
 
 /** Default options: bounded retries with exponential backoff; finished jobs do not pile up in Redis. */
 export const DEFAULT_JOB_OPTIONS = {

@@ -3,3 +3,4 @@ export * from './migrations';
 export * from './data-source';
 export * from './migrate';
 export * from './persistence.module';
+export * from './credentials/credential-cipher';

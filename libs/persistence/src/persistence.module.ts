@@ -3,8 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '@lockstep/config';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
+import { CredentialCipher } from './credentials/credential-cipher';
 
-/** The service store for Nest apps: one pool, every entity's repository injectable. */
+/** The service store for Nest apps: one pool, every entity's repository injectable, the credential cipher. */
 @Module({})
 export class PersistenceModule {
   static forRoot(): DynamicModule {
@@ -18,7 +19,8 @@ export class PersistenceModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      exports: [TypeOrmModule],
+      providers: [CredentialCipher],
+      exports: [TypeOrmModule, CredentialCipher],
     };
   }
 }

@@ -1,15 +1,17 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CONNECTORS } from '@lockstep/connectors-registry';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
 import { ConnectorListDto } from './connector.dto';
+import { ConnectorCatalog } from './connector-catalog';
 import { toConnectorDto } from './connectors.mapper';
 
 @ApiTags('Connectors')
 @ApiBearerAuth('api_key')
 @Controller('sync/connectors')
 export class ConnectorsController {
+  constructor(private readonly catalog: ConnectorCatalog) {}
+
   @Get()
   @RequiredScope('read')
   @ApiOperation({
@@ -18,6 +20,6 @@ export class ConnectorsController {
   })
   @ApiOkResponse({ type: ConnectorListDto })
   list(@Auth() auth: AuthContext): ConnectorListDto {
-    return { data: CONNECTORS.map((c) => toConnectorDto(c, auth.plan)), has_more: false, next_cursor: null };
+    return { data: this.catalog.list().map((c) => toConnectorDto(c, auth.plan)), has_more: false, next_cursor: null };
   }
 }

@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { ConnectorCatalog } from './connector-catalog';
 import { ConnectorsController } from './connectors.controller';
 
-@Module({ controllers: [ConnectorsController] })
+@Global()
+@Module({ controllers: [ConnectorsController], providers: [ConnectorCatalog], exports: [ConnectorCatalog] })
 export class ConnectorsModule {}

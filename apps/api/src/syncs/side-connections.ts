@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@lockstep/config';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { type Connection, type ConnectorDeclaration, type Credentials, isConnectorError, redactSecrets } from '@lockstep/connectors-core';
+import { CredentialCipher, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
+import { ConnectorCatalog } from '../connectors/connector-catalog';
+
+/** Where a connector failure surfaced: credentials a client just sent, or credentials already stored. */
+export type FailureContext = 'request' | 'stored';
+
+/**
+ * Opens connections to the apps behind a sync's sides (with the egress policy from config), always closes
+ * them, and turns a `ConnectorError` into the API's error: rejected credentials are `invalid_auth` (the
+ * app's reason in the message), an unreachable app is `connection_error`. Messages never carry credentials.
+ */
+@Injectable()
+export class SideConnections {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly cipher: CredentialCipher,
+    private readonly catalog: ConnectorCatalog,
+  ) {}
+
+  async with<T>(declaration: ConnectorDeclaration, credentials: Credentials, base: string | null, work: (connection: Connection) => Promise<T>): Promise<T> {
+    let connection: Connection | undefined;
+    try {
+      connection = await declaration.connect(credentials, base, {
+        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+        poolSize: 2,
+      });
+      return await work(connection);
+    } catch (error) {
+      throw translateConnectorError(error, credentials);
+    } finally {
+      await connection?.close().catch(() => undefined);
+    }
+  }
+
+  /** A connection with a side's stored credentials and base. */
+  async withSide<T>(side: SyncSideEntity, work: (connection: Connection) => Promise<T>): Promise<T> {
+    const declaration = this.catalog.find(side.connector);
+    if (!declaration) throw new DomainError(ErrorCode.UnknownConnector, `The ${side.side} side uses connector "${side.connector}", which this server no longer offers.`);
+    if (!side.credentials) throw new Error(`side ${side.side} of ${side.syncId} has no stored credentials`);
+    return this.with(declaration, this.credentials(side), side.baseId, work);
+  }
+
+  credentials(side: SyncSideEntity): Credentials {
+    if (!side.credentials) throw new Error(`side ${side.side} of ${side.syncId} has no stored credentials`);
+    return this.cipher.decrypt(side.credentials, sideOwner(side.syncId, side.side));
+  }
+}
+
+/** ConnectorError -> DomainError; anything else passes through unchanged (a bug stays a 500). */
+export function translateConnectorError(error: unknown, credentials: Credentials = {}): unknown {
+  if (!isConnectorError(error)) return error;
+  const secrets = Object.values(credentials).filter((value) => typeof value === 'string' && value.length >= 4);
+  const reason = redactSecrets(error.message, secrets);
+  const details = { connector_error: error.kind, ...(error.appCode ? { app_code: error.appCode } : {}) };
+  switch (error.kind) {
+    case 'auth':
+    case 'invalid_data':
+    case 'unsupported':
+      return new DomainError(ErrorCode.InvalidAuth, `The app rejected the credentials: ${reason}`, details);
+    case 'permission':
+      if (error.appCode === 'EGRESS_REFUSED' || reason.includes('egress policy')) {
+        return new DomainError(ErrorCode.ConnectionError, `The app cannot be reached: ${reason}`, details);
+      }
+      return new DomainError(ErrorCode.InvalidAuth, `The app rejected the credentials: ${reason}`, details);
+    case 'not_found':
+    case 'rate_limited':
+    case 'transient':
+      return new DomainError(ErrorCode.ConnectionError, `The app cannot be reached with these credentials: ${reason}`, details);
+  }
+}

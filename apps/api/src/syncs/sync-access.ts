@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { IsNull, type Repository } from 'typeorm';
+import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { type SideName, SyncEntity, SyncSideEntity } from '@lockstep/persistence';
+import type { AuthContext } from '../common/auth/auth-context';
+import { ConnectorCatalog } from '../connectors/connector-catalog';
+import { SyncLinks } from './sync-links';
+
+export interface SyncSides {
+  left: SyncSideEntity | null;
+  right: SyncSideEntity | null;
+}
+
+export interface LoadedSync {
+  sync: SyncEntity;
+  sides: SyncSides;
+}
+
+export const SIDES: readonly SideName[] = ['left', 'right'];
+
+export function isSideName(value: unknown): value is SideName {
+  return value === 'left' || value === 'right';
+}
+
+/** A side a person still has to connect (chosen at create, no credentials yet). */
+export function isConnected(side: SyncSideEntity | null): boolean {
+  return side !== null && side.authStatus !== 'pending';
+}
+
+/**
+ * Loads a sync the caller may see: its account's, not deleted, and the one sync of a one-sync key. Anything
+ * else is `404 not_found`, indistinguishable from a sync that does not exist.
+ */
+@Injectable()
+export class SyncAccess {
+  constructor(
+    @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
+    @InjectRepository(SyncSideEntity) private readonly sides: Repository<SyncSideEntity>,
+    private readonly catalog: ConnectorCatalog,
+    private readonly links: SyncLinks,
+  ) {}
+
+  async load(auth: AuthContext, syncId: string): Promise<LoadedSync> {
+    const notFound = () => new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
+    if (!isId('sync', syncId)) throw notFound();
+    if (auth.syncId !== null && auth.syncId !== syncId) throw notFound();
+    const sync = await this.syncs.findOneBy({ id: syncId, accountId: auth.accountId, deletedAt: IsNull() });
+    if (!sync) throw notFound();
+    return { sync, sides: await this.loadSides(syncId) };
+  }
+
+  async loadSides(syncId: string): Promise<SyncSides> {
+    const rows = await this.sides.findBy({ syncId });
+    return { left: rows.find((row) => row.side === 'left') ?? null, right: rows.find((row) => row.side === 'right') ?? null };
+  }
+
+  /** Spec 4.2 rule 8: until both sides exist, mappings, schema and activate answer 409 `auth_required`. */
+  requireBothConnected(loaded: LoadedSync): { left: SyncSideEntity; right: SyncSideEntity } {
+    const { left, right } = loaded.sides;
+    for (const side of SIDES) {
+      const entity = loaded.sides[side];
+      if (!isConnected(entity)) {
+        const connector = entity?.connector ?? 'unknown';
+        const name = this.catalog.find(connector)?.displayName ?? connector;
+        throw new DomainError(
+          ErrorCode.AuthRequired,
+          `The ${side} side of this sync is not connected yet; a person must connect it first.`,
+          { side },
+          this.links.connectAction(loaded.sync.id, side, connector, name, loaded.sync.name),
+        );
+      }
+    }
+    return { left: left!, right: right! };
+  }
+}

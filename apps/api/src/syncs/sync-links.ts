@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@lockstep/config';
+import type { PendingAction } from '@lockstep/contracts';
+import type { SideName } from '@lockstep/persistence';
+
+/** Every URL a sync response carries: API links under `/v1`, console pages under `/app`. */
+@Injectable()
+export class SyncLinks {
+  constructor(private readonly config: AppConfig) {}
+
+  api(path: string): string {
+    return `${this.config.publicUrl}/v1${path}`;
+  }
+
+  app(path: string): string {
+    return `${this.config.publicUrl}/app${path}`;
+  }
+
+  sync(syncId: string): string {
+    return this.api(`/sync/syncs/${syncId}`);
+  }
+
+  tables(syncId: string, side: SideName): string {
+    return this.api(`/sync/syncs/${syncId}/tables?side=${side}`);
+  }
+
+  fields(syncId: string, tableId: string, side?: SideName): string {
+    return this.api(`/sync/syncs/${syncId}/tables/${encodeURIComponent(tableId)}/fields${side ? `?side=${side}` : ''}`);
+  }
+
+  /** URI template (RFC 6570) for a table's fields; the table listing gives concrete links. */
+  fieldsTemplate(syncId: string): string {
+    return this.api(`/sync/syncs/${syncId}/tables/{table_id}/fields`);
+  }
+
+  bases(syncId: string, side: SideName): string {
+    return this.api(`/sync/syncs/${syncId}/sides/${side}/bases`);
+  }
+
+  review(syncId: string): string {
+    return this.app(`/syncs/${syncId}/review`);
+  }
+
+  connect(syncId: string, side: SideName): string {
+    return this.app(`/syncs/${syncId}/connect/${side}`);
+  }
+
+  /** A person connects a side in the console (browser sign-in or pasting the credentials there). */
+  connectAction(syncId: string, side: SideName, connector: string, connectorName: string, syncName: string, reconnect = false): PendingAction {
+    return {
+      type: 'user_authorization',
+      audience: 'end_user',
+      action: 'open_in_browser',
+      side,
+      connector,
+      url: this.connect(syncId, side),
+      instruction: reconnect
+        ? `Ask a person to open this link, sign in to Lockstep and reconnect ${connectorName} (the ${side} side of the sync "${syncName}"): the app rejects the stored credentials.`
+        : `Ask a person to open this link, sign in to Lockstep and connect ${connectorName} as the ${side} side of the sync "${syncName}". Then poll the sync until its ${side} side appears.`,
+    };
+  }
+
+  /** A person reviews the mappings and starts the sync in the console. */
+  reviewAction(syncId: string, syncName: string): PendingAction {
+    return {
+      type: 'user_confirmation',
+      audience: 'end_user',
+      action: 'open_in_browser',
+      side: null,
+      url: this.review(syncId),
+      instruction: `Ask a person to open this link, sign in to Lockstep, review the sync "${syncName}" and start it. Until then it stays a draft and nothing is written to either app.`,
+    };
+  }
+}

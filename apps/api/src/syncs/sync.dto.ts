@@ -1,0 +1,196 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+
+// ---- requests ----
+
+export class SideInputDto {
+  @ApiProperty({ description: 'Connector type slug (from `GET /sync/connectors`).', example: 'postgres' })
+  @IsString()
+  @IsNotEmpty()
+  connector: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description:
+      'Credentials, keyed by the connector\'s credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person. Never returned.',
+    example: { connectionString: 'postgres://sync_user:secret@db.example.com:5432/app' },
+  })
+  @IsOptional()
+  @IsObject()
+  auth?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'Id of the base (PostgreSQL: schema; MySQL: database) in the connected app; an exact display name is accepted when unambiguous.', example: 'public' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  base?: string;
+}
+
+export class CreateSyncDto {
+  @ApiProperty({ example: 'CRM to warehouse', maxLength: 200 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name: string;
+
+  @ApiProperty({ type: SideInputDto })
+  @ValidateNested()
+  @Type(() => SideInputDto)
+  left: SideInputDto;
+
+  @ApiProperty({ type: SideInputDto })
+  @ValidateNested()
+  @Type(() => SideInputDto)
+  right: SideInputDto;
+}
+
+export class SidePatchDto {
+  @ApiPropertyOptional({ description: 'A new connector (draft only; needs `auth` and `base` for an api_key connector). Rebuilds the side.' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  connector?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'New credentials of the same shape: rotation, allowed in any state and checked live. Never returned.' })
+  @IsOptional()
+  @IsObject()
+  auth?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'A new base (draft only). Rebuilds the side.' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  base?: string;
+}
+
+export class UpdateSyncDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({ type: SidePatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SidePatchDto)
+  left?: SidePatchDto;
+
+  @ApiPropertyOptional({ type: SidePatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SidePatchDto)
+  right?: SidePatchDto;
+}
+
+// ---- responses ----
+
+export class PendingActionDto {
+  @ApiProperty({ enum: ['user_authorization', 'user_confirmation', 'user_api_key'] }) type: string;
+  @ApiProperty({ enum: ['end_user'] }) audience: string;
+  @ApiProperty({ enum: ['open_in_browser'] }) action: string;
+  @ApiProperty({ type: String, nullable: true, enum: ['left', 'right', 'source', 'destination'] }) side: string | null;
+  @ApiPropertyOptional({ description: 'Present for `user_authorization`.' }) connector?: string;
+  @ApiProperty({ format: 'uri', description: 'Link for a person; relay it, do not fetch it.' }) url: string;
+  @ApiProperty({ description: 'Text to relay to the person.' }) instruction: string;
+}
+
+export class BaseRefDto {
+  @ApiProperty({ description: 'Remote id of the base.' }) id: string;
+  @ApiProperty() name: string;
+}
+
+export class SideDto {
+  @ApiProperty() connector: string;
+  @ApiProperty({ description: 'Display name of the connector.' }) connector_name: string;
+  @ApiProperty({ enum: ['api_key', 'oauth'], description: 'How the side was connected; a side keeps it.' }) auth_method: string;
+  @ApiProperty({ type: BaseRefDto }) base: BaseRefDto;
+  @ApiProperty({ enum: ['ok', 'error'], description: '`error` marks a broken credential (an issue explains the fix).' }) auth_status: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Machine code of the credential failure, for example `invalid_credentials`.' }) auth_error: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) connected_at: string | null;
+  @ApiProperty({ format: 'uri' }) bases_url: string;
+  @ApiProperty({ format: 'uri' }) tables_url: string;
+}
+
+export class SyncDto {
+  @ApiProperty({ example: 'sync_0123456789abcdefghij' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['draft', 'active', 'paused'] }) status: string;
+  @ApiProperty({ description: 'True after `activate` until the worker has picked the sync up again (status is then `active`).' }) activating: boolean;
+  @ApiProperty({ type: SideDto, nullable: true, description: 'null while the side is not connected.' }) left: SideDto | null;
+  @ApiProperty({ type: SideDto, nullable: true }) right: SideDto | null;
+  @ApiProperty({ type: [PendingActionDto], description: 'Empty when nothing blocks.' }) pending_actions: PendingActionDto[];
+  @ApiProperty({ description: 'Open issues; nonzero signals problems.' }) open_issues: number;
+  @ApiProperty({ enum: ['review_required', 'auto_approve'] }) delete_approval: string;
+  @ApiPropertyOptional({ description: 'Present under `review_required`: deletes waiting for review now.' }) pending_deletes?: number;
+  @ApiProperty({ enum: ['not_started', 'preparing', 'running', 'done'], description: 'Phase of the initial sync that starts when a person starts the sync.' }) initial_sync: string;
+  @ApiProperty({ description: 'Current mappings revision (the mappings `ETag`).' }) mappings_revision: number;
+  @ApiProperty({ format: 'uri' }) url: string;
+  @ApiProperty({ format: 'uri' }) status_url: string;
+  @ApiProperty({ format: 'uri', description: 'Page where a person reviews and starts a draft.' }) review_url: string;
+  @ApiProperty({ format: 'uri', description: 'Left side\'s table listing (add `side=right` for the other side).' }) tables_url: string;
+  @ApiProperty({ description: 'URI template (RFC 6570) of a table\'s field listing; each listed table carries its own `fields_url`.' }) fields_url: string;
+  @ApiProperty({ format: 'uri' }) mappings_url: string;
+  @ApiProperty({ format: 'uri' }) validate_url: string;
+  @ApiProperty({ format: 'uri' }) operations_url: string;
+  @ApiProperty({ format: 'uri' }) issues_url: string;
+  @ApiProperty({ format: 'uri' }) pending_deletes_url: string;
+  @ApiProperty({ type: String, format: 'date-time' }) created_at: string;
+  @ApiProperty({ type: String, format: 'date-time' }) updated_at: string;
+}
+
+export class SyncListDto {
+  @ApiProperty({ type: [SyncDto] }) data: SyncDto[];
+  @ApiProperty() has_more: boolean;
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}
+
+export class DeletedSyncDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: [true] }) deleted: true;
+}
+
+export class BaseListDto {
+  @ApiProperty({ type: [BaseRefDto], description: 'Bases (schemas, databases) the side\'s credentials reach, fetched live.' }) data: BaseRefDto[];
+  @ApiProperty({ enum: [false] }) has_more: false;
+  @ApiProperty({ type: String, nullable: true, enum: [null] }) next_cursor: null;
+}
+
+export class SideStatusDto {
+  @ApiProperty({ type: String, nullable: true, description: 'null while the side is not connected.' }) connector: string | null;
+  @ApiProperty({ enum: ['pending', 'ok', 'error'], description: '`pending`: a person has not connected it yet.' }) auth_status: string;
+  @ApiProperty({ type: String, nullable: true, enum: ['change_feed', 'incremental', 'full_scan', null], description: 'The change detection the engine uses for this side.' }) change_detection: string | null;
+  @ApiProperty({ enum: ['idle', 'polling', 'waiting', 'paused', 'error'], description: 'What the engine is doing on this side.' }) polling_state: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_polled_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_change_detected_at: string | null;
+}
+
+export class InitialSyncStatusDto {
+  @ApiProperty({ enum: ['not_started', 'preparing', 'running', 'done'] }) phase: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finished_at: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Per table pair counts (records read, matched, created on each side) while preparing and running.' })
+  progress: Record<string, unknown> | null;
+}
+
+export class PendingPushesDto {
+  @ApiProperty() push: number;
+  @ApiProperty() refetch: number;
+  @ApiProperty() verify_delete: number;
+}
+
+export class SyncStatusDto {
+  @ApiProperty() sync_id: string;
+  @ApiProperty({ enum: ['draft', 'active', 'paused'] }) status: string;
+  @ApiProperty() activating: boolean;
+  @ApiProperty({ type: String, format: 'date-time', description: 'When this snapshot was taken.' }) captured_at: string;
+  @ApiProperty({ type: InitialSyncStatusDto }) initial_sync: InitialSyncStatusDto;
+  @ApiProperty({ type: SideStatusDto }) left: SideStatusDto;
+  @ApiProperty({ type: SideStatusDto }) right: SideStatusDto;
+  @ApiProperty({ type: PendingPushesDto, description: 'Record operations queued, by type.' }) pending_pushes: PendingPushesDto;
+  @ApiProperty() open_issues: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'null under `auto_approve`.' }) pending_deletes: number | null;
+}

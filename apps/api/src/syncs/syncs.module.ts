@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { SideBuilder } from './side-builder';
+import { SideConnections } from './side-connections';
+import { SyncAccess } from './sync-access';
+import { SyncLinks } from './sync-links';
+import { SyncsController } from './syncs.controller';
+import { SyncsService } from './syncs.service';
+import { SyncLifecycleService } from './sync-lifecycle.service';
+
+/** Syncs and their sides (spec 2.3-2.5, 4.2) and the lifecycle of 3.1; shared by schema and mappings. */
+@Module({
+  controllers: [SyncsController],
+  providers: [SyncsService, SyncLifecycleService, SyncAccess, SideConnections, SideBuilder, SyncLinks],
+  exports: [SyncsService, SyncLifecycleService, SyncAccess, SideConnections, SideBuilder, SyncLinks],
+})
+export class SyncsModule {}

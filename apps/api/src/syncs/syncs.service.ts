@@ -1,0 +1,397 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, type EntityManager, In, IsNull, type Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
+import type { ConnectorDeclaration } from '@lockstep/connectors-core';
+import { transition } from '@lockstep/domain';
+import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
+import {
+  CredentialCipher,
+  PendingDeleteEntity,
+  type SideName,
+  sideOwner,
+  SyncEntity,
+  SyncIssueEntity,
+  SyncSideEntity,
+  SyncTableEntity,
+} from '@lockstep/persistence';
+import type { AuthContext } from '../common/auth/auth-context';
+import { CursorService, parseLimit } from '../common/pagination/cursor.service';
+import { ConnectorCatalog } from '../connectors/connector-catalog';
+import type { BaseListDto, CreateSyncDto, DeletedSyncDto, SideInputDto, SidePatchDto, SyncDto, SyncListDto, SyncStatusDto, UpdateSyncDto } from './sync.dto';
+import { type BuiltSide, SideBuilder } from './side-builder';
+import { SideConnections } from './side-connections';
+import { isConnected, isSideName, type LoadedSync, SIDES, SyncAccess, type SyncSides } from './sync-access';
+import { SyncLinks } from './sync-links';
+import { type SyncCounts, toStatusDto, toSyncDto } from './syncs.mapper';
+
+/** A side of a create request after the static checks: built now, or deferred to a person. */
+type SidePlan = { kind: 'built'; declaration: ConnectorDeclaration; auth: Record<string, unknown>; base: string } | { kind: 'deferred'; declaration: ConnectorDeclaration };
+
+/** What a PATCH does to one side. */
+type SideChange =
+  | { kind: 'none' }
+  | { kind: 'build'; built: BuiltSide; rebuild: boolean }
+  | { kind: 'defer'; declaration: ConnectorDeclaration };
+
+const LIST_LIMIT = { min: 1, max: 100, default: 20 };
+
+@Injectable()
+export class SyncsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
+    @InjectRepository(SyncIssueEntity) private readonly issues: Repository<SyncIssueEntity>,
+    @InjectRepository(PendingDeleteEntity) private readonly pendingDeletes: Repository<PendingDeleteEntity>,
+    private readonly catalog: ConnectorCatalog,
+    private readonly builder: SideBuilder,
+    private readonly connections: SideConnections,
+    private readonly cipher: CredentialCipher,
+    private readonly access: SyncAccess,
+    private readonly links: SyncLinks,
+    private readonly cursors: CursorService,
+    private readonly jobs: JobProducer,
+  ) {}
+
+  // ---- reads ----
+
+  async list(auth: AuthContext, rawLimit: unknown, cursor: unknown): Promise<SyncListDto> {
+    const limit = parseLimit(rawLimit, LIST_LIMIT);
+    const endpoint = 'GET /sync/syncs';
+    const position = this.cursors.decode(cursor, endpoint, auth.accountId);
+    const query = this.syncs
+      .createQueryBuilder('s')
+      .where('s.account_id = :account AND s.deleted_at IS NULL', { account: auth.accountId })
+      .orderBy('s.created_at', 'DESC')
+      .addOrderBy('s.id', 'DESC')
+      .take(limit + 1);
+    if (auth.syncId) query.andWhere('s.id = :only', { only: auth.syncId });
+    if (position) query.andWhere('(s.created_at, s.id) < (:createdAt::timestamptz, :id)', { createdAt: position.createdAt, id: position.id });
+    const rows = await query.getMany();
+    const page = rows.slice(0, limit);
+    const views = await this.views(page);
+    return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }), (row) => views.get(row.id)!);
+  }
+
+  async get(auth: AuthContext, syncId: string): Promise<SyncDto> {
+    return this.view(await this.access.load(auth, syncId));
+  }
+
+  async view(loaded: LoadedSync): Promise<SyncDto> {
+    const counts = await this.counts([loaded.sync.id]);
+    return toSyncDto(loaded.sync, loaded.sides, counts.get(loaded.sync.id)!, this.catalog, this.links);
+  }
+
+  async status(auth: AuthContext, syncId: string): Promise<SyncStatusDto> {
+    const loaded = await this.access.load(auth, syncId);
+    const counts = (await this.counts([syncId])).get(syncId)!;
+    return toStatusDto(loaded.sync, loaded.sides, { ...counts, queued: await this.queuedOperations(syncId) });
+  }
+
+  /** Record operations waiting in the per-record queue (the engine's table, once it exists). */
+  private async queuedOperations(syncId: string): Promise<{ push: number; refetch: number; verify_delete: number }> {
+    const queued = { push: 0, refetch: 0, verify_delete: 0 };
+    const [{ exists }] = await this.dataSource.query(`SELECT to_regclass('record_queue') IS NOT NULL AS exists`);
+    if (!exists) return queued;
+    const rows: { type: keyof typeof queued; count: string }[] = await this.dataSource.query(`SELECT type, count(*) AS count FROM record_queue WHERE sync_id = $1 GROUP BY type`, [syncId]);
+    for (const row of rows) if (row.type in queued) queued[row.type] = Number(row.count);
+    return queued;
+  }
+
+  async bases(auth: AuthContext, syncId: string, side: unknown): Promise<BaseListDto> {
+    if (!isSideName(side)) throw new DomainError(ErrorCode.InvalidSide, 'side must be left or right.');
+    const loaded = await this.access.load(auth, syncId);
+    const entity = loaded.sides[side];
+    if (!entity || !isConnected(entity)) {
+      const connector = entity?.connector ?? 'unknown';
+      throw new DomainError(
+        ErrorCode.RequiresAction,
+        `The ${side} side is not connected yet; a person must connect it before its bases can be listed.`,
+        { side },
+        this.links.connectAction(syncId, side, connector, this.catalog.find(connector)?.displayName ?? connector, loaded.sync.name),
+      );
+    }
+    const bases = await this.connections.withSide(entity, (connection) => connection.listBases()).catch((error: unknown) => this.storedCredentialFailure(entity, error));
+    return { data: bases.map((base) => ({ id: base.id, name: base.name })), has_more: false, next_cursor: null };
+  }
+
+  /** Stored credentials the app now rejects: mark the side broken (auth_status error), then rethrow. */
+  async storedCredentialFailure(side: SyncSideEntity, error: unknown): Promise<never> {
+    if (error instanceof DomainError && error.code === ErrorCode.InvalidAuth) {
+      await this.dataSource.getRepository(SyncSideEntity).update({ syncId: side.syncId, side: side.side }, { authStatus: 'error', authError: 'invalid_credentials', updatedAt: new Date() });
+    }
+    throw error;
+  }
+
+  private async counts(syncIds: string[]): Promise<Map<string, SyncCounts>> {
+    const result = new Map(syncIds.map((id) => [id, { openIssues: 0, pendingDeletes: 0 }]));
+    if (syncIds.length === 0) return result;
+    const issues = await this.issues
+      .createQueryBuilder('i')
+      .select('i.sync_id', 'sync_id')
+      .addSelect('count(*)', 'count')
+      .where({ syncId: In(syncIds), resolvedAt: IsNull() })
+      .groupBy('i.sync_id')
+      .getRawMany<{ sync_id: string; count: string }>();
+    for (const row of issues) result.get(row.sync_id)!.openIssues = Number(row.count);
+    const deletes = await this.pendingDeletes
+      .createQueryBuilder('d')
+      .select('d.sync_id', 'sync_id')
+      .addSelect('count(*)', 'count')
+      .where({ syncId: In(syncIds), state: 'awaiting_review' })
+      .groupBy('d.sync_id')
+      .getRawMany<{ sync_id: string; count: string }>();
+    for (const row of deletes) result.get(row.sync_id)!.pendingDeletes = Number(row.count);
+    return result;
+  }
+
+  private async views(syncs: SyncEntity[]): Promise<Map<string, SyncDto>> {
+    const ids = syncs.map((sync) => sync.id);
+    const counts = await this.counts(ids);
+    const sides = ids.length ? await this.dataSource.getRepository(SyncSideEntity).findBy({ syncId: In(ids) }) : [];
+    const views = new Map<string, SyncDto>();
+    for (const sync of syncs) {
+      const own: SyncSides = { left: sides.find((s) => s.syncId === sync.id && s.side === 'left') ?? null, right: sides.find((s) => s.syncId === sync.id && s.side === 'right') ?? null };
+      views.set(sync.id, toSyncDto(sync, own, counts.get(sync.id)!, this.catalog, this.links));
+    }
+    return views;
+  }
+
+  // ---- create (spec 4.2 rules 1-4) ----
+
+  async create(auth: AuthContext, input: CreateSyncDto): Promise<SyncDto> {
+    // Every static check of both sides first, then the live checks; nothing is written before all pass.
+    const plans = { left: this.planSide(input.left, 'left', auth.plan), right: this.planSide(input.right, 'right', auth.plan) };
+    this.assertPairAllowed(plans.left.declaration, plans.right.declaration);
+    const built: Partial<Record<SideName, BuiltSide>> = {};
+    for (const side of SIDES) {
+      const plan = plans[side];
+      if (plan.kind === 'built') {
+        const credentials = this.builder.credentialsFrom(plan.declaration, plan.auth, `${side}.auth`);
+        built[side] = await this.builder.build(plan.declaration, credentials, plan.base, side);
+      }
+    }
+    if (built.left && built.right) this.assertNoBaseConflict(built.left, built.right);
+
+    // When only one side is built, it occupies the left slot (spec 2.3).
+    let slots: Record<SideName, BuiltSide | ConnectorDeclaration> = {
+      left: built.left ?? plans.left.declaration,
+      right: built.right ?? plans.right.declaration,
+    };
+    if (!built.left && built.right) slots = { left: built.right, right: plans.left.declaration };
+
+    const syncId = newId('sync');
+    await this.dataSource.transaction(async (manager) => {
+      await manager.getRepository(SyncEntity).insert({ id: syncId, accountId: auth.accountId, name: input.name.trim() || input.name });
+      for (const side of SIDES) {
+        const slot = slots[side];
+        await manager.getRepository(SyncSideEntity).insert('credentials' in slot ? this.builtSideRow(syncId, side, slot, 'api') : this.deferredSideRow(syncId, side, slot));
+      }
+    });
+    return this.view(await this.access.load(auth, syncId));
+  }
+
+  private planSide(input: SideInputDto, side: SideName, plan: string): SidePlan {
+    const declaration = this.catalog.available(input.connector, plan);
+    if (!declaration) {
+      const known = this.catalog.find(input.connector);
+      throw new DomainError(
+        ErrorCode.UnknownConnector,
+        known
+          ? `The ${side} side's connector "${input.connector}" needs the ${known.plan} plan; this account is on ${plan}.`
+          : `The ${side} side's connector "${input.connector}" does not exist; see GET /v1/sync/connectors.`,
+        { side, connector: input.connector, ...(known ? { required_plan: known.plan } : {}) },
+      );
+    }
+    const hasAuth = input.auth !== undefined;
+    const hasBase = input.base !== undefined;
+    if (declaration.auth.method === 'oauth') {
+      if (hasAuth) throw new DomainError(ErrorCode.AuthNotSupported, `${declaration.displayName} is connected by a person signing in through the browser; omit auth on the ${side} side.`, { side });
+      if (hasBase) throw new DomainError(ErrorCode.BaseNotSupported, `${declaration.displayName} is connected by a person signing in through the browser, who picks the base; omit base on the ${side} side.`, { side });
+      return { kind: 'deferred', declaration };
+    }
+    if (hasBase && !hasAuth) throw new DomainError(ErrorCode.MissingAuth, `The ${side} side has base but no auth; send both, or neither to let a person connect it.`, { side });
+    if (hasAuth && !hasBase) throw new DomainError(ErrorCode.MissingBase, `The ${side} side has auth but no base; send both, or neither to let a person connect it.`, { side });
+    if (hasAuth && hasBase) {
+      this.builder.credentialsFrom(declaration, input.auth!, `${side}.auth`);
+      return { kind: 'built', declaration, auth: input.auth!, base: input.base! };
+    }
+    return { kind: 'deferred', declaration };
+  }
+
+  private assertPairAllowed(left: ConnectorDeclaration, right: ConnectorDeclaration): void {
+    if (left.type === right.type && !left.capabilities.syncToItself) {
+      throw new DomainError(ErrorCode.ConnectorPairNotAllowed, `${left.displayName} cannot sync to itself; pick another connector for one side.`, { connector: left.type });
+    }
+  }
+
+  private assertNoBaseConflict(left: Pick<BuiltSide, 'declaration' | 'base' | 'fingerprint'>, right: Pick<BuiltSide, 'declaration' | 'base' | 'fingerprint'>): void {
+    if (left.declaration.type === right.declaration.type && left.base.id === right.base.id && left.fingerprint === right.fingerprint) {
+      throw new DomainError(ErrorCode.BaseConflict, `Both sides point to the same base "${left.base.id}" with the same credentials; a sync joins two different places.`, { base: left.base.id });
+    }
+  }
+
+  private builtSideRow(syncId: string, side: SideName, built: BuiltSide, via: 'api' | 'console' | 'cli'): QueryDeepPartialEntity<SyncSideEntity> {
+    return {
+      syncId,
+      side,
+      connector: built.declaration.type,
+      authMethod: 'api_key',
+      baseId: built.base.id,
+      baseName: built.base.name,
+      credentials: this.cipher.encrypt(built.credentials, sideOwner(syncId, side)),
+      credentialFingerprint: built.fingerprint,
+      connectedVia: via,
+      authStatus: 'ok',
+      authError: null,
+      connectedAt: new Date(),
+      tablesFetchedAt: null,
+      updatedAt: new Date(),
+    };
+  }
+
+  private deferredSideRow(syncId: string, side: SideName, declaration: ConnectorDeclaration): QueryDeepPartialEntity<SyncSideEntity> {
+    return {
+      syncId,
+      side,
+      connector: declaration.type,
+      authMethod: declaration.auth.method,
+      baseId: null,
+      baseName: null,
+      credentials: null,
+      credentialFingerprint: null,
+      connectedVia: null,
+      authStatus: 'pending',
+      authError: null,
+      connectedAt: null,
+      tablesFetchedAt: null,
+      updatedAt: new Date(),
+    };
+  }
+
+  // ---- update (spec 4.2 rules 5-7) ----
+
+  async update(auth: AuthContext, syncId: string, input: UpdateSyncDto, via: 'api' | 'cli' = 'api'): Promise<SyncDto> {
+    const loaded = await this.access.load(auth, syncId);
+    const changes: Record<SideName, SideChange> = { left: { kind: 'none' }, right: { kind: 'none' } };
+    for (const side of SIDES) {
+      const patch = input[side];
+      if (patch) changes[side] = await this.planSideChange(loaded, side, patch, auth.plan);
+    }
+    const after = (side: SideName) => {
+      const change = changes[side];
+      const entity = loaded.sides[side]!;
+      if (change.kind === 'build') return { declaration: change.built.declaration, base: change.built.base, fingerprint: change.built.fingerprint };
+      if (change.kind === 'defer') return { declaration: change.declaration, base: null, fingerprint: null };
+      return { declaration: this.catalog.find(entity.connector), base: entity.baseId ? { id: entity.baseId, name: entity.baseName ?? entity.baseId } : null, fingerprint: entity.credentialFingerprint };
+    };
+    const left = after('left');
+    const right = after('right');
+    if (changes.left.kind !== 'none' || changes.right.kind !== 'none') {
+      if (left.declaration && right.declaration) this.assertPairAllowed(left.declaration, right.declaration);
+      if (left.declaration && right.declaration && left.base && right.base && left.fingerprint && right.fingerprint) {
+        this.assertNoBaseConflict({ declaration: left.declaration, base: left.base, fingerprint: left.fingerprint }, { declaration: right.declaration, base: right.base, fingerprint: right.fingerprint });
+      }
+    }
+
+    await this.dataSource.transaction(async (manager) => {
+      const now = new Date();
+      const syncUpdate: QueryDeepPartialEntity<SyncEntity> = { updatedAt: now };
+      if (input.name !== undefined) syncUpdate.name = input.name.trim() || input.name;
+      let resetMappings = false;
+      for (const side of SIDES) {
+        const change = changes[side];
+        if (change.kind === 'none') continue;
+        const row = change.kind === 'build' ? this.builtSideRow(syncId, side, change.built, via) : this.deferredSideRow(syncId, side, change.declaration);
+        if (change.kind === 'build' && !change.rebuild) {
+          // Rotation keeps the side's history (connected_at, engine state) and fixes a broken credential.
+          const current = loaded.sides[side]!;
+          row.connectedAt = current.connectedAt ?? now;
+          row.tablesFetchedAt = current.tablesFetchedAt;
+          row.connectedVia = current.connectedVia ?? via;
+          await manager.getRepository(SyncSideEntity).update({ syncId, side }, row);
+        } else {
+          await manager.getRepository(SyncSideEntity).update({ syncId, side }, { ...row, checkpoint: null, changeDetection: null, pollingState: 'idle', lastPolledAt: null, lastChangeDetectedAt: null });
+          await this.clearSideSchema(manager, syncId, side);
+          resetMappings = true;
+        }
+      }
+      if (resetMappings && (loaded.sync.mappings.tables ?? []).length > 0) {
+        // The mapped tables of a rebuilt side belong to another app or base: start the mappings over.
+        syncUpdate.mappings = { tables: [] };
+        syncUpdate.mappingsRevision = loaded.sync.mappingsRevision + 1;
+      }
+      await manager.getRepository(SyncEntity).update({ id: syncId }, syncUpdate);
+    });
+    return this.view(await this.access.load(auth, syncId));
+  }
+
+  private async clearSideSchema(manager: EntityManager, syncId: string, side: SideName): Promise<void> {
+    await manager.getRepository(SyncTableEntity).delete({ syncId, side });
+  }
+
+  private async planSideChange(loaded: LoadedSync, side: SideName, patch: SidePatchDto, plan: string): Promise<SideChange> {
+    const entity = loaded.sides[side]!;
+    const current = this.catalog.find(entity.connector);
+    const changesConnector = patch.connector !== undefined && patch.connector !== entity.connector;
+    const rebuild = changesConnector || (patch.base !== undefined && (!isConnected(entity) || patch.base !== entity.baseId));
+
+    if (rebuild || patch.connector !== undefined || patch.base !== undefined) {
+      if (rebuild) {
+        const outcome = transition({ status: loaded.sync.status, initialSync: loaded.sync.initialSyncPhase, bothSidesConnected: true }, 'rebuild_side');
+        if (!outcome.ok) throw new DomainError(ErrorCode.SyncNotDraft, outcome.message, { side });
+      }
+      const declaration = patch.connector !== undefined ? this.catalog.available(patch.connector, plan) : current;
+      if (!declaration) {
+        throw new DomainError(ErrorCode.UnknownConnector, `The ${side} side's connector "${patch.connector ?? entity.connector}" does not exist or is not available on this account's plan.`, { side });
+      }
+      if (declaration.auth.method === 'oauth') {
+        if (patch.auth !== undefined) throw new DomainError(ErrorCode.OauthConnectorNotSupported, `${declaration.displayName} is connected by a person signing in through the browser; its credentials cannot be set over the API.`, { side });
+        if (patch.base !== undefined) throw new DomainError(ErrorCode.BaseNotSupported, `${declaration.displayName} is connected by a person signing in through the browser, who picks the base.`, { side });
+        return changesConnector ? { kind: 'defer', declaration } : { kind: 'none' };
+      }
+      if (patch.auth === undefined && (changesConnector || !isConnected(entity) || entity.authMethod !== 'api_key')) {
+        throw new DomainError(ErrorCode.MissingAuth, `Changing the ${side} side's connector or connecting it needs auth and base together.`, { side });
+      }
+      const base = patch.base ?? (changesConnector || !isConnected(entity) ? undefined : entity.baseId ?? undefined);
+      if (base === undefined) throw new DomainError(ErrorCode.MissingBase, `The ${side} side needs a base together with its auth.`, { side });
+      if (!rebuild && patch.auth === undefined) return { kind: 'none' };
+      const credentials = patch.auth !== undefined ? this.builder.credentialsFrom(declaration, patch.auth, `${side}.auth`) : this.connections.credentials(entity);
+      return { kind: 'build', built: await this.builder.build(declaration, credentials, base, side), rebuild };
+    }
+
+    if (patch.auth === undefined) return { kind: 'none' };
+    // auth alone: fill nothing, rotate a connected api_key side.
+    if (!current) throw new DomainError(ErrorCode.UnknownConnector, `The ${side} side's connector "${entity.connector}" is no longer offered.`, { side });
+    if (current.auth.method === 'oauth') {
+      if (!isConnected(entity)) {
+        throw new DomainError(
+          ErrorCode.RequiresAction,
+          `The ${side} side (${current.displayName}) is connected by a person signing in through the browser; relay the action.`,
+          { side },
+          this.links.connectAction(loaded.sync.id, side, current.type, current.displayName, loaded.sync.name),
+        );
+      }
+      throw new DomainError(ErrorCode.OauthConnectorNotSupported, `${current.displayName} credentials cannot be set or rotated over the API; a person reconnects it in the app.`, { side });
+    }
+    if (!isConnected(entity)) throw new DomainError(ErrorCode.MissingBase, `The ${side} side is not connected yet: send connector, auth and base together to connect it.`, { side });
+    if (entity.authMethod === 'oauth') {
+      throw new DomainError(ErrorCode.InvalidAuth, `The ${side} side was connected by a person signing in; it keeps that method and cannot be switched to a pasted credential.`, { side });
+    }
+    const credentials = this.builder.credentialsFrom(current, patch.auth, `${side}.auth`);
+    return { kind: 'build', built: await this.builder.build(current, credentials, entity.baseId!, side), rebuild: false };
+  }
+
+  // ---- delete ----
+
+  async remove(auth: AuthContext, syncId: string): Promise<DeletedSyncDto> {
+    const loaded = await this.access.load(auth, syncId);
+    // Hidden at once (every read is 404 from now on); the worker undoes table setup in both apps and
+    // removes the rows (job `syncs/teardown`).
+    const result = await this.syncs.update({ id: loaded.sync.id, deletedAt: IsNull() }, { deletedAt: new Date(), status: 'paused', activating: false, updatedAt: new Date() });
+    if (!result.affected) throw new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
+    await this.jobs.add('syncs', SYNC_JOBS.teardown, { syncId }, { jobId: `teardown:${syncId}` });
+    return { id: syncId, deleted: true };
+  }
+}
