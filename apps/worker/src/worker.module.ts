@@ -4,6 +4,7 @@ import { AppConfig, ConfigModule } from '@lockstep/config';
 import { JobsModule } from '@lockstep/jobs';
 import { PersistenceModule } from '@lockstep/persistence';
 import { MaintenanceProcessor } from './maintenance/maintenance.processor';
+import { SyncsProcessor } from './syncs/syncs.processor';
 
 /** The worker: Bull consumers, no HTTP. */
 @Module({})
@@ -17,7 +18,7 @@ export class WorkerModule {
         PersistenceModule.forRoot(),
         JobsModule.forRoot(),
       ],
-      providers: [MaintenanceProcessor],
+      providers: [MaintenanceProcessor, SyncsProcessor],
     };
   }
 }

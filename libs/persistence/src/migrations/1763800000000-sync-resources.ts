@@ -66,6 +66,7 @@ export class SyncResources1763800000000 implements MigrationInterface {
         orphaned boolean NOT NULL DEFAULT false,
         position integer NOT NULL DEFAULT 0,
         fields_fetched_at timestamptz,
+        prepared_at timestamptz,
         UNIQUE (sync_id, side, remote_id)
       )`);
     await q.query(`
