@@ -1,3 +1,5 @@
 export * from './types/type-class';
 export * from './plans';
 export * from './lifecycle';
+export * from './conversion';
+export * from './mappings';

@@ -1,0 +1,59 @@
+import { TypeClass } from '../types/type-class';
+
+/**
+ * The schema model mapping validation runs against: what the service holds in its schema cache for each side
+ * (spec 2.7), in domain terms. Prefixed ids (`table_...`, `field_...`) are the service's; remote ids are the app's.
+ */
+export type SideName = 'left' | 'right';
+
+export const SIDES: readonly SideName[] = ['left', 'right'];
+
+export function otherSide(side: SideName): SideName {
+  return side === 'left' ? 'right' : 'left';
+}
+
+export interface SchemaField {
+  /** `field_...` */
+  id: string;
+  remoteId: string;
+  name: string;
+  /** The connector's own type name. */
+  type: string;
+  typeClass: TypeClass;
+  read: boolean;
+  write: boolean;
+  required: boolean;
+  primary: boolean;
+  /** Spec 2.7 `type_details` (snake_case keys), or null. */
+  typeDetails: Record<string, unknown> | null;
+  /** The app no longer has this field (kept so references still resolve and can be reported). */
+  orphaned: boolean;
+}
+
+export interface SchemaTable {
+  /** `table_...` */
+  id: string;
+  remoteId: string;
+  name: string;
+  /** null when the connector has no views. */
+  views: { required: boolean; options: { value: string; name: string }[] } | null;
+  /** The table cannot be written (a database view). */
+  readOnly: boolean;
+  orphaned: boolean;
+  /** null = the table's fields were never fetched. */
+  fields: SchemaField[] | null;
+}
+
+export interface SideSchema {
+  side: SideName;
+  /** Connector type slug. */
+  connector: string;
+  capabilities: { createTables: boolean; createFields: boolean; views: boolean };
+  tables: SchemaTable[];
+}
+
+/** Both sides' schemas. */
+export interface MappingsSchema {
+  left: SideSchema;
+  right: SideSchema;
+}
