@@ -11,6 +11,7 @@ import { HttpMetricsMiddleware } from './common/metrics/metrics';
 import { ConnectorsModule } from './connectors/connectors.module';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { HealthController } from './health/health.controller';
+import { SchemaModule } from './schema/schema.module';
 import { SyncsModule } from './syncs/syncs.module';
 
 /** The API: one module per REST resource on top of the shared infrastructure. */
@@ -29,6 +30,7 @@ export class AppModule implements NestModule {
         ApiKeysModule,
         ConnectorsModule,
         SyncsModule,
+        SchemaModule,
         ...extraModules,
       ],
       controllers: [HealthController, DiscoveryController],

@@ -68,13 +68,14 @@ describe('authentication and authorization (spec section 5)', () => {
 
   it('refuses a one-sync key on endpoints not about one existing sync, and lets it read', async () => {
     const account = await t.account();
-    const secret = await t.key(account.id, 'readwrite', 'sync_0123456789abcdefghij');
+    const syncId = await t.bareSync(account.id);
+    const secret = await t.key(account.id, 'readwrite', syncId);
     const write = await t.http().post('/v1/test-probe/write').set(bearer(secret)).send({});
     expect(write.status).toBe(403);
     expect(write.body.error).toMatchObject({ type: 'permission_error', code: 'sync_restricted_key' });
     const read = await t.http().get('/v1/test-probe/read').set(bearer(secret));
     expect(read.status).toBe(200);
-    expect(read.body.sync_id).toBe('sync_0123456789abcdefghij');
+    expect(read.body.sync_id).toBe(syncId);
     const connectors = await t.http().get('/v1/sync/connectors').set(bearer(secret));
     expect(connectors.status).toBe(200);
   });

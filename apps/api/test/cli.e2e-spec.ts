@@ -39,8 +39,12 @@ describe('operator CLI', () => {
     expect({ scope, sync_id }).toEqual({ scope: 'operate', sync_id: null });
     await t.http().get('/v1/sync/connectors').set(bearer(secret)).expect(200);
 
-    const limited = cli('key', 'create', '--account', account.id, '--name', 'one sync', '--scope', 'read', '--sync', 'sync_0123456789abcdefghij');
-    expect(limited.json().sync_id).toBe('sync_0123456789abcdefghij');
+    const missingSync = cli('key', 'create', '--account', account.id, '--name', 'one sync', '--scope', 'read', '--sync', 'sync_0123456789abcdefghij');
+    expect(missingSync.code).toBe(1);
+    expect(missingSync.stderr).toContain('not_found');
+    const syncId = await t.bareSync(account.id);
+    const limited = cli('key', 'create', '--account', account.id, '--name', 'one sync', '--scope', 'read', '--sync', syncId);
+    expect(limited.json().sync_id).toBe(syncId);
 
     const list = cli('key', 'list', '--account', account.id);
     expect(list.code).toBe(0);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode, isId, isScope, newId, type Scope } from '@lockstep/contracts';
-import { AccountEntity, ApiKeyEntity } from '@lockstep/persistence';
+import { AccountEntity, ApiKeyEntity, SyncEntity } from '@lockstep/persistence';
 import { generateKeySecret, parseKeySecret, secretMatches } from './api-key-secret';
 
 export interface ApiKeyView {
@@ -45,6 +45,7 @@ export class ApiKeysService {
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     @InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>,
+    @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
   ) {}
 
   async create(accountId: string, input: { name: string; scope: string; syncId?: string | null }): Promise<CreatedApiKey> {
@@ -55,6 +56,9 @@ export class ApiKeysService {
       throw new DomainError(ErrorCode.InvalidSync, `"${input.syncId}" is not a sync id.`);
     }
     if (!(await this.accounts.exist({ where: { id: accountId } }))) throw new DomainError(ErrorCode.NotFound, `No account ${accountId}.`);
+    if (input.syncId != null && !(await this.syncs.exists({ where: { id: input.syncId, accountId, deletedAt: IsNull() } }))) {
+      throw new DomainError(ErrorCode.NotFound, `No sync ${input.syncId} on account ${accountId}.`);
+    }
     const { secret, lookup, hash } = generateKeySecret();
     const entity = this.keys.create({
       id: newId('apiKey'),

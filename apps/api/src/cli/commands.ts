@@ -1,7 +1,20 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { ApiKeysService } from '../api-keys/api-keys.service';
+import { OperatorAuth } from '../syncs/operator-auth';
+import { SyncsService } from '../syncs/syncs.service';
 import { optionalBool, optionalChoice, required, UsageError } from './args';
+
+function jsonObject(options: Record<string, string>, name: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(required(options, name));
+  } catch {
+    throw new UsageError(`--${name} takes a JSON object, for example '{"connectionString":"postgres://..."}'`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`--${name} takes a JSON object`);
+  return value as Record<string, unknown>;
+}
 
 type Command = (app: INestApplicationContext, options: Record<string, string>) => Promise<unknown>;
 
@@ -38,6 +51,15 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
   'key revoke': {
     usage: 'key revoke --id KEY',
     run: (app, o) => app.get(ApiKeysService).revoke(required(o, 'id')),
+  },
+  'side connect': {
+    usage: 'side connect --sync SYNC_ID --side left|right --auth JSON --base BASE',
+    run: async (app, o) => {
+      const syncId = required(o, 'sync');
+      const side = optionalChoice(o, 'side', ['left', 'right'] as const) ?? (() => { throw new UsageError('missing --side'); })();
+      const auth = await app.get(OperatorAuth).forSync(syncId);
+      return app.get(SyncsService).update(auth, syncId, { [side]: { auth: jsonObject(o, 'auth'), base: required(o, 'base') } }, 'cli');
+    },
   },
   'key list': {
     usage: 'key list --account ACC',

@@ -1,7 +1,8 @@
 import type { INestApplication, Type } from '@nestjs/common';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { type AppConfig, loadConfig } from '@lockstep/config';
-import type { Scope } from '@lockstep/contracts';
+import { newId, type Scope } from '@lockstep/contracts';
 import { createApp } from '../../src/app.factory';
 import { AccountsService, type CreateAccountInput } from '../../src/accounts/accounts.service';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
@@ -18,6 +19,8 @@ export interface TestApp {
   /** A new account (unique email) and a key on it. */
   account(input?: Partial<CreateAccountInput>): Promise<{ id: string }>;
   key(accountId: string, scope: Scope, syncId?: string | null): Promise<string>;
+  /** A bare draft sync row (both sides unconnected) for tests that only need a sync to exist. */
+  bareSync(accountId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,14 @@ export async function createTestApp(overrides: Partial<Record<keyof AppConfig, u
       return accounts.create({ email: `owner-${process.pid}-${Date.now()}-${counter}@example.com`, password: 'correct horse battery', ...input });
     },
     key: async (accountId, scope, syncId = null) => (await keys.create(accountId, { name: `${scope} key`, scope, syncId })).secret,
+    bareSync: async (accountId) => {
+      const id = newId('sync');
+      await app.get(DataSource).query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'bare')`, [id, accountId]);
+      for (const side of ['left', 'right']) {
+        await app.get(DataSource).query(`INSERT INTO sync_sides (sync_id, side, connector, auth_method) VALUES ($1, $2, 'postgres', 'api_key')`, [id, side]);
+      }
+      return id;
+    },
     close: () => app.close(),
   };
 }
