@@ -11,6 +11,7 @@ import { HttpMetricsMiddleware } from './common/metrics/metrics';
 import { ConnectorsModule } from './connectors/connectors.module';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { HealthController } from './health/health.controller';
+import { MappingsModule } from './mappings/mappings.module';
 import { SchemaModule } from './schema/schema.module';
 import { SyncsModule } from './syncs/syncs.module';
 
@@ -31,6 +32,7 @@ export class AppModule implements NestModule {
         ConnectorsModule,
         SyncsModule,
         SchemaModule,
+        MappingsModule,
         ...extraModules,
       ],
       controllers: [HealthController, DiscoveryController],

@@ -6,6 +6,7 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { CommonModule } from '../common/common.module';
 import { ConnectorsModule } from '../connectors/connectors.module';
+import { MappingsModule } from '../mappings/mappings.module';
 import { SyncsModule } from '../syncs/syncs.module';
 
 /** The services the operator CLI drives (no HTTP): accounts, keys, and what a person does to a sync. */
@@ -14,7 +15,7 @@ export class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), PersistenceModule.forRoot(), JobsModule.forRoot(), CommonModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule],
+      imports: [ConfigModule.forRoot(config), PersistenceModule.forRoot(), JobsModule.forRoot(), CommonModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule],
     };
   }
 }

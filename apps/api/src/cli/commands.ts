@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { ApiKeysService } from '../api-keys/api-keys.service';
+import { SyncStartService } from '../mappings/sync-start.service';
 import { OperatorAuth } from '../syncs/operator-auth';
 import { SyncsService } from '../syncs/syncs.service';
 import { optionalBool, optionalChoice, required, UsageError } from './args';
@@ -51,6 +52,19 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
   'key revoke': {
     usage: 'key revoke --id KEY',
     run: (app, o) => app.get(ApiKeysService).revoke(required(o, 'id')),
+  },
+  'sync start': {
+    usage: 'sync start --id SYNC_ID [--match TABLE_PAIR_INDEX:LEFT_FIELD=RIGHT_FIELD[,...]] [--prefer left|right]',
+    run: async (app, o) => {
+      const syncId = required(o, 'id');
+      const match = o.match === undefined ? undefined : o.match.split(',').map((item) => {
+        const parsed = /^(\d+):([^=]+)=(.+)$/.exec(item.trim());
+        if (!parsed) throw new UsageError(`--match takes TABLE_PAIR_INDEX:LEFT_FIELD=RIGHT_FIELD, not "${item}"`);
+        return { tablePair: Number(parsed[1]), leftField: parsed[2]!, rightField: parsed[3]! };
+      });
+      const auth = await app.get(OperatorAuth).forSync(syncId);
+      return app.get(SyncStartService).start(auth, syncId, { match, prefer: optionalChoice(o, 'prefer', ['left', 'right'] as const) });
+    },
   },
   'side connect': {
     usage: 'side connect --sync SYNC_ID --side left|right --auth JSON --base BASE',

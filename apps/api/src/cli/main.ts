@@ -31,6 +31,8 @@ async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof DomainError) {
       process.stderr.write(`lockstep: ${error.code}: ${error.message}\n`);
+      const issues = error.details?.['issues'];
+      if (Array.isArray(issues) && issues.length > 0) process.stderr.write(`${JSON.stringify({ issues }, null, 2)}\n`);
       return 1;
     }
     if (error instanceof ConfigError) {

@@ -79,11 +79,13 @@ function to31(node: unknown): unknown {
   for (const [k, v] of Object.entries(node as Json)) out[k] = to31(v);
   if (out.nullable === true) {
     delete out.nullable;
-    if (typeof out.type === 'string') out.type = [out.type, 'null'];
-    else if (out.$ref || out.allOf || out.oneOf) {
-      const { description, ...rest } = out;
-      return { ...(description ? { description } : {}), oneOf: [rest.$ref ? { $ref: rest.$ref } : rest, { type: 'null' }] };
+    if (out.$ref || out.allOf || out.oneOf) {
+      // A nullable reference: "the referenced object, or null" (a type union next to allOf would reject null).
+      const { description, type: _type, ...rest } = out;
+      const single = Array.isArray(rest.allOf) && rest.allOf.length === 1 && Object.keys(rest).length === 1 ? (rest.allOf[0] as Json) : null;
+      return { ...(description ? { description } : {}), oneOf: [rest.$ref ? { $ref: rest.$ref } : (single ?? rest), { type: 'null' }] };
     }
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
   } else if (out.nullable === false) delete out.nullable;
   return out;
 }

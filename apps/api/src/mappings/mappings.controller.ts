@@ -1,0 +1,70 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Auth, type AuthContext } from '../common/auth/auth-context';
+import { RequiredScope, RequiresSubscription } from '../common/auth/auth.decorators';
+import { Idempotent } from '../common/idempotency/idempotency.interceptor';
+import { MappingsDocumentDto, ValidateRequestDto, ValidationResultDto } from './mappings.dto';
+import { MappingsService } from './mappings.service';
+
+const SYNC_ID = { name: 'sync_id', description: 'Sync id (`sync_...`).' };
+const etag = (revision: number) => `"${revision}"`;
+
+@ApiTags('Mappings')
+@ApiBearerAuth('api_key')
+@Controller('sync/syncs/:sync_id')
+export class MappingsController {
+  constructor(private readonly mappings: MappingsService) {}
+
+  @Get('mappings')
+  @RequiredScope('read')
+  @ApiOperation({
+    summary: 'Get the mappings document',
+    description: 'The document of spec 2.8 with references as remote ids; header `ETag` is the revision (send it back as `If-Match`). A field pair whose every direction was disabled by schema drift shows `direction: "invalid"`. `409 auth_required` until both sides are connected.',
+  })
+  @ApiParam(SYNC_ID)
+  @ApiOkResponse({ type: MappingsDocumentDto, headers: { ETag: { description: 'The mappings revision, for example `"3"`.', schema: { type: 'string' } } } })
+  async get(@Auth() auth: AuthContext, @Param('sync_id') syncId: string, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    const view = await this.mappings.get(auth, syncId);
+    res.setHeader('ETag', etag(view.revision));
+    return view.document;
+  }
+
+  @Put('mappings')
+  @RequiredScope('readwrite')
+  @RequiresSubscription()
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Replace the mappings document',
+    description: [
+      'Full replace: omitted pairs are unmapped, omitted settings revert to defaults (`direction` of a field pair defaults to the table pair\'s; `record_delete_behavior` to `sync`). Fetch, modify, put.',
+      'References: `remote_id`, prefixed id or exact unique name on that side (`table_ambiguous` when a name matches several tables). `{create: {name}}` creates the table or field in the app, typed from its counterpart; a retry adopts what an earlier attempt created. Tables whose fields were never fetched are fetched during the call. Every mapped table is prepared (a service id column is added where a table has no single-column primary key; `table_setup_failed` otherwise).',
+      'Everything is validated before anything is written: structural faults are `400 invalid_mappings`; unresolvable references and view faults are refused with their own code; `details.issues` lists every issue. Semantic errors that only block starting (type incompatibility, required fields, linked-record targets) are saved and reported by `POST /validate`.',
+      'A change returns the sync to `draft` (a person reviews and starts it again); an identical document changes nothing. `409 sync_active` on an active sync (pause first); `412 revision_mismatch` when `If-Match` is stale. `filter` and `advanced_settings` are read-only and kept as stored.',
+    ].join('\n\n'),
+  })
+  @ApiParam(SYNC_ID)
+  @ApiHeader({ name: 'If-Match', required: false, description: 'The `ETag` of the document you edited; a stale revision is `412 revision_mismatch`.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Replays the first response for 24 hours.' })
+  @ApiBody({ type: MappingsDocumentDto })
+  @ApiOkResponse({ type: MappingsDocumentDto, description: 'The resolved document (created objects under their real remote ids).', headers: { ETag: { description: 'The new revision.', schema: { type: 'string' } } } })
+  async put(@Auth() auth: AuthContext, @Param('sync_id') syncId: string, @Body() body: unknown, @Headers('if-match') ifMatch: string | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    const view = await this.mappings.put(auth, syncId, body, ifMatch);
+    res.setHeader('ETag', etag(view.revision));
+    return view.document;
+  }
+
+  @Post('validate')
+  @HttpCode(200)
+  @RequiredScope('read')
+  @ApiOperation({
+    summary: 'Validate mappings',
+    description: 'Side-effect free: checks a candidate document (body `{mappings: {...}}` or the bare document) or, with an empty body, the stored one. Creates are checked, never executed. Returns every spec 7.3 issue with its severity and JSON-pointer path; `400 invalid_mappings` for a structurally malformed document.',
+  })
+  @ApiParam(SYNC_ID)
+  @ApiBody({ type: ValidateRequestDto, required: false })
+  @ApiOkResponse({ type: ValidationResultDto })
+  validate(@Auth() auth: AuthContext, @Param('sync_id') syncId: string, @Body() body: unknown): Promise<unknown> {
+    return this.mappings.validate(auth, syncId, body);
+  }
+}

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { isCreate, transition } from '@lockstep/domain';
+import { type StartOptions, SyncEntity } from '@lockstep/persistence';
+import type { AuthContext } from '../common/auth/auth-context';
+import type { SyncDto } from '../syncs/sync.dto';
+import { isConnected, SyncAccess } from '../syncs/sync-access';
+import { SyncsService } from '../syncs/syncs.service';
+import { MappingsService } from './mappings.service';
+
+export interface StartInput {
+  /** Match field per table pair for the initial sync: pair index, left field, right field (refs as in mappings). */
+  match?: { tablePair: number; leftField: string; rightField: string }[];
+  /** The side whose values win for matched records that differ (default left). */
+  prefer?: 'left' | 'right';
+}
+
+/**
+ * A person reviews and starts a draft (the console's "Start" button and `lockstep sync start`). Refused while
+ * a side is unconnected (`auth_required`), when nothing is mapped, or while the stored mappings have
+ * validation errors (`invalid_mappings` with `details.issues`). Starting makes the sync active with its
+ * initial sync in `preparing`; the worker prepares and runs it.
+ */
+@Injectable()
+export class SyncStartService {
+  constructor(
+    @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
+    private readonly access: SyncAccess,
+    private readonly mappings: MappingsService,
+    private readonly service: SyncsService,
+  ) {}
+
+  async start(auth: AuthContext, syncId: string, input: StartInput = {}): Promise<SyncDto> {
+    const loaded = await this.access.load(auth, syncId);
+    const { sync } = loaded;
+    const outcome = transition({ status: sync.status, initialSync: sync.initialSyncPhase, bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right) }, 'start');
+    if (!outcome.ok) {
+      if (outcome.code === 'auth_required') this.access.requireBothConnected(loaded);
+      throw new DomainError(ErrorCode.Conflict, outcome.message);
+    }
+    const { document, issues } = await this.mappings.validateStored(loaded);
+    if (document.tables.length === 0) throw new DomainError(ErrorCode.InvalidMappings, 'Nothing is mapped yet: PUT a mappings document with at least one table pair first.', { issues: [] });
+    const errors = issues.filter((issue) => issue.severity === 'error');
+    if (errors.length > 0) {
+      throw new DomainError(ErrorCode.InvalidMappings, `The sync cannot start: ${errors.length} validation error(s), first ${errors[0]!.path}: ${errors[0]!.message}`, { issues });
+    }
+    const options: StartOptions = { prefer: input.prefer ?? 'left', match: [] };
+    for (const match of input.match ?? []) {
+      const pair = document.tables[match.tablePair];
+      if (!pair) throw new DomainError(ErrorCode.InvalidRequest, `--match names table pair ${match.tablePair}, but the mappings have ${document.tables.length}.`);
+      const mapped = pair.fields.some((field) => !isCreate(field.leftField) && !isCreate(field.rightField) && field.leftField === match.leftField && field.rightField === match.rightField);
+      const rendered = await this.mappings.get(auth, syncId);
+      const renderedFields = (rendered.document.tables[match.tablePair]?.['fields'] ?? []) as { left_field: string; right_field: string }[];
+      const byRemote = renderedFields.some((field) => field.left_field === match.leftField && field.right_field === match.rightField);
+      if (!mapped && !byRemote) {
+        throw new DomainError(ErrorCode.InvalidRequest, `Table pair ${match.tablePair} maps no field pair ${match.leftField} = ${match.rightField}; pick a mapped pair as the match field.`);
+      }
+      options.match!.push(match);
+    }
+    const result = await this.syncs.update(
+      { id: sync.id, status: 'draft', mappingsRevision: sync.mappingsRevision },
+      { status: 'active', activating: false, initialSyncPhase: 'preparing', initialSyncStartedAt: new Date(), initialSyncFinishedAt: null, initialSyncProgress: null, reviewedRevision: sync.mappingsRevision, startOptions: options, startedAt: new Date(), updatedAt: new Date() },
+    );
+    if (!result.affected) throw new DomainError(ErrorCode.Conflict, 'The sync or its mappings changed while it was being started; review it again.');
+    return this.service.get(auth, syncId);
+  }
+}
