@@ -205,6 +205,24 @@ const CASES: Case[] = [
     ],
   ],
   [
+    'a linked-record field created from a relation',
+    (doc) =>
+      doc.tables.push({
+        left_table: 'orders',
+        right_table: 'tblOrders',
+        direction: 'left_to_right',
+        fields: [{ left_field: 'customer_id', right_field: { create: { name: 'CustomerLink' } } }],
+      }),
+    [
+      {
+        code: 'create_unsupported',
+        path: '/tables/1/fields/0/right_field',
+        side: 'right',
+        message: /cannot create a linked-record field/,
+      },
+    ],
+  ],
+  [
     'a table create whose name exists',
     (doc) =>
       doc.tables.push({

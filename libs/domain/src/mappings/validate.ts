@@ -53,7 +53,7 @@ function fieldEnd(resolved: ResolvedField, counterpart: ResolvedField): FieldEnd
       field: resolved.adopts,
     };
   // Nothing to check when the counterpart is unresolved or unsupported (that create is create_unsupported).
-  if (counterpart.kind !== 'existing' || counterpart.field.typeClass === 'unsupported') return null;
+  if (counterpart.kind !== 'existing' || counterpart.field.typeClass === 'unsupported' || counterpart.field.typeClass === 'relation') return null;
   return {
     name: resolved.name,
     info: createdFieldType(counterpart.field),
@@ -237,6 +237,14 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
             path,
             side,
             `cannot create a field typed from the ${otherSide(side)} field "${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
+          );
+        if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
+          issues.add(
+            'error',
+            'create_unsupported',
+            path,
+            side,
+            `cannot create a linked-record field from the ${otherSide(side)} field "${counterpart.field.name}": create the column with its foreign key in the app, refresh the schema, then map it`,
           );
         if (resolved.adopts) {
           const home = tableOf(table);
