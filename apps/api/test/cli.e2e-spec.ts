@@ -1,19 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { bearer, createTestApp, TEST_MASTER_KEY, type TestApp } from './support/test-app';
-
-const root = join(__dirname, '..', '..', '..');
-
-/** Runs the built operator CLI the way `npm run -s lockstep -- ...` does. */
-function cli(...args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, 'dist/apps/api/src/cli/main.js'), ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, LOCKSTEP_HOME: mkdtempSync(join(tmpdir(), 'lockstep-cli-')) },
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr, json: () => JSON.parse(result.stdout) };
-}
+import { cli } from './support/cli';
+import { bearer, createTestApp, type TestApp } from './support/test-app';
 
 describe('operator CLI', () => {
   let t: TestApp;

@@ -1,20 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { bearer, createTestApp, TEST_MASTER_KEY, type TestApp } from './support/test-app';
+import { cli } from './support/cli';
+import { bearer, createTestApp, type TestApp } from './support/test-app';
 import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
-
-const root = join(__dirname, '..', '..', '..');
-
-function cli(...args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, 'dist/apps/api/src/cli/main.js'), ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, LOCKSTEP_HOME: mkdtempSync(join(tmpdir(), 'lockstep-cli-')) },
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr, json: () => JSON.parse(result.stdout) };
-}
 
 /** Spec 2.8, 2.9, 4.4, and the agent flow of spec 4 end to end, against real PostgreSQL and MariaDB. */
 describe('mappings, validation and the agent flow', () => {
