@@ -149,6 +149,26 @@ describe('mappings, validation and the agent flow', () => {
     expect(got.headers['etag']).toBe('"2"');
   });
 
+  it('adopts what an earlier create made on a retry, and keeps the read-only filter and advanced settings as stored', async () => {
+    const sync = await newSync();
+    const doc = { tables: [{ left_table: 'companies', right_table: { create: { name: 'companies_copy' } }, direction: 'left_to_right', fields: [{ left_field: 'name', right_field: { create: { name: 'name' } } }] }] };
+    const first = await t.http().put(sync.mappings).set(bearer(write)).send(doc).expect(200);
+    expect(first.body.tables[0]).toMatchObject({ left_table: 'companies', right_table: 'companies_copy', fields: [{ left_field: 'name', right_field: 'name' }] });
+    const retry = await t.http().put(sync.mappings).set(bearer(write)).send(doc).expect(200);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers['etag']).toBe(first.headers['etag']);
+    expect(await my.sql(`SHOW TABLES LIKE 'companies_copy'`)).toHaveLength(1);
+    // A person set a filter in the app; a PUT neither needs to send it nor can change it.
+    const filter = { match: 'all', conditions: [{ field: 'name', operator: 'is_not_empty' }], summary: 'name is not empty' };
+    const advanced = [{ kind: 'delay_before_syncing', side: 'left', value: 30, description: 'Changes on the left wait 30 seconds before syncing.' }];
+    await t.app.get(DataSource).query(`UPDATE syncs SET mappings = jsonb_set(jsonb_set(mappings, '{tables,0,filter}', $2::jsonb), '{tables,0,advanced_settings}', $3::jsonb) WHERE id = $1`, [sync.id, JSON.stringify(filter), JSON.stringify(advanced)]);
+    const withFilter = await t.http().get(sync.mappings).set(bearer(read)).expect(200);
+    expect(withFilter.body.tables[0]).toMatchObject({ filter, advanced_settings: advanced });
+    const edited = { tables: [{ ...withFilter.body.tables[0], direction: 'two_way', filter: { match: 'any', conditions: [], summary: 'changed' } }] };
+    const saved = await t.http().put(sync.mappings).set(bearer(write)).send(edited).expect(200);
+    expect(saved.body.tables[0]).toMatchObject({ direction: 'two_way', filter, advanced_settings: advanced });
+  });
+
   it('reports every applicable 7.3 code from validate, with paths and sides', async () => {
     const sync = await newSync();
     await t.http().get(`/v1/sync/syncs/${sync.id}/tables?side=left`).set(bearer(read)).expect(200);

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope, RequiresSubscription } from '../common/auth/auth.decorators';
 import { Idempotent } from '../common/idempotency/idempotency.interceptor';
+import { ApiErrors } from '../common/openapi/api-errors';
 import { MappingsDocumentDto, ValidateRequestDto, ValidationResultDto } from './mappings.dto';
 import { MappingsService } from './mappings.service';
 
@@ -24,6 +25,7 @@ export class MappingsController {
   })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: MappingsDocumentDto, headers: { ETag: { description: 'The mappings revision, for example `"3"`.', schema: { type: 'string' } } } })
+  @ApiErrors({ 400: ['invalid_auth', 'connection_error'], 404: ['not_found'], 409: ['auth_required'] })
   async get(@Auth() auth: AuthContext, @Param('sync_id') syncId: string, @Res({ passthrough: true }) res: Response): Promise<unknown> {
     const view = await this.mappings.get(auth, syncId);
     res.setHeader('ETag', etag(view.revision));
@@ -48,6 +50,7 @@ export class MappingsController {
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Replays the first response for 24 hours.' })
   @ApiBody({ type: MappingsDocumentDto })
   @ApiOkResponse({ type: MappingsDocumentDto, description: 'The resolved document (created objects under their real remote ids).', headers: { ETag: { description: 'The new revision.', schema: { type: 'string' } } } })
+  @ApiErrors({ 400: ['invalid_mappings', 'unknown_table', 'unknown_field', 'table_ambiguous', 'view_required', 'view_not_found', 'view_not_supported', 'create_failed', 'table_setup_failed', 'invalid_idempotency_key', 'idempotency_key_reused', 'invalid_auth', 'connection_error'], 404: ['not_found'], 409: ['auth_required', 'sync_active', 'idempotency_key_in_use'], 412: ['revision_mismatch'] })
   async put(@Auth() auth: AuthContext, @Param('sync_id') syncId: string, @Body() body: unknown, @Headers('if-match') ifMatch: string | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
     const view = await this.mappings.put(auth, syncId, body, ifMatch);
     res.setHeader('ETag', etag(view.revision));
@@ -64,6 +67,7 @@ export class MappingsController {
   @ApiParam(SYNC_ID)
   @ApiBody({ type: ValidateRequestDto, required: false })
   @ApiOkResponse({ type: ValidationResultDto })
+  @ApiErrors({ 400: ['invalid_mappings', 'invalid_auth', 'connection_error'], 404: ['not_found'], 409: ['auth_required'] })
   validate(@Auth() auth: AuthContext, @Param('sync_id') syncId: string, @Body() body: unknown): Promise<unknown> {
     return this.mappings.validate(auth, syncId, body);
   }

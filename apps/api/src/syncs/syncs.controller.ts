@@ -3,6 +3,7 @@ import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiHea
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope, RequiresSubscription } from '../common/auth/auth.decorators';
 import { Idempotent } from '../common/idempotency/idempotency.interceptor';
+import { ApiErrors } from '../common/openapi/api-errors';
 import { BaseListDto, CreateSyncDto, DeletedSyncDto, SyncDto, SyncListDto, SyncStatusDto, UpdateSyncDto } from './sync.dto';
 import { SyncLifecycleService } from './sync-lifecycle.service';
 import { SyncsService } from './syncs.service';
@@ -24,6 +25,7 @@ export class SyncsController {
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-100 (default 20).' })
   @ApiQuery({ name: 'cursor', required: false, description: '`next_cursor` of the previous page, unchanged.' })
   @ApiOkResponse({ type: SyncListDto })
+  @ApiErrors({ 400: ['invalid_limit', 'invalid_cursor'] })
   list(@Auth() auth: AuthContext, @Query('limit') limit?: string, @Query('cursor') cursor?: string): Promise<SyncListDto> {
     return this.syncs.list(auth, limit, cursor);
   }
@@ -44,6 +46,7 @@ export class SyncsController {
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Replays the first response for 24 hours (header `Idempotent-Replayed: true`).' })
   @ApiCreatedResponse({ type: SyncDto })
+  @ApiErrors({ 400: ['invalid_request', 'unknown_connector', 'connector_pair_not_allowed', 'missing_auth', 'missing_base', 'auth_not_supported', 'base_not_supported', 'invalid_auth', 'connection_error', 'base_not_found', 'base_ambiguous', 'base_conflict', 'invalid_idempotency_key', 'idempotency_key_reused'], 409: ['idempotency_key_in_use'] })
   create(@Auth() auth: AuthContext, @Body() body: CreateSyncDto): Promise<SyncDto> {
     return this.syncs.create(auth, body);
   }
@@ -53,6 +56,7 @@ export class SyncsController {
   @ApiOperation({ summary: 'Get a sync', description: 'The sync with both sides, pending actions, open-issue count and next-step links.' })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: SyncDto })
+  @ApiErrors({ 404: ['not_found'] })
   get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SyncDto> {
     return this.syncs.get(auth, id);
   }
@@ -70,6 +74,7 @@ export class SyncsController {
   })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: SyncDto })
+  @ApiErrors({ 400: ['invalid_request', 'unknown_connector', 'connector_pair_not_allowed', 'missing_auth', 'missing_base', 'base_not_supported', 'oauth_connector_not_supported', 'invalid_auth', 'connection_error', 'base_not_found', 'base_ambiguous', 'base_conflict'], 404: ['not_found'], 409: ['sync_not_draft', 'requires_action'] })
   update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: UpdateSyncDto): Promise<SyncDto> {
     return this.syncs.update(auth, id, body);
   }
@@ -80,6 +85,7 @@ export class SyncsController {
   @ApiOperation({ summary: 'Delete a sync', description: 'Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps (triggers, change log); record data stays.' })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: DeletedSyncDto })
+  @ApiErrors({ 404: ['not_found'] })
   remove(@Auth() auth: AuthContext, @Param('id') id: string): Promise<DeletedSyncDto> {
     return this.syncs.remove(auth, id);
   }
@@ -91,6 +97,7 @@ export class SyncsController {
   @ApiParam(SYNC_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })
   @ApiOkResponse({ type: SyncDto })
+  @ApiErrors({ 404: ['not_found'], 409: ['initial_sync_running'] })
   pause(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SyncDto> {
     return this.lifecycle.pause(auth, id);
   }
@@ -105,6 +112,7 @@ export class SyncsController {
   @ApiParam(SYNC_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })
   @ApiAcceptedResponse({ type: SyncDto })
+  @ApiErrors({ 404: ['not_found'], 409: ['confirmation_required', 'auth_required', 'initial_sync_preparing', 'initial_sync_running'] })
   activate(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SyncDto> {
     return this.lifecycle.activate(auth, id);
   }
@@ -118,6 +126,7 @@ export class SyncsController {
   })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: SyncStatusDto })
+  @ApiErrors({ 404: ['not_found'] })
   status(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SyncStatusDto> {
     return this.syncs.status(auth, id);
   }
@@ -128,6 +137,7 @@ export class SyncsController {
   @ApiParam(SYNC_ID)
   @ApiParam({ name: 'side', enum: ['left', 'right'] })
   @ApiOkResponse({ type: BaseListDto })
+  @ApiErrors({ 400: ['invalid_side', 'invalid_auth', 'connection_error'], 404: ['not_found'], 409: ['requires_action'] })
   bases(@Auth() auth: AuthContext, @Param('id') id: string, @Param('side') side: string): Promise<BaseListDto> {
     return this.syncs.bases(auth, id, side);
   }
