@@ -258,6 +258,33 @@ describe('syncs (spec 2.3-2.5, 3.1, 4.2)', () => {
     });
   });
 
+  describe('broken credentials', () => {
+    it('marks the side error with an issue when the app rejects stored credentials; rotation fixes both', async () => {
+      const role = `e2e_cred_${Date.now().toString(36)}`;
+      await pg.sql(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${pg.schema} TO ${role}`);
+      try {
+        const url = pg.url.replace('postgres://postgres@', `postgres://${role}@`);
+        const sync = (await create({ name: 'Creds', left: pgSide(pg.schema, url), right: mySide() }).expect(201)).body;
+        await pg.sql(`ALTER ROLE ${role} NOLOGIN`);
+        expect((await t.http().get(`/v1/sync/syncs/${sync.id}/sides/left/bases`).set(bearer(read)).expect(400)).body.error.code).toBe('invalid_auth');
+        await t.http().get(`/v1/sync/syncs/${sync.id}/sides/left/bases`).set(bearer(read)).expect(400);
+        const broken = (await t.http().get(`/v1/sync/syncs/${sync.id}`).set(bearer(read)).expect(200)).body;
+        expect(broken.left).toMatchObject({ auth_status: 'error', auth_error: 'invalid_credentials' });
+        expect(broken.open_issues).toBe(1);
+        expect(broken.pending_actions[0]).toMatchObject({ type: 'user_authorization', side: 'left', connector: 'postgres' });
+        const [issue] = await t.app.get(DataSource).query(`SELECT type, code, side, occurrence_count, remediation FROM sync_issues WHERE sync_id = $1 AND resolved_at IS NULL`, [sync.id]);
+        expect(issue).toMatchObject({ type: 'connection', code: 'authentication_error', side: 'left', occurrence_count: 2 });
+        expect(issue.remediation).toMatchObject({ explanation: expect.stringContaining('rejected'), suggested_action: expect.any(String), links: [expect.objectContaining({ url: expect.stringContaining('/connect/left') })] });
+        await pg.sql(`ALTER ROLE ${role} LOGIN`);
+        const fixed = (await t.http().patch(`/v1/sync/syncs/${sync.id}`).set(bearer(write)).send({ left: { auth: { connectionString: url } } }).expect(200)).body;
+        expect(fixed.left).toMatchObject({ auth_status: 'ok', auth_error: null });
+        expect(fixed.open_issues).toBe(0);
+      } finally {
+        await pg.sql(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+      }
+    });
+  });
+
   describe('pause and activate', () => {
     const phase = (id: string, status: string, initial: string) => t.app.get(DataSource).query(`UPDATE syncs SET status = $2, initial_sync_phase = $3 WHERE id = $1`, [id, status, initial]);
 

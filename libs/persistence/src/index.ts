@@ -4,3 +4,4 @@ export * from './data-source';
 export * from './migrate';
 export * from './persistence.module';
 export * from './credentials/credential-cipher';
+export * from './issues/credential-issues';

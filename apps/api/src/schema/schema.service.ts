@@ -171,17 +171,9 @@ export class SchemaService {
 
   /** Work on the app with the side's stored credentials; a rejected credential marks the side broken. */
   private async live<T>(side: SyncSideEntity, work: (connection: Connection) => Promise<T>): Promise<T> {
-    try {
-      return await this.connections.withSide(side, work);
-    } catch (error) {
-      if (error instanceof DomainError && error.code === ErrorCode.InvalidAuth) {
-        await this.store.markInvalidCredentials(side.syncId, side.side).catch((e: unknown) => this.logger.error({ err: e }, 'could not mark the side invalid'));
-        side.authStatus = 'error';
-        side.authError = 'invalid_credentials';
-      }
-      throw error;
-    }
+    return this.connections.withStoredSide(side, work);
   }
+
 }
 
 /** `side` query parameter: undefined when absent; 400 `invalid_side` for anything but `left`/`right`. */

@@ -122,11 +122,6 @@ export class SchemaStore {
       return fetchedAt;
     });
   }
-
-  /** A credential the app rejected: the side shows `auth_status: error`, `auth_error: invalid_credentials`. */
-  async markInvalidCredentials(syncId: string, side: SideName): Promise<void> {
-    await this.sides.update({ syncId, side }, { authStatus: 'error', authError: 'invalid_credentials', updatedAt: new Date() });
-  }
 }
 
 function tableRow(id: string, syncId: string, side: SideName, info: TableInfo, position: number, previous: SyncTableEntity | null): CachedTable {

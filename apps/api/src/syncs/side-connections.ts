@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { type Connection, type ConnectorDeclaration, type Credentials, isConnectorError, redactSecrets } from '@lockstep/connectors-core';
-import { CredentialCipher, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
+import { CredentialCipher, markCredentialRejected, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 
 /** Where a connector failure surfaced: credentials a client just sent, or credentials already stored. */
@@ -19,6 +21,7 @@ export class SideConnections {
     private readonly config: AppConfig,
     private readonly cipher: CredentialCipher,
     private readonly catalog: ConnectorCatalog,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   async with<T>(declaration: ConnectorDeclaration, credentials: Credentials, base: string | null, work: (connection: Connection) => Promise<T>): Promise<T> {
@@ -42,6 +45,31 @@ export class SideConnections {
     if (!declaration) throw new DomainError(ErrorCode.UnknownConnector, `The ${side.side} side uses connector "${side.connector}", which this server no longer offers.`);
     if (!side.credentials) throw new Error(`side ${side.side} of ${side.syncId} has no stored credentials`);
     return this.with(declaration, this.credentials(side), side.baseId, work);
+  }
+
+  /**
+   * Like `withSide`, and when the app rejects the stored credentials the side is marked broken
+   * (`auth_status: error`) with a `connection` issue explaining the fix, before the error is rethrown.
+   */
+  async withStoredSide<T>(side: SyncSideEntity, work: (connection: Connection) => Promise<T>): Promise<T> {
+    try {
+      return await this.withSide(side, work);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === ErrorCode.InvalidAuth) {
+        const name = this.catalog.find(side.connector)?.displayName ?? side.connector;
+        await markCredentialRejected(this.dataSource, {
+          syncId: side.syncId,
+          side: side.side,
+          connector: side.connector,
+          connectorName: name,
+          reason: error.message.replace(/^The app rejected the credentials: /, ''),
+          reconnectUrl: `${this.config.publicUrl}/app/syncs/${side.syncId}/connect/${side.side}`,
+        });
+        side.authStatus = 'error';
+        side.authError = 'invalid_credentials';
+      }
+      throw error;
+    }
   }
 
   credentials(side: SyncSideEntity): Credentials {

@@ -9,6 +9,7 @@ import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import {
   CredentialCipher,
   PendingDeleteEntity,
+  resolveCredentialIssues,
   type SideName,
   sideOwner,
   SyncEntity,
@@ -112,16 +113,8 @@ export class SyncsService {
         this.links.connectAction(syncId, side, connector, this.catalog.find(connector)?.displayName ?? connector, loaded.sync.name),
       );
     }
-    const bases = await this.connections.withSide(entity, (connection) => connection.listBases()).catch((error: unknown) => this.storedCredentialFailure(entity, error));
+    const bases = await this.connections.withStoredSide(entity, (connection) => connection.listBases());
     return { data: bases.map((base) => ({ id: base.id, name: base.name })), has_more: false, next_cursor: null };
-  }
-
-  /** Stored credentials the app now rejects: mark the side broken (auth_status error), then rethrow. */
-  async storedCredentialFailure(side: SyncSideEntity, error: unknown): Promise<never> {
-    if (error instanceof DomainError && error.code === ErrorCode.InvalidAuth) {
-      await this.dataSource.getRepository(SyncSideEntity).update({ syncId: side.syncId, side: side.side }, { authStatus: 'error', authError: 'invalid_credentials', updatedAt: new Date() });
-    }
-    throw error;
   }
 
   private async counts(syncIds: string[]): Promise<Map<string, SyncCounts>> {
@@ -304,6 +297,7 @@ export class SyncsService {
         const change = changes[side];
         if (change.kind === 'none') continue;
         const row = change.kind === 'build' ? this.builtSideRow(syncId, side, change.built, via) : this.deferredSideRow(syncId, side, change.declaration);
+        await resolveCredentialIssues(manager, syncId, side);
         if (change.kind === 'build' && !change.rebuild) {
           // Rotation keeps the side's history (connected_at, engine state) and fixes a broken credential.
           const current = loaded.sides[side]!;
