@@ -2,3 +2,4 @@ export * from './connector';
 export * from './errors';
 export * from './egress';
 export * from './redact';
+export * from './metadata-cache';

@@ -72,9 +72,11 @@ describe('MySQL connection', () => {
       { serviceId: randomUUID(), values: { id: 1, must: 'a', doc: { n: [1, 2] }, ...values } },
       { serviceId: randomUUID(), values: { id: 2, doc: {} } },
     ]);
-    expect(results[0]).toMatchObject({
-      ok: true,
-      record: { values: { id: 1, must: 'a', doc: { n: [1, 2] }, optional: 3, ...values } },
+    // Creates return the remote id only (no read-back); the stored row, default included, is read by id.
+    expect(results[0]).toEqual({ ok: true, remoteId: '1', record: null });
+    const [stored] = await conn.readByIds('typed', ['1']);
+    expect(stored).toMatchObject({
+      values: { id: 1, must: 'a', doc: { n: [1, 2] }, optional: 3, ...values },
     });
     // Strict mode: a missing required value is refused, not silently written as ''.
     expect(results[1]).toMatchObject({ ok: false, error: { kind: 'invalid_data' } });
@@ -89,7 +91,8 @@ describe('MySQL connection', () => {
       { serviceId: randomUUID(), values: { id: 2, price: -1 } },
       { serviceId: randomUUID(), values: { id: 3, price: 7 } },
     ]);
-    expect(results[0]).toMatchObject({ ok: true, record: { values: { doc: 'a bare string is JSON too' } } });
+    expect(results[0]).toMatchObject({ ok: true, remoteId: '1' });
+    expect((await conn.readByIds('checked', ['1']))[0]?.values['doc']).toBe('a bare string is JSON too');
     expect(results[1]).toMatchObject({ ok: false, error: { kind: 'invalid_data', retryable: false } });
     expect(results[2]).toMatchObject({ ok: true, remoteId: '3' });
     expect(
@@ -173,8 +176,17 @@ describe('MySQL connection', () => {
       'autos',
       ['a', 'b', 'c', 'd'].map((title) => ({ serviceId: randomUUID(), values: { title } })),
     );
+    const remoteIds = results.map((result) => (result.ok ? result.remoteId : null));
+    const stored = new Map(
+      (
+        await conn.readByIds(
+          'autos',
+          remoteIds.filter((id): id is string => id !== null),
+        )
+      ).map((record) => [record.remoteId, record.values['title']]),
+    );
     expect(
-      results.map((result) => (result.ok ? [result.remoteId, result.record?.values['title']] : null)),
+      remoteIds.map((remoteId) => (remoteId === null ? null : [remoteId, stored.get(remoteId)])),
     ).toEqual([
       ['100', 'a'],
       ['101', 'b'],
@@ -270,5 +282,164 @@ describe('MySQL connection', () => {
     } finally {
       await database.admin.query('DROP USER ?@?', [user, host]);
     }
+  });
+});
+
+describe('MySQL table metadata cache and writes', () => {
+  let database: TestDatabase;
+  let conn: MysqlConnection;
+  const outcomes = (results: { ok: boolean }[]) => results.map((result) => (result.ok ? 'ok' : 'failed'));
+
+  beforeAll(async () => {
+    database = await createTestDatabase('lockstep_cache');
+    conn = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context);
+  });
+
+  afterAll(async () => {
+    await conn?.close();
+    await database?.drop();
+  });
+
+  it('createField, then createRecords and readPage with the new field on the same connection', async () => {
+    await database.admin.query('CREATE TABLE grows (id INT PRIMARY KEY, title VARCHAR(20))');
+    expect(
+      outcomes(
+        await conn.createRecords('grows', [{ serviceId: randomUUID(), values: { id: 1, title: 'before' } }]),
+      ),
+    ).toEqual(['ok']);
+    await conn.readPage('grows', { pageSize: 10 }); // the description is cached now
+    await conn.createField('grows', { name: 'added', typeClass: 'integer' });
+    expect(
+      outcomes(
+        await conn.createRecords('grows', [
+          { serviceId: randomUUID(), values: { id: 2, title: 'after', added: 5 } },
+        ]),
+      ),
+    ).toEqual(['ok']);
+    expect((await conn.readPage('grows', { pageSize: 10 })).records.map((record) => record.values)).toEqual([
+      { id: 1, title: 'before', added: null },
+      { id: 2, title: 'after', added: 5 },
+    ]);
+    const [updated] = await conn.updateRecords('grows', [{ remoteId: '1', values: { added: 7 } }]);
+    expect(updated).toMatchObject({ ok: true, record: { values: { added: 7 } } });
+  });
+
+  it('serves reads from the cached description until it is refreshed, and refreshes when a write names an unknown field', async () => {
+    await database.admin.query('CREATE TABLE outside_add (id INT PRIMARY KEY, title VARCHAR(20))');
+    await conn.createRecords('outside_add', [{ serviceId: randomUUID(), values: { id: 1, title: 'a' } }]);
+    await database.admin.query("ALTER TABLE outside_add ADD COLUMN extra VARCHAR(5) DEFAULT 'x'");
+    expect((await conn.readPage('outside_add', { pageSize: 10 })).records[0]!.values).toEqual({
+      id: 1,
+      title: 'a',
+    });
+    expect(
+      outcomes(
+        await conn.createRecords('outside_add', [
+          { serviceId: randomUUID(), values: { id: 2, title: 'b', extra: 'y' } },
+        ]),
+      ),
+    ).toEqual(['ok']);
+    expect(
+      (await conn.readPage('outside_add', { pageSize: 10 })).records.map((record) => record.values),
+    ).toEqual([
+      { id: 1, title: 'a', extra: 'x' },
+      { id: 2, title: 'b', extra: 'y' },
+    ]);
+    const [bad] = await conn.createRecords('outside_add', [
+      { serviceId: randomUUID(), values: { id: 3, nope: 1 } },
+    ]);
+    expect(bad).toMatchObject({ ok: false, error: { kind: 'invalid_data' } });
+    expect(await conn.listFields('outside_add')).toHaveLength(3);
+  });
+
+  it('retries once with a fresh description when a column was dropped or renamed elsewhere', async () => {
+    await database.admin.query(
+      'CREATE TABLE outside_drop (id INT PRIMARY KEY, title VARCHAR(20), amount INT)',
+    );
+    await conn.createRecords('outside_drop', [
+      { serviceId: randomUUID(), values: { id: 1, title: 'a', amount: 1 } },
+    ]);
+    await database.admin.query('ALTER TABLE outside_drop DROP COLUMN amount');
+    expect(
+      (await conn.readPage('outside_drop', { pageSize: 10 })).records.map((record) => record.values),
+    ).toEqual([{ id: 1, title: 'a' }]);
+    await database.admin.query('ALTER TABLE outside_drop CHANGE COLUMN title name VARCHAR(20)');
+    const results = await conn.createRecords('outside_drop', [
+      { serviceId: randomUUID(), values: { id: 2, name: 'b' } },
+      { serviceId: randomUUID(), values: { id: 3, name: 'c' } },
+    ]);
+    expect(outcomes(results)).toEqual(['ok', 'ok']);
+    expect((await conn.readByIds('outside_drop', ['1', '2'])).map((record) => record.values)).toEqual([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
+  });
+
+  it('reads the description again when another connection prepared the table (its service id is the key)', async () => {
+    await database.admin.query('CREATE TABLE prepared_elsewhere (a INT, b INT, PRIMARY KEY (a, b))');
+    await database.admin.query('INSERT INTO prepared_elsewhere VALUES (1, 1)');
+    expect(await caught(() => conn.readPage('prepared_elsewhere', { pageSize: 10 }))).toMatchObject({
+      kind: 'unsupported',
+    });
+    const other = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context);
+    try {
+      await other.prepareTable('prepared_elsewhere', { changeCapture: false });
+    } finally {
+      await other.close();
+    }
+    const [record] = (await conn.readPage('prepared_elsewhere', { pageSize: 10 })).records;
+    expect(record).toMatchObject({ values: { a: 1, b: 1 } });
+    expect(record!.remoteId).toBe(record!.serviceId);
+  });
+
+  it('with a time to live of 0, every call reads the description', async () => {
+    const uncached = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, context, {
+      holdWindowMs: 600_000,
+      retentionDays: 7,
+      metadataTtlMs: 0,
+    });
+    try {
+      await database.admin.query('CREATE TABLE ttl (id INT PRIMARY KEY)');
+      await database.admin.query('INSERT INTO ttl VALUES (1)');
+      expect((await uncached.readPage('ttl', { pageSize: 10 })).records[0]!.values).toEqual({ id: 1 });
+      await database.admin.query("ALTER TABLE ttl ADD COLUMN later VARCHAR(5) DEFAULT 'z'");
+      expect((await uncached.readPage('ttl', { pageSize: 10 })).records[0]!.values).toEqual({
+        id: 1,
+        later: 'z',
+      });
+    } finally {
+      await uncached.close();
+    }
+  });
+
+  it('creates return remote ids without reading the rows back, across several INSERTs, with the bad row reported', async () => {
+    await database.admin.query('CREATE TABLE many (id INT PRIMARY KEY, title VARCHAR(10))');
+    const rows = Array.from({ length: 2_500 }, (_, index) => ({
+      serviceId: randomUUID(),
+      values: { id: index + 1, title: index === 1_700 ? 'far too long for ten' : `t${index}` },
+    }));
+    const results = await conn.createRecords('many', rows);
+    expect(results.filter((result) => !result.ok)).toEqual([
+      { ok: false, error: expect.objectContaining({ kind: 'invalid_data' }) },
+    ]);
+    expect(results[1_700]!.ok).toBe(false);
+    expect(results[2_499]).toEqual({ ok: true, remoteId: '2500', record: null });
+    const [[counted]] = (await database.admin.query('SELECT COUNT(*) AS n FROM many')) as unknown as [
+      { n: number }[],
+    ];
+    expect(Number(counted!.n)).toBe(2_499);
+  });
+
+  it('adopts rows by service id without reading them back (created tables are keyed by it)', async () => {
+    const table = await conn.createTable('adopting', [{ name: 'title', typeClass: 'text' }]);
+    const serviceId = randomUUID();
+    const [first] = await conn.createRecords(table.remoteId, [{ serviceId, values: { title: 'x' } }]);
+    const again = await conn.createRecords(table.remoteId, [
+      { serviceId, values: { title: 'x' } },
+      { serviceId: serviceId.toUpperCase(), values: { title: 'x' } },
+    ]);
+    expect(first).toEqual({ ok: true, remoteId: serviceId, record: null });
+    expect(again).toEqual([first, first]);
+    expect((await conn.readPage(table.remoteId, { pageSize: 10 })).records).toHaveLength(1);
   });
 });

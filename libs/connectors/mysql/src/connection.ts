@@ -1,6 +1,6 @@
 /**
  * A connection to one MySQL / MariaDB database (the side's base). See the README for the design: type
- * mapping, table setup, change capture and idempotent writes.
+ * mapping, table setup, change capture, idempotent writes and the table metadata cache.
  */
 import {
   ConnectorError,
@@ -31,8 +31,16 @@ import {
   triggerName,
 } from './change-capture';
 import { exec, rows, type Db } from './db';
+import { MetadataCache, type CacheHit } from '@lockstep/connectors-core';
 import * as records from './records';
-import { CHANGE_LOG_TABLE, listTableRows, loadTableMeta, SERVICE_ID_COLUMN, type TableMeta } from './schema';
+import {
+  CHANGE_LOG_TABLE,
+  listTableRows,
+  loadTableMeta,
+  SERVICE_ID_COLUMN,
+  suggestsSchemaChange,
+  type TableMeta,
+} from './schema';
 import { derivedName, quoteIdent, quoteString } from './sql';
 import {
   hasExpressionDefaults,
@@ -56,7 +64,11 @@ export interface ChangeLogSettings {
   holdWindowMs: number;
   /** Change-log entries older than this are deleted (a reader further behind relies on the full scan). */
   retentionDays: number;
+  /** How long a cached table description is used before it is read again (a change made elsewhere shows up). */
+  metadataTtlMs?: number;
 }
+
+export const DEFAULT_METADATA_TTL_MS = 60_000;
 
 export const DEFAULT_CHANGE_LOG_SETTINGS: ChangeLogSettings = Object.freeze({
   holdWindowMs: DEFAULT_HOLD_WINDOW_MS,
@@ -97,11 +109,16 @@ function checkName(name: string, what: string): void {
 export class MysqlConnection implements Connection {
   readonly type = 'mysql';
   private lastPurge = 0;
+  /** Table descriptions by table name (this connection's database is fixed). */
+  private readonly tables: MetadataCache<TableMeta>;
+  private autoIncrementSettings: Promise<writes.AutoIncrement> | null = null;
 
   constructor(
     private readonly db: Db,
     private readonly settings: ChangeLogSettings = DEFAULT_CHANGE_LOG_SETTINGS,
-  ) {}
+  ) {
+    this.tables = new MetadataCache<TableMeta>(settings.metadataTtlMs ?? DEFAULT_METADATA_TTL_MS);
+  }
 
   private base(): string {
     const database = this.db.database;
@@ -110,8 +127,43 @@ export class MysqlConnection implements Connection {
     return database;
   }
 
-  private async meta(connection: PoolConnection, table: string): Promise<TableMeta> {
-    return loadTableMeta(connection, this.base(), table, await this.db.server());
+  // ---------------------------------------------------------------------------------------------------
+  // table descriptions (cached)
+
+  /** The table's description read now from information_schema on `connection` (and cached). */
+  private async freshMeta(connection: PoolConnection, table: string): Promise<TableMeta> {
+    const server = await this.db.server();
+    return this.tables.refresh(table, () => loadTableMeta(connection, this.base(), table, server));
+  }
+
+  /** The table's description, from the cache when it holds one (else read on a pooled connection). */
+  private async cachedMeta(table: string, context?: string): Promise<CacheHit<TableMeta>> {
+    const base = this.base();
+    const server = await this.db.server();
+    return this.tables.get(table, () =>
+      this.db.withConnection((connection) => loadTableMeta(connection, base, table, server), context),
+    );
+  }
+
+  /**
+   * Runs `attempt` with the table's description. With a cached description, `attempt` runs again once with
+   * a fresh one when it failed in a way that suggests the table changed since (`suggestsSchemaChange`);
+   * `attempt` gets `cached` to stop at the first such failure rather than report it per row.
+   */
+  private async withMeta<T>(
+    table: string,
+    attempt: (meta: TableMeta, cached: boolean) => Promise<T>,
+    context?: string,
+  ): Promise<T> {
+    const hit = await this.cachedMeta(table, context);
+    if (!hit.cached) return attempt(hit.value, false);
+    try {
+      return await attempt(hit.value, true);
+    } catch (error) {
+      if (!suggestsSchemaChange(error)) throw error;
+      this.tables.invalidate(table);
+      return attempt((await this.cachedMeta(table, context)).value, false);
+    }
   }
 
   /** Runs `work` with a table's description on one pooled connection. */
@@ -120,10 +172,21 @@ export class MysqlConnection implements Connection {
     work: (connection: PoolConnection, meta: TableMeta) => Promise<T>,
     context?: string,
   ): Promise<T> {
-    return this.db.withConnection(
-      async (connection) => work(connection, await this.meta(connection, table)),
+    return this.withMeta(
+      table,
+      (meta) => this.db.withConnection((connection) => work(connection, meta), context),
       context,
     );
+  }
+
+  private autoIncrement(): Promise<writes.AutoIncrement> {
+    this.autoIncrementSettings ??= this.db
+      .withConnection((connection) => writes.autoIncrementSettings(connection))
+      .catch((error: unknown) => {
+        this.autoIncrementSettings = null;
+        throw error;
+      });
+    return this.autoIncrementSettings;
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -154,8 +217,10 @@ export class MysqlConnection implements Connection {
     }));
   }
 
+  /** Discovery always reads information_schema (and refreshes the cached description). */
   async listFields(tableRemoteId: string): Promise<FieldInfo[]> {
-    return this.withTable(tableRemoteId, async (_connection, meta) => meta.columns.map(toFieldInfo));
+    const meta = await this.db.withConnection((connection) => this.freshMeta(connection, tableRemoteId));
+    return meta.columns.map(toFieldInfo);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -222,33 +287,43 @@ export class MysqlConnection implements Connection {
   // ---------------------------------------------------------------------------------------------------
   // writing
 
+  /**
+   * Runs `work` in one transaction with the table's description. A retry with a fresh description (see
+   * `withMeta`) runs in a new transaction: the failed attempt's is rolled back first.
+   */
   private write<T>(
     tableRemoteId: string,
-    work: (connection: PoolConnection, meta: TableMeta) => Promise<T>,
+    work: (connection: PoolConnection, meta: TableMeta, options: writes.WriteOptions) => Promise<T>,
   ): Promise<T> {
-    return this.db.transaction(async (connection) =>
-      work(connection, await this.meta(connection, tableRemoteId)),
+    return this.withMeta(tableRemoteId, (meta, cached) =>
+      this.db.transaction((connection) =>
+        work(connection, meta, {
+          translate: (error) => this.db.translate(error),
+          stopOnSchemaChange: cached,
+          autoIncrement: () => this.autoIncrement(),
+        }),
+      ),
     );
   }
 
   async createRecords(tableRemoteId: string, rowsToCreate: RecordCreate[]): Promise<WriteResult[]> {
     if (rowsToCreate.length === 0) return [];
-    return this.write(tableRemoteId, (connection, meta) =>
-      writes.createRecords(connection, meta, rowsToCreate, (error) => this.db.translate(error)),
+    return this.write(tableRemoteId, (connection, meta, options) =>
+      writes.createRecords(connection, meta, rowsToCreate, options),
     );
   }
 
   async updateRecords(tableRemoteId: string, rowsToUpdate: RecordUpdate[]): Promise<WriteResult[]> {
     if (rowsToUpdate.length === 0) return [];
-    return this.write(tableRemoteId, (connection, meta) =>
-      writes.updateRecords(connection, meta, rowsToUpdate, (error) => this.db.translate(error)),
+    return this.write(tableRemoteId, (connection, meta, options) =>
+      writes.updateRecords(connection, meta, rowsToUpdate, options),
     );
   }
 
   async deleteRecords(tableRemoteId: string, remoteIds: string[]): Promise<WriteResult[]> {
     if (remoteIds.length === 0) return [];
-    return this.write(tableRemoteId, (connection, meta) =>
-      writes.deleteRecords(connection, meta, remoteIds, (error) => this.db.translate(error)),
+    return this.write(tableRemoteId, (connection, meta, options) =>
+      writes.deleteRecords(connection, meta, remoteIds, options),
     );
   }
 
@@ -281,6 +356,7 @@ export class MysqlConnection implements Connection {
     if (name === CHANGE_LOG_TABLE)
       throw new ConnectorError('invalid_data', `"${CHANGE_LOG_TABLE}" is the name of Lockstep's change log`);
     const base = this.base();
+    this.tables.invalidate(name);
     return this.db.withConnection(async (connection) => {
       const server = await this.db.server();
       const definitions = fields.map((field) => ({
@@ -295,11 +371,12 @@ export class MysqlConnection implements Connection {
           `ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='Created by Lockstep'`,
       );
       if (!expressionDefault) await this.installFillTrigger(connection, name);
-      const meta = await this.meta(connection, name);
+      const meta = await this.freshMeta(connection, name);
       if (meta.isView) throw new ConnectorError('invalid_data', `"${name}" already exists as a view`);
-      for (const definition of definitions) {
-        if (!meta.byName.has(definition.name))
-          await exec(connection, `ALTER TABLE ${quoteIdent(name)} ADD COLUMN ${definition.sql}`);
+      const missing = definitions.filter((definition) => !meta.byName.has(definition.name));
+      if (missing.length > 0) this.tables.invalidate(name);
+      for (const definition of missing) {
+        await exec(connection, `ALTER TABLE ${quoteIdent(name)} ADD COLUMN ${definition.sql}`);
       }
       const [table] = (await listTableRows(connection, base)).filter((row) => String(row.name) === name);
       if (!table) throw new ConnectorError('transient', `Table "${name}" was created but is not listed`);
@@ -309,22 +386,21 @@ export class MysqlConnection implements Connection {
 
   /** Adds a nullable column of the closest native type; a field that already exists is adopted as it is. */
   async createField(tableRemoteId: string, field: FieldSpec): Promise<FieldInfo> {
-    return this.withTable(
-      tableRemoteId,
-      async (connection, meta) => {
-        const definition = this.columnDefinition(field, await this.db.server());
-        const existing = meta.byName.get(field.name);
-        if (existing) return toFieldInfo(existing);
-        if (meta.isView)
-          throw new ConnectorError('unsupported', `"${meta.name}" is a view; fields cannot be added to it`);
-        await exec(connection, `ALTER TABLE ${quoteIdent(meta.name)} ADD COLUMN ${definition}`);
-        const created = (await this.meta(connection, tableRemoteId)).byName.get(field.name);
-        if (!created)
-          throw new ConnectorError('transient', `Field "${field.name}" was created but is not listed`);
-        return toFieldInfo(created);
-      },
-      `Could not create field "${field.name}"`,
-    );
+    return this.db.withConnection(async (connection) => {
+      const definition = this.columnDefinition(field, await this.db.server());
+      // Fresh, not cached: a field added elsewhere since must be adopted, not added again.
+      const meta = await this.freshMeta(connection, tableRemoteId);
+      const existing = meta.byName.get(field.name);
+      if (existing) return toFieldInfo(existing);
+      if (meta.isView)
+        throw new ConnectorError('unsupported', `"${meta.name}" is a view; fields cannot be added to it`);
+      this.tables.invalidate(tableRemoteId);
+      await exec(connection, `ALTER TABLE ${quoteIdent(meta.name)} ADD COLUMN ${definition}`);
+      const created = (await this.freshMeta(connection, tableRemoteId)).byName.get(field.name);
+      if (!created)
+        throw new ConnectorError('transient', `Field "${field.name}" was created but is not listed`);
+      return toFieldInfo(created);
+    }, `Could not create field "${field.name}"`);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -342,10 +418,11 @@ export class MysqlConnection implements Connection {
       async (connection, meta) => {
         if (meta.isView) return { serviceIdField: null, changeCapture: false };
         return this.withSetupLock(connection, base, async () => {
-          let current = await this.meta(connection, tableRemoteId);
+          let current = await this.freshMeta(connection, tableRemoteId);
           if (current.key === null) {
+            this.tables.invalidate(tableRemoteId);
             await this.addServiceIdColumn(connection, current);
-            current = await this.meta(connection, tableRemoteId);
+            current = await this.freshMeta(connection, tableRemoteId);
           }
           if (options.changeCapture) await installChangeCapture(connection, base, current);
           return { serviceIdField: current.serviceIdColumn, changeCapture: options.changeCapture };
@@ -358,6 +435,7 @@ export class MysqlConnection implements Connection {
   /** Drops the change-capture triggers and the table's change-log entries; keeps the data and `lockstep_id`. */
   async unprepareTable(tableRemoteId: string): Promise<void> {
     const base = this.base();
+    this.tables.invalidate(tableRemoteId);
     await this.db.withConnection(
       (connection) =>
         this.withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
@@ -431,6 +509,7 @@ export class MysqlConnection implements Connection {
   }
 
   async close(): Promise<void> {
+    this.tables.clear();
     await this.db.close();
   }
 }

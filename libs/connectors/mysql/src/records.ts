@@ -6,12 +6,80 @@ import { ConnectorError, type RecordPage, type SourceRecord } from '@lockstep/co
 import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { rows, type Row } from './db';
-import { requireKey, type TableKey, type TableMeta } from './schema';
+import { metadataError, requireKey, type TableKey, type TableMeta } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
-import { decodeValue, keyText, type ClassifiedColumn } from './types';
+import { decoderFor, keyText, type ClassifiedColumn, type Decoder } from './types';
 
 /** Largest IN (...) list sent in one statement. */
 export const LOOKUP_CHUNK = 1000;
+
+/** What a read selects and how it turns a driver row into a record (computed once per table description). */
+export interface ReadPlan {
+  /** The select list: the requested readable fields plus the key and the service id, each once. */
+  selectList: string;
+  fieldIds: string[];
+  decoders: Decoder[];
+  keyColumn: string;
+  serviceIdColumn: string | null;
+  /**
+   * The select list is exactly the fields (the key and the service id are among them, as in a default
+   * read): the driver's row object then becomes the record's `values`, decoded in place.
+   */
+  inPlace: boolean;
+  /** Otherwise `values` starts as a copy of this (every field null), so records share one object shape. */
+  emptyValues: Record<string, CanonicalValue>;
+}
+
+const defaultPlans = new WeakMap<TableMeta, ReadPlan>();
+
+/**
+ * Records are made by copying this (object spread), not with an object literal: V8 tracks where literals
+ * allocate and, seeing most of a page of records outlive a young-generation collection, may allocate them
+ * straight in the old generation from then on ("pretenuring"), which turns short-lived pages of records
+ * into frequent major collections (seen with the PostgreSQL connector: full reads about 1.6x slower).
+ */
+const RECORD_TEMPLATE: SourceRecord = { remoteId: '', values: {} };
+
+/** The read plan for the requested fields (default: every readable field). */
+export function readPlan(meta: TableMeta, fields?: string[]): ReadPlan {
+  if (!fields) {
+    const known = defaultPlans.get(meta);
+    if (known) return known;
+  }
+  const columns = readColumns(meta, fields);
+  const selected = selectColumns(meta, columns);
+  const plan: ReadPlan = {
+    selectList: selected.map(quoteIdent).join(', '),
+    fieldIds: columns.map((column) => column.name),
+    decoders: columns.map((column) => decoderFor(column)),
+    keyColumn: requireKey(meta).column,
+    serviceIdColumn: meta.serviceIdColumn,
+    inPlace: selected.length === columns.length,
+    emptyValues: Object.fromEntries(columns.map((column) => [column.name, null])),
+  };
+  if (!fields) defaultPlans.set(meta, plan);
+  return plan;
+}
+
+/** A driver row (selected with `plan.selectList`, a fresh object per row) as a record. */
+export function planRecord(plan: ReadPlan, row: Row): SourceRecord {
+  // The key and the service id are read before the row may be decoded in place.
+  const record = { ...RECORD_TEMPLATE };
+  record.remoteId = keyText(row[plan.keyColumn]);
+  if (plan.serviceIdColumn) {
+    const serviceId = row[plan.serviceIdColumn];
+    record.serviceId = serviceId === null || serviceId === undefined ? null : String(serviceId).toLowerCase();
+  }
+  const values = plan.inPlace ? row : { ...plan.emptyValues };
+  const { fieldIds, decoders } = plan;
+  for (let i = 0; i < fieldIds.length; i += 1) {
+    const raw = row[fieldIds[i]!];
+    values[fieldIds[i]!] = raw === null || raw === undefined ? null : decoders[i]!(raw);
+  }
+  // Every property now holds a canonical value.
+  record.values = values as Record<string, CanonicalValue>;
+  return record;
+}
 
 /** The columns to read: the requested readable fields (default all), plus the key and the service id. */
 export function readColumns(meta: TableMeta, fields?: string[]): ClassifiedColumn[] {
@@ -19,31 +87,19 @@ export function readColumns(meta: TableMeta, fields?: string[]): ClassifiedColum
   return fields
     .map((id) => {
       const column = meta.byName.get(id);
-      if (!column)
-        throw new ConnectorError('not_found', `Field "${id}" does not exist in table "${meta.name}"`);
+      if (!column) throw metadataError('not_found', `Field "${id}" does not exist in table "${meta.name}"`);
       return column;
     })
     .filter((column) => column.read);
 }
 
-export function selectList(meta: TableMeta, columns: ClassifiedColumn[]): string {
+/** The columns a read selects: `columns` plus the key and the service id, each once. */
+function selectColumns(meta: TableMeta, columns: ClassifiedColumn[]): string[] {
   const names = new Set(columns.map((column) => column.name));
   const key = requireKey(meta);
   names.add(key.column);
   if (meta.serviceIdColumn) names.add(meta.serviceIdColumn);
-  return [...names].map(quoteIdent).join(', ');
-}
-
-export function toSourceRecord(meta: TableMeta, columns: ClassifiedColumn[], row: Row): SourceRecord {
-  const key = requireKey(meta);
-  const values: Record<string, CanonicalValue> = {};
-  for (const column of columns) values[column.name] = decodeValue(column, row[column.name]);
-  const record: SourceRecord = { remoteId: keyText(row[key.column]), values };
-  if (meta.serviceIdColumn) {
-    const serviceId = row[meta.serviceIdColumn];
-    record.serviceId = serviceId === null || serviceId === undefined ? null : String(serviceId).toLowerCase();
-  }
-  return record;
+  return [...names];
 }
 
 /**
@@ -75,7 +131,7 @@ export async function readPage(
   options: { after?: string | null; pageSize: number; fields?: string[] },
 ): Promise<RecordPage> {
   const key = requireKey(meta);
-  const columns = readColumns(meta, options.fields);
+  const plan = readPlan(meta, options.fields);
   const pageSize = Math.max(1, Math.floor(options.pageSize));
   const k = quoteIdent(key.column);
   const params: unknown[] = [];
@@ -90,13 +146,14 @@ export async function readPage(
   params.push(pageSize + 1);
   const found = await rows(
     connection,
-    `SELECT ${selectList(meta, columns)} FROM ${quoteIdent(meta.name)} WHERE ${where} ORDER BY ${k} LIMIT ?`,
+    `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${where} ORDER BY ${k} LIMIT ?`,
     params,
   );
-  const page = found.slice(0, pageSize);
-  const records = page.map((row) => toSourceRecord(meta, columns, row));
-  const last = page[page.length - 1];
-  return { records, next: found.length > pageSize && last ? encodeAfter(keyText(last[key.column])) : null };
+  const count = Math.min(found.length, pageSize);
+  const records: SourceRecord[] = new Array(count);
+  for (let index = 0; index < count; index += 1) records[index] = planRecord(plan, found[index]!);
+  const last = records[count - 1];
+  return { records, next: found.length > pageSize && last ? encodeAfter(last.remoteId) : null };
 }
 
 /** Records by remote id (absent ids are left out), in the order found. */
@@ -107,7 +164,7 @@ export async function readByKeys(
   fields?: string[],
 ): Promise<SourceRecord[]> {
   const key = requireKey(meta);
-  const columns = readColumns(meta, fields);
+  const plan = readPlan(meta, fields);
   const params = [...new Set(remoteIds)]
     .map((id) => keyParam(key, id))
     .filter((param) => param !== undefined);
@@ -115,10 +172,10 @@ export async function readByKeys(
   for (const part of chunk(params, LOOKUP_CHUNK)) {
     const found = await rows(
       connection,
-      `SELECT ${selectList(meta, columns)} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IN (${placeholders(part.length)})`,
+      `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IN (${placeholders(part.length)})`,
       part,
     );
-    records.push(...found.map((row) => toSourceRecord(meta, columns, row)));
+    for (const row of found) records.push(planRecord(plan, row));
   }
   return records;
 }
@@ -129,16 +186,16 @@ export async function readByServiceIds(
   serviceIds: string[],
 ): Promise<SourceRecord[]> {
   if (!meta.serviceIdColumn) return [];
-  const columns = readColumns(meta);
+  const plan = readPlan(meta);
   const ids = [...new Set(serviceIds.map((id) => id.toLowerCase()))];
   const records: SourceRecord[] = [];
   for (const part of chunk(ids, LOOKUP_CHUNK)) {
     const found = await rows(
       connection,
-      `SELECT ${selectList(meta, columns)} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(meta.serviceIdColumn)} IN (${placeholders(part.length)})`,
+      `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(meta.serviceIdColumn)} IN (${placeholders(part.length)})`,
       part,
     );
-    records.push(...found.map((row) => toSourceRecord(meta, columns, row)));
+    for (const row of found) records.push(planRecord(plan, row));
   }
   return records;
 }

@@ -19,6 +19,27 @@ import { classifyColumn, type ClassifiedColumn, type ColumnDescription, type Ser
 export const SERVICE_ID_COLUMN = 'lockstep_id';
 export const CHANGE_LOG_TABLE = 'lockstep_change_log';
 
+/** Errors raised by checks against a table description (which may come from the cache, and be stale). */
+const metadataErrors = new WeakSet<object>();
+
+export function metadataError(kind: ConnectorError['kind'], message: string): ConnectorError {
+  const error = new ConnectorError(kind, message);
+  metadataErrors.add(error);
+  return error;
+}
+
+/** Driver codes that suggest a table changed under a cached description (unknown column or table). */
+const SCHEMA_CHANGE_CODES = new Set(['ER_BAD_FIELD_ERROR', 'ER_NO_SUCH_TABLE', 'ER_BAD_TABLE_ERROR']);
+
+/** Whether `error` (raw or translated) suggests the table is not what its description says. */
+export function suggestsSchemaChange(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (metadataErrors.has(error)) return true;
+  const { code, appCode } = error as { code?: unknown; appCode?: unknown };
+  const driverCode = typeof appCode === 'string' ? appCode : code;
+  return typeof driverCode === 'string' && SCHEMA_CHANGE_CODES.has(driverCode);
+}
+
 export interface TableKey {
   column: string;
   /** The key is the service id column. */
@@ -217,7 +238,7 @@ export function requireKey(meta: TableMeta): TableKey {
   const what = meta.isView
     ? `View "${meta.name}" has no readable column to use as its key`
     : `Table "${meta.name}" has no single-column primary key`;
-  throw new ConnectorError(
+  throw metadataError(
     'unsupported',
     `${what}, so its records have no stable id; prepare the table first (it adds a "${SERVICE_ID_COLUMN}" column)`,
   );

@@ -6,8 +6,11 @@
  *   savepoint and replayed row by row, each behind its own savepoint, so the bad rows come back as
  *   `{ ok: false }` and the others are written;
  * - a failure that is not about a row (connection lost, deadlock, lock timeout) rolls the whole call back
- *   and throws, so the engine retries it;
- * - results are in input order and carry the record read back in the same transaction.
+ *   and throws, so the engine retries it; so does, with `stopOnSchemaChange` (the table description came
+ *   from the connection's cache), a failure that suggests the table changed: the connection then retries the
+ *   call once with a fresh description;
+ * - results are in input order. Creates return the new rows' remote ids without reading the rows back
+ *   (`record: null`); updates carry the record read back in the same transaction.
  *
  * Idempotent create: when the table has the service id column, the row's `lockstep_id` is the link's
  * service id; a create whose service id is already in the table adopts that row instead of inserting.
@@ -23,14 +26,22 @@ import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { exec, rows } from './db';
 import { keyParam, LOOKUP_CHUNK, readByKeys } from './records';
-import { requireKey, type TableMeta } from './schema';
+import { metadataError, requireKey, suggestsSchemaChange, type TableMeta } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
 import { encodeValue, keyText, ValueError } from './types';
 
-/** Rows per multi-row INSERT. */
-export const INSERT_CHUNK = 500;
+/** Rows per multi-row INSERT (a createRecords batch of up to this many rows is one statement). */
+export const INSERT_CHUNK = 1000;
 
 type Translate = (error: unknown) => unknown;
+
+export interface WriteOptions {
+  translate: Translate;
+  /** Throw (instead of reporting per row) a batch failure that suggests the table changed. */
+  stopOnSchemaChange: boolean;
+  /** The server's AUTO_INCREMENT settings (the connection caches them). */
+  autoIncrement: () => Promise<AutoIncrement>;
+}
 
 interface Encoded {
   index: number;
@@ -55,7 +66,7 @@ function encodeRow(meta: TableMeta, values: Record<string, CanonicalValue>): Map
   for (const [field, value] of Object.entries(values)) {
     const column = meta.byName.get(field);
     if (!column)
-      throw new ConnectorError('invalid_data', `Field "${field}" does not exist in table "${meta.name}"`);
+      throw metadataError('invalid_data', `Field "${field}" does not exist in table "${meta.name}"`);
     if (!column.write)
       throw new ConnectorError('invalid_data', `Field "${field}" of table "${meta.name}" is read-only`);
     try {
@@ -83,10 +94,11 @@ function requireWritable(meta: TableMeta): void {
 async function isolate<T>(
   connection: PoolConnection,
   items: T[],
-  translate: Translate,
+  options: Pick<WriteOptions, 'translate' | 'stopOnSchemaChange'>,
   batch: (items: T[]) => Promise<void>,
   one: (item: T) => Promise<void>,
 ): Promise<(ConnectorError | null)[]> {
+  const { translate } = options;
   const errors: (ConnectorError | null)[] = items.map(() => null);
   if (items.length === 0) return errors;
   await exec(connection, 'SAVEPOINT lockstep_batch');
@@ -95,7 +107,8 @@ async function isolate<T>(
     return errors;
   } catch (error) {
     const failed = asConnectorError(error, translate);
-    if (CALL_LEVEL.has(failed.kind)) throw failed;
+    if (CALL_LEVEL.has(failed.kind) || (options.stopOnSchemaChange && suggestsSchemaChange(failed)))
+      throw failed;
   }
   await exec(connection, 'ROLLBACK TO SAVEPOINT lockstep_batch');
   for (let i = 0; i < items.length; i++) {
@@ -126,13 +139,13 @@ function valuesSql(columns: string[], row: Map<string, unknown>, params: unknown
   );
 }
 
-interface AutoIncrement {
+export interface AutoIncrement {
   /** Multi-row INSERTs get consecutive ids (innodb_autoinc_lock_mode 0 or 1). */
   consecutive: boolean;
   increment: number;
 }
 
-async function autoIncrementSettings(connection: PoolConnection): Promise<AutoIncrement> {
+export async function autoIncrementSettings(connection: PoolConnection): Promise<AutoIncrement> {
   const [row] = await rows(
     connection,
     'SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS increment',
@@ -150,8 +163,9 @@ export async function createRecords(
   connection: PoolConnection,
   meta: TableMeta,
   input: RecordCreate[],
-  translate: Translate,
+  options: WriteOptions,
 ): Promise<WriteResult[]> {
+  const { translate } = options;
   requireWritable(meta);
   const key = requireKey(meta);
   const results: (WriteResult | null)[] = input.map(() => null);
@@ -178,6 +192,8 @@ export async function createRecords(
       }
       pending.push({ index, columns, serviceId, knownKey });
     } catch (error) {
+      // A field the cached description does not know may have been added since: retry with a fresh one.
+      if (options.stopOnSchemaChange && suggestsSchemaChange(error)) throw error;
       results[index] = failure(asConnectorError(error, translate));
     }
   }
@@ -209,7 +225,7 @@ export async function createRecords(
   }
 
   const inserted = new Map<number, string>();
-  const autoIncrement = autoIncrementKey && !serviceColumn ? await autoIncrementSettings(connection) : null;
+  const autoIncrement = autoIncrementKey && !serviceColumn ? await options.autoIncrement() : null;
   const table = quoteIdent(meta.name);
   const insertOne = async (row: PendingCreate): Promise<void> => {
     const columns = [...row.columns.keys()];
@@ -246,7 +262,7 @@ export async function createRecords(
     });
   };
   for (const part of chunk(toInsert, INSERT_CHUNK)) {
-    const errors = await isolate(connection, part, translate, insertBatch, insertOne);
+    const errors = await isolate(connection, part, options, insertBatch, insertOne);
     errors.forEach((error, i) => {
       if (error) {
         results[part[i].index] = failure(error);
@@ -269,16 +285,16 @@ export async function createRecords(
     }
   }
 
+  // The rows are not read back: a result carries the remote id (the key's text as the row was written, the
+  // new AUTO_INCREMENT value, or the key of the row holding the service id).
   const remoteIds = new Map<number, string>([...inserted, ...adopted]);
-  const records = await recordsByKey(connection, meta, [...remoteIds.values()]);
   for (const row of pending) {
     if (results[row.index] || repeatOf.has(row.index)) continue;
     const remoteId = remoteIds.get(row.index);
-    const record = remoteId === undefined ? undefined : records.get(remoteId);
     results[row.index] =
       remoteId === undefined
-        ? failure(new ConnectorError('invalid_data', `The new row of "${meta.name}" could not be read back`))
-        : { ok: true, remoteId: record?.remoteId ?? remoteId, record: record ?? null };
+        ? failure(new ConnectorError('invalid_data', `The new row of "${meta.name}" could not be found`))
+        : { ok: true, remoteId, record: null };
   }
   for (const [index, first] of repeatOf) results[index] = results[first];
   return results.map(
@@ -338,8 +354,9 @@ export async function updateRecords(
   connection: PoolConnection,
   meta: TableMeta,
   input: RecordUpdate[],
-  translate: Translate,
+  options: Pick<WriteOptions, 'translate' | 'stopOnSchemaChange'>,
 ): Promise<WriteResult[]> {
+  const { translate } = options;
   requireWritable(meta);
   const key = requireKey(meta);
   const results: (WriteResult | null)[] = input.map(() => null);
@@ -354,6 +371,7 @@ export async function updateRecords(
       const newRemoteId = written === undefined || written === null ? row.remoteId : String(written);
       pending.push({ index, columns, key: param, newRemoteId });
     } catch (error) {
+      if (options.stopOnSchemaChange && suggestsSchemaChange(error)) throw error;
       results[index] = failure(asConnectorError(error, translate));
     }
   });
@@ -376,7 +394,7 @@ export async function updateRecords(
   const errors = await isolate(
     connection,
     pending,
-    translate,
+    options,
     async (rowsToUpdate) => {
       for (const row of rowsToUpdate) await updateOne(row);
     },
@@ -412,7 +430,7 @@ export async function deleteRecords(
   connection: PoolConnection,
   meta: TableMeta,
   remoteIds: string[],
-  translate: Translate,
+  options: Pick<WriteOptions, 'translate' | 'stopOnSchemaChange'>,
 ): Promise<WriteResult[]> {
   requireWritable(meta);
   const key = requireKey(meta);
@@ -426,7 +444,7 @@ export async function deleteRecords(
     const errors = await isolate(
       connection,
       part,
-      translate,
+      options,
       async (batch) => {
         await exec(
           connection,

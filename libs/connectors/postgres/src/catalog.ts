@@ -24,9 +24,18 @@ export interface TableMeta {
   /** The column rows are addressed and paged by: the single-column primary key, else the service id. */
   keyColumn: string | null;
   hasCaptureTrigger: boolean;
+  /**
+   * Rows can be written with COPY FROM exactly as INSERT writes them: a table (plain or partitioned) without
+   * row-level security (COPY FROM refuses it), INSERT rules (COPY ignores them) or BEFORE INSERT row
+   * triggers (they may change the key, which a COPY does not read back).
+   */
+  copyable: boolean;
   columns: ColumnMeta[];
   kinds: Map<string, ColumnKind>;
   fields: FieldInfo[];
+  /** `columns` and `fields` by name (= field remote id). */
+  columnByName: Map<string, ColumnMeta>;
+  fieldById: Map<string, FieldInfo>;
 }
 
 const TABLES_SQL = `
@@ -59,7 +68,7 @@ export async function listTables(db: Queryable, schema: string): Promise<TableIn
 // Domains are followed to their base type (recursively) for the column and for an array's element.
 const TABLE_SQL = `
 WITH rel AS (
-  SELECT c.oid, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 ),
 pk AS (
@@ -108,6 +117,10 @@ SELECT json_build_object(
     SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = i.indkey[0]
     WHERE i.indrelid = rel.oid AND i.indisunique AND i.indnatts = 1 AND i.indpred IS NULL AND a.attname = '${SERVICE_ID_COLUMN}'),
   'captureTrigger', EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel.oid AND tgname = 'lockstep_capture'),
+  -- tgtype bits: 1 row, 2 before, 4 insert.
+  'copyable', rel.relkind IN ('r', 'p') AND NOT rel.relrowsecurity
+    AND NOT EXISTS (SELECT 1 FROM pg_rewrite r WHERE r.ev_class = rel.oid AND r.ev_type = '3')
+    AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = rel.oid AND NOT t.tgisinternal AND t.tgtype & 7 = 7),
   'columns', (SELECT coalesce(json_agg(json_build_object(
       'name', typed.attname,
       'type', format_type(typed.atttypid, typed.atttypmod),
@@ -140,6 +153,7 @@ interface TableDoc {
   primaryKey: string[];
   serviceIdUnique: boolean;
   captureTrigger: boolean;
+  copyable: boolean;
   columns: ColumnMeta[];
 }
 
@@ -160,6 +174,7 @@ export async function loadTable(db: Queryable, schema: string, name: string): Pr
   else if (serviceIdColumn) keyColumn = serviceIdColumn;
   else if (isView) keyColumn = ['id', SERVICE_ID_COLUMN].find((column) => names.includes(column)) ?? names[0] ?? null;
   const context: FieldContext = { readOnly, primaryKey: doc.primaryKey, serviceIdColumn };
+  const fields = doc.columns.map((column) => fieldInfo(column, context));
   return {
     schema,
     name,
@@ -170,8 +185,11 @@ export async function loadTable(db: Queryable, schema: string, name: string): Pr
     serviceIdColumn,
     keyColumn,
     hasCaptureTrigger: doc.captureTrigger,
+    copyable: doc.copyable,
     columns: doc.columns,
     kinds: new Map(doc.columns.map((column) => [column.name, columnKind(column)])),
-    fields: doc.columns.map((column) => fieldInfo(column, context)),
+    fields,
+    columnByName: new Map(doc.columns.map((column) => [column.name, column])),
+    fieldById: new Map(fields.map((field) => [field.remoteId, field])),
   };
 }

@@ -152,6 +152,10 @@ const TIMESTAMP_TZ = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)?([+-])(\d\d)(?
 
 /** `2024-02-29 13:45:30.5+00` -> `2024-02-29T13:45:30.5Z` (other offsets are converted to UTC). */
 export function timestamptzToCanonical(text: string): string {
+  // The session runs with TimeZone=UTC, so nearly every value is `YYYY-MM-DD HH:MM:SS[.f]+00`: no regex needed.
+  if (text.length >= 22 && text.charCodeAt(10) === 32 && text.endsWith('+00')) {
+    return `${text.slice(0, 10)}T${text.slice(11, text.length - 3)}Z`;
+  }
   const match = TIMESTAMP_TZ.exec(text);
   if (!match) return text; // infinity, BC dates: passed through as PostgreSQL wrote them
   const [, date, time, fraction = '', sign, hours, minutes = '00', seconds = '00'] = match;
@@ -161,26 +165,31 @@ export function timestamptzToCanonical(text: string): string {
   return `${utc}${fraction}Z`;
 }
 
+/** Converts one non-null text value of a column to its canonical value. */
+export type Decoder = (text: string) => CanonicalValue;
+
+const identity: Decoder = (text) => text;
+const SCALAR_DECODERS: Partial<Record<TypeClass, Decoder>> = {
+  integer: (text) => {
+    const value = Number(text);
+    return Number.isSafeInteger(value) ? value : text;
+  },
+  float: (text) => Number(text),
+  boolean: (text) => text === 't' || text === 'true',
+  datetime: (text) => text.replace(' ', 'T'),
+  timestamp: timestamptzToCanonical,
+  json: (text) => JSON.parse(text) as CanonicalValue,
+};
+
+/** The decoder of a column (what `decodeValue` does, without deciding per value). */
+export function decoderFor(kind: ColumnKind): Decoder {
+  if (kind.isArray) return (text) => decodeArray(parseArrayLiteral(text), kind.valueClass);
+  return SCALAR_DECODERS[kind.valueClass] ?? identity;
+}
+
+// text, decimal (exact text), date, time, interval (IntervalStyle iso_8601), uuid, select, relation: as they are.
 function decodeScalar(valueClass: TypeClass, text: string): CanonicalValue {
-  switch (valueClass) {
-    case 'integer': {
-      const value = Number(text);
-      return Number.isSafeInteger(value) ? value : text;
-    }
-    case 'float':
-      return Number(text);
-    case 'boolean':
-      return text === 't' || text === 'true';
-    case 'datetime':
-      return text.replace(' ', 'T');
-    case 'timestamp':
-      return timestamptzToCanonical(text);
-    case 'json':
-      return JSON.parse(text) as CanonicalValue;
-    default:
-      // text, decimal (exact text), date, time, interval (IntervalStyle iso_8601), uuid, select, relation
-      return text;
-  }
+  return (SCALAR_DECODERS[valueClass] ?? identity)(text);
 }
 
 function decodeArray(items: ArrayText, valueClass: TypeClass): JsonValue[] {
@@ -210,6 +219,31 @@ function encodeScalar(valueClass: TypeClass, value: JsonValue, field: string): P
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   return value;
+}
+
+const NEEDS_ESCAPE = /[\\"]/;
+
+/**
+ * PostgreSQL's text form of an array of parameters (`{1,"a b",NULL,{2,3}}`), to send a whole column of a
+ * batch as one array parameter. Strings are always quoted (so `NULL`, `""`, braces and commas stay text);
+ * nested lists become nested arrays. The server parses every element with the element type's input
+ * function, exactly as it parses a single `$1::type` parameter.
+ */
+export function arrayLiteral(items: readonly PgParam[]): string {
+  let out = '{';
+  for (let index = 0; index < items.length; index += 1) {
+    if (index > 0) out += ',';
+    out += elementLiteral(items[index]!);
+  }
+  return `${out}}`;
+}
+
+/** One element of an array literal (see `arrayLiteral`). */
+export function elementLiteral(item: PgParam): string {
+  if (item === null) return 'NULL';
+  if (typeof item === 'string') return NEEDS_ESCAPE.test(item) ? `"${item.replace(/[\\"]/g, '\\$&')}"` : `"${item}"`;
+  if (Array.isArray(item)) return arrayLiteral(item);
+  return String(item);
 }
 
 /** Encodes a canonical value for a parameter cast to the column's type. Throws ConnectorError `invalid_data`. */
