@@ -47,14 +47,15 @@ export class SyncStartService {
       throw new DomainError(ErrorCode.InvalidMappings, `The sync cannot start: ${errors.length} validation error(s), first ${errors[0]!.path}: ${errors[0]!.message}`, { issues });
     }
     const options: StartOptions = { prefer: input.prefer ?? 'left', match: [] };
+    // Match fields may be named as stored (prefixed ids) or as read (remote ids); the document is rendered once.
+    const rendered = input.match?.length ? (await this.mappings.get(auth, syncId)).document.tables : [];
     for (const match of input.match ?? []) {
       const pair = document.tables[match.tablePair];
       if (!pair) throw new DomainError(ErrorCode.InvalidRequest, `--match names table pair ${match.tablePair}, but the mappings have ${document.tables.length}.`);
-      const mapped = pair.fields.some((field) => !isCreate(field.leftField) && !isCreate(field.rightField) && field.leftField === match.leftField && field.rightField === match.rightField);
-      const rendered = await this.mappings.get(auth, syncId);
-      const renderedFields = (rendered.document.tables[match.tablePair]?.['fields'] ?? []) as { left_field: string; right_field: string }[];
+      const byId = pair.fields.some((field) => !isCreate(field.leftField) && !isCreate(field.rightField) && field.leftField === match.leftField && field.rightField === match.rightField);
+      const renderedFields = (rendered[match.tablePair]?.['fields'] ?? []) as { left_field: string; right_field: string }[];
       const byRemote = renderedFields.some((field) => field.left_field === match.leftField && field.right_field === match.rightField);
-      if (!mapped && !byRemote) {
+      if (!byId && !byRemote) {
         throw new DomainError(ErrorCode.InvalidRequest, `Table pair ${match.tablePair} maps no field pair ${match.leftField} = ${match.rightField}; pick a mapped pair as the match field.`);
       }
       options.match!.push(match);

@@ -55,20 +55,19 @@ export class SyncAccess {
     return { left: rows.find((row) => row.side === 'left') ?? null, right: rows.find((row) => row.side === 'right') ?? null };
   }
 
+  /** The `user_authorization` action for a person to connect (or reconnect) a side in the console. */
+  connectAction(loaded: LoadedSync, side: SideName, reconnect = false) {
+    const connector = loaded.sides[side]?.connector ?? 'unknown';
+    return this.links.connectAction(loaded.sync.id, side, connector, this.catalog.find(connector)?.displayName ?? connector, loaded.sync.name, reconnect);
+  }
+
   /** Spec 4.2 rule 8: until both sides exist, mappings, schema and activate answer 409 `auth_required`. */
   requireBothConnected(loaded: LoadedSync): { left: SyncSideEntity; right: SyncSideEntity } {
     const { left, right } = loaded.sides;
     for (const side of SIDES) {
       const entity = loaded.sides[side];
       if (!isConnected(entity)) {
-        const connector = entity?.connector ?? 'unknown';
-        const name = this.catalog.find(connector)?.displayName ?? connector;
-        throw new DomainError(
-          ErrorCode.AuthRequired,
-          `The ${side} side of this sync is not connected yet; a person must connect it first.`,
-          { side },
-          this.links.connectAction(loaded.sync.id, side, connector, name, loaded.sync.name),
-        );
+        throw new DomainError(ErrorCode.AuthRequired, `The ${side} side of this sync is not connected yet; a person must connect it first.`, { side }, this.connectAction(loaded, side));
       }
     }
     return { left: left!, right: right! };

@@ -105,13 +105,7 @@ export class SyncsService {
     const loaded = await this.access.load(auth, syncId);
     const entity = loaded.sides[side];
     if (!entity || !isConnected(entity)) {
-      const connector = entity?.connector ?? 'unknown';
-      throw new DomainError(
-        ErrorCode.RequiresAction,
-        `The ${side} side is not connected yet; a person must connect it before its bases can be listed.`,
-        { side },
-        this.links.connectAction(syncId, side, connector, this.catalog.find(connector)?.displayName ?? connector, loaded.sync.name),
-      );
+      throw new DomainError(ErrorCode.RequiresAction, `The ${side} side is not connected yet; a person must connect it before its bases can be listed.`, { side }, this.access.connectAction(loaded, side));
     }
     const bases = await this.connections.withStoredSide(entity, (connection) => connection.listBases());
     return { data: bases.map((base) => ({ id: base.id, name: base.name })), has_more: false, next_cursor: null };
@@ -360,12 +354,7 @@ export class SyncsService {
     if (!current) throw new DomainError(ErrorCode.UnknownConnector, `The ${side} side's connector "${entity.connector}" is no longer offered.`, { side });
     if (current.auth.method === 'oauth') {
       if (!isConnected(entity)) {
-        throw new DomainError(
-          ErrorCode.RequiresAction,
-          `The ${side} side (${current.displayName}) is connected by a person signing in through the browser; relay the action.`,
-          { side },
-          this.links.connectAction(loaded.sync.id, side, current.type, current.displayName, loaded.sync.name),
-        );
+        throw new DomainError(ErrorCode.RequiresAction, `The ${side} side (${current.displayName}) is connected by a person signing in through the browser; relay the action.`, { side }, this.access.connectAction(loaded, side));
       }
       throw new DomainError(ErrorCode.OauthConnectorNotSupported, `${current.displayName} credentials cannot be set or rotated over the API; a person reconnects it in the app.`, { side });
     }
