@@ -5,6 +5,7 @@ import { JobsModule } from '@lockstep/jobs';
 import { PersistenceModule } from '@lockstep/persistence';
 import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { SyncsProcessor } from './syncs/syncs.processor';
+import { EngineScheduler } from './engine/engine.scheduler';
 
 /** The worker: Bull consumers, no HTTP. */
 @Module({})
@@ -18,7 +19,7 @@ export class WorkerModule {
         PersistenceModule.forRoot(),
         JobsModule.forRoot(),
       ],
-      providers: [MaintenanceProcessor, SyncsProcessor],
+      providers: [MaintenanceProcessor, SyncsProcessor, EngineScheduler],
     };
   }
 }

@@ -59,6 +59,38 @@ export class AppConfig {
   @Transform(toBool)
   EGRESS_ALLOW_LOOPBACK = true;
 
+  /** Engine: seconds between full-scan reconciliations of each synced table (the change feed's safety net). */
+  @Transform(toInt) @IsInt() @Min(1)
+  ENGINE_FULL_SCAN_SECONDS = 3600;
+
+  /** Engine: records per page read from an app (initial sync, full scans) and per change batch. */
+  @Transform(toInt) @IsInt() @Min(10) @Max(10_000)
+  ENGINE_PAGE_SIZE = 1000;
+
+  /** Engine: records per write call to an app. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  ENGINE_WRITE_BATCH = 500;
+
+  /** Engine: most syncs one worker owns at a time (others are left to other workers). */
+  @Transform(toInt) @IsInt() @Min(1)
+  ENGINE_MAX_SYNCS = 1000;
+
+  /** Engine: syncs of one worker doing a round at once (bounds the app connections a worker holds). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  ENGINE_CONCURRENCY = 8;
+
+  /** Engine: run syncs in this process (the worker); tests of other parts turn it off. */
+  @Transform(toBool)
+  ENGINE_ENABLED = true;
+
+  /** Engine: only run syncs of this account (tests; a dedicated worker for one tenant). Empty: every account. */
+  @IsOptional() @IsString()
+  ENGINE_ACCOUNT_ID?: string;
+
+  /** Engine: seconds a sync's lease lasts without renewal (a crashed worker's syncs move after this). */
+  @Transform(toInt) @IsInt() @Min(2) @Max(600)
+  ENGINE_LEASE_SECONDS = 10;
+
   get publicUrl(): string {
     return this.PUBLIC_URL ?? `http://localhost:${this.PORT}`;
   }

@@ -12,6 +12,8 @@ export const ID_PREFIX = {
   record: 'rec',
   liveExport: 'lex',
   run: 'run',
+  /** A held delete (pending deletes are addressed by their record in the spec; the id is internal). */
+  pendingDelete: 'pdel',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -3,3 +3,4 @@ export * from './plans';
 export * from './lifecycle';
 export * from './conversion';
 export * from './mappings';
+export * from './engine';

@@ -7,6 +7,7 @@ import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { CommonModule } from '../common/common.module';
 import { ConnectorsModule } from '../connectors/connectors.module';
 import { MappingsModule } from '../mappings/mappings.module';
+import { PendingDeletesModule } from '../pending-deletes/pending-deletes.module';
 import { SyncsModule } from '../syncs/syncs.module';
 
 /** The services the operator CLI drives (no HTTP): accounts, keys, and what a person does to a sync. */
@@ -15,7 +16,7 @@ export class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), PersistenceModule.forRoot(), JobsModule.forRoot(), CommonModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule],
+      imports: [ConfigModule.forRoot(config), PersistenceModule.forRoot(), JobsModule.forRoot(), CommonModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule],
     };
   }
 }

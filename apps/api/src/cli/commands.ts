@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { SyncStartService } from '../mappings/sync-start.service';
+import { type PendingDeleteDecision, PendingDeletesService } from '../pending-deletes/pending-deletes.service';
 import { OperatorAuth } from '../syncs/operator-auth';
 import { SyncsService } from '../syncs/syncs.service';
 import { optionalBool, optionalChoice, required, UsageError } from './args';
@@ -18,6 +19,19 @@ function jsonObject(options: Record<string, string>, name: string): Record<strin
 }
 
 type Command = (app: INestApplicationContext, options: Record<string, string>) => Promise<unknown>;
+
+/** `pending-delete approve|ignore|restore`: a person's decision on a held delete, by the record's `rec_` id. */
+function pendingDeleteCommand(decision: PendingDeleteDecision): { usage: string; run: Command } {
+  return {
+    usage: `pending-delete ${decision} --sync SYNC_ID --record REC_ID`,
+    run: async (app, o) => {
+      const syncId = required(o, 'sync');
+      const recordId = required(o, 'record');
+      const auth = await app.get(OperatorAuth).forSync(syncId);
+      return app.get(PendingDeletesService).decide(auth, syncId, recordId, decision, 'cli');
+    },
+  };
+}
 
 /**
  * The operator CLI's commands: what a person does in the console, for operators and tests, through the
@@ -75,6 +89,9 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
       return app.get(SyncsService).update(auth, syncId, { [side]: { auth: jsonObject(o, 'auth'), base: required(o, 'base') } }, 'cli');
     },
   },
+  'pending-delete approve': pendingDeleteCommand('approve'),
+  'pending-delete ignore': pendingDeleteCommand('ignore'),
+  'pending-delete restore': pendingDeleteCommand('restore'),
   'key list': {
     usage: 'key list --account ACC',
     run: async (app, o) => ({ data: await app.get(ApiKeysService).list(required(o, 'account')) }),

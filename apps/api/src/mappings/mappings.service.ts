@@ -252,7 +252,10 @@ export class MappingsService {
     return createdAny;
   }
 
-  /** Table setup (service id column where needed) for every mapped table; `table_setup_failed` with the app's reason. */
+  /**
+   * Table setup for every mapped table: the service id column on every table (also one with a single-column
+   * primary key, so retried creates are idempotent); `table_setup_failed` with the app's reason.
+   */
   private async prepareTables(sides: Record<SideName, SyncSideEntity>, pairs: ResolvedTablePair[]): Promise<void> {
     for (const side of SIDES) {
       const tables = pairs.map((pair) => existingTable(pair[side])).filter((table): table is SchemaTable => table !== null);
@@ -260,7 +263,7 @@ export class MappingsService {
       await this.connections.withSide(sides[side], async (connection: Connection) => {
         for (const table of tables) {
           try {
-            await connection.prepareTable(table.remoteId, { changeCapture: false });
+            await connection.prepareTable(table.remoteId, { changeCapture: false, serviceIdColumn: true });
           } catch (error) {
             if (!isConnectorError(error) || error.kind === 'transient') throw error;
             throw new DomainError(ErrorCode.TableSetupFailed, `The ${side} table "${table.name}" could not be prepared: ${error.message}`, { side, table: table.remoteId });

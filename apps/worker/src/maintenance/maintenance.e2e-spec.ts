@@ -13,7 +13,7 @@ import { WorkerModule } from '../worker.module';
 describe('worker: maintenance queue', () => {
   let worker: INestApplicationContext;
   beforeAll(async () => {
-    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64') });
+    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'), ENGINE_ENABLED: false });
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.init();
   });

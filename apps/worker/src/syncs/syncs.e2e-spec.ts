@@ -22,7 +22,7 @@ describe('worker: syncs queue', () => {
   const schema = `e2e_teardown_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64') });
+    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'), ENGINE_ENABLED: false });
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.init();
     db = worker.get(DataSource);

@@ -216,10 +216,20 @@ export interface FieldSpec {
 export interface PrepareOptions {
   /** Install change capture (triggers and change log) where the connector has a change feed. */
   changeCapture: boolean;
+  /**
+   * Add the service id column (`lockstep_id`, uuid, unique, defaulted) even when the table has a single-column
+   * primary key, so a create retried after a crash adopts the row it already wrote. The remote id stays the
+   * primary key. Default false.
+   */
+  serviceIdColumn?: boolean;
 }
 
 export interface PreparedTable {
-  /** The field (remote id) holding the service id, or null when the table has a single-column primary key. */
+  /**
+   * The field (remote id) holding the service id, or null when the table has a single-column primary key and
+   * no service id column. With `PrepareOptions.serviceIdColumn` it is always the service id column (the
+   * remote id then stays the primary key; records carry the column's value as `serviceId`).
+   */
   serviceIdField: string | null;
   changeCapture: boolean;
 }

@@ -407,9 +407,11 @@ export class MysqlConnection implements Connection {
   // table setup
 
   /**
-   * Adds the service id column to a table without a usable single-column primary key, and installs the
-   * change-capture triggers when asked. Idempotent; serialised per database with a named lock so two
-   * workers cannot set up the same table at once. Views are read-only and need (and get) nothing.
+   * Adds the service id column to a table without a usable single-column primary key (and, with the
+   * `serviceIdColumn` option, to a table with one: its primary key stays the remote id, and creates adopt
+   * rows by service id), and installs the change-capture triggers when asked. Idempotent; serialised per
+   * database with a named lock so two workers cannot set up the same table at once. Views are read-only
+   * and need (and get) nothing.
    */
   async prepareTable(tableRemoteId: string, options: PrepareOptions): Promise<PreparedTable> {
     const base = this.base();
@@ -419,7 +421,10 @@ export class MysqlConnection implements Connection {
         if (meta.isView) return { serviceIdField: null, changeCapture: false };
         return this.withSetupLock(connection, base, async () => {
           let current = await this.freshMeta(connection, tableRemoteId);
-          if (current.key === null) {
+          const needsServiceId =
+            current.key === null ||
+            (options.serviceIdColumn === true && (current.serviceIdColumn === null || !current.serviceIdUnique));
+          if (needsServiceId) {
             this.tables.invalidate(tableRemoteId);
             await this.addServiceIdColumn(connection, current);
             current = await this.freshMeta(connection, tableRemoteId);
@@ -464,32 +469,28 @@ export class MysqlConnection implements Connection {
     const table = quoteIdent(meta.name);
     const column = quoteIdent(SERVICE_ID_COLUMN);
     const hasColumn = meta.columns.some((candidate) => candidate.name === SERVICE_ID_COLUMN);
+    // A `lockstep_id` column the application made may lack the unique key (or have one already).
+    const uniqueKey = `ADD UNIQUE KEY ${column} (${column})`;
+    const addUnique = meta.serviceIdUnique ? '' : `, ${uniqueKey}`;
     if (hasExpressionDefaults(server)) {
-      // Every existing row gets its own UUID() from the default; INVISIBLE keeps `SELECT *` and
+      // Every existing row gets its own UUID() from the default (the table is rebuilt, the default evaluated
+      // per row; the unique key added in the same statement guarantees it); INVISIBLE keeps `SELECT *` and
       // `INSERT ... VALUES` without a column list working as before for the application.
       const invisible = hasInvisibleColumns(server) ? ' INVISIBLE' : '';
       const definition = `${column} ${SERVICE_ID_TYPE} NOT NULL DEFAULT (uuid())${invisible}`;
       if (hasColumn) {
         await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
-        await exec(
-          connection,
-          `ALTER TABLE ${table} MODIFY COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`,
-        );
+        await exec(connection, `ALTER TABLE ${table} MODIFY COLUMN ${definition}${addUnique}`);
       } else {
-        await exec(
-          connection,
-          `ALTER TABLE ${table} ADD COLUMN ${definition}, ADD UNIQUE KEY ${column} (${column})`,
-        );
+        await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${definition}, ${uniqueKey}`);
       }
       return;
     }
     // Older servers cannot default to UUID(): a nullable column, filled now and by a BEFORE INSERT trigger.
     if (!hasColumn)
-      await exec(
-        connection,
-        `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL, ADD UNIQUE KEY ${column} (${column})`,
-      );
+      await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL, ${uniqueKey}`);
     await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
+    if (hasColumn && !meta.serviceIdUnique) await exec(connection, `ALTER TABLE ${table} ${uniqueKey}`);
     await this.installFillTrigger(connection, meta.name);
   }
 

@@ -4,7 +4,9 @@
  *
  * Record key (a record's remote id is the key's text):
  * 1. the primary key, when it is a single column of a readable type;
- * 2. otherwise the service id column `lockstep_id`, which `prepareTable` adds (CHAR(36), unique);
+ * 2. otherwise the service id column `lockstep_id`, which `prepareTable` adds (CHAR(36), unique); with the
+ *    `serviceIdColumn` prepare option a table with a single-column primary key gets it too, and then its
+ *    records carry it as `serviceId` while the primary key stays their remote id;
  * 3. a view has no key of its own: its `id` column, else its `lockstep_id` column, else its first column is
  *    taken as the key (as the PostgreSQL connector does);
  * 4. otherwise none: the table can be listed but not read until it is prepared.
@@ -58,6 +60,11 @@ export interface TableMeta {
   key: TableKey | null;
   /** `lockstep_id` when the table has it. */
   serviceIdColumn: string | null;
+  /**
+   * The table has a unique key (or the primary key) on `lockstep_id` alone, so a create's service id cannot
+   * be written twice; `prepareTable` adds it where it is missing.
+   */
+  serviceIdUnique: boolean;
   /** The AUTO_INCREMENT column, if any (its new values come back as the insert id). */
   autoIncrementColumn: string | null;
 }
@@ -117,6 +124,17 @@ export async function loadTableMeta(
   const primaryKey = keyRows
     .filter((row) => text(row.constraintName) === 'PRIMARY')
     .map((row) => text(row.name));
+  // KEY_COLUMN_USAGE lists the primary and unique keys (no REFERENCED_TABLE_NAME) and the foreign keys.
+  const uniqueKeys = new Map<string, string[]>();
+  for (const row of keyRows) {
+    if (row.refTable !== null && row.refTable !== undefined) continue;
+    const list = uniqueKeys.get(text(row.constraintName)) ?? [];
+    list.push(text(row.name));
+    uniqueKeys.set(text(row.constraintName), list);
+  }
+  const serviceIdUnique = [...uniqueKeys.values()].some(
+    (list) => list.length === 1 && list[0] === SERVICE_ID_COLUMN,
+  );
 
   // Relations: single-column foreign keys, in this database, to the single-column primary key of the target.
   const foreignKeys = new Map<string, Row[]>();
@@ -209,6 +227,7 @@ export async function loadTableMeta(
     primaryKey,
     key: chooseKey(primaryKey, all, isView),
     serviceIdColumn,
+    serviceIdUnique: !isView && serviceIdUnique,
     autoIncrementColumn,
   };
 }

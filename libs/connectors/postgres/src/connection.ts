@@ -1168,7 +1168,11 @@ export class PostgresConnection implements Connection {
       this.tables.invalidate(tableRemoteId);
       await this.withWriteTransaction(async (client) => {
         await client.query(INFRASTRUCTURE_SQL[0]!); // serialise concurrent setups
-        const needsServiceId = meta.primaryKey.length !== 1 && meta.serviceIdColumn === null;
+        // A table without a single-column primary key is keyed by the service id column; with the
+        // `serviceIdColumn` option a keyed table gets one too (its primary key stays the remote id), so creates
+        // are idempotent there as well (`ON CONFLICT (lockstep_id)` and adoption in `insertRows`/`copyIn`).
+        // A `lockstep_id` column without a unique index only gets the unique constraint.
+        const needsServiceId = meta.serviceIdColumn === null && (meta.primaryKey.length !== 1 || options.serviceIdColumn === true);
         if (needsServiceId) {
           const hasColumn = meta.columns.some((column) => column.name === SERVICE_ID_COLUMN);
           for (const statement of addServiceIdSql(meta.schema, meta.name, SERVICE_ID_COLUMN, hasColumn)) await client.query(statement);

@@ -5,8 +5,10 @@ import { SyncEntity } from './sync.entity';
 import { SyncSideEntity } from './sync-side.entity';
 import { SyncFieldEntity, SyncTableEntity } from './sync-schema.entity';
 import { PendingDeleteEntity, SyncIssueEntity } from './sync-issue.entity';
+import { OperationEntity, PendingDeleteEventEntity, RecordLinkEntity, RecordQueueEntity } from './engine.entity';
 
-export { AccountEntity, ApiKeyEntity, IdempotencyRecordEntity, SyncEntity, SyncSideEntity, SyncTableEntity, SyncFieldEntity, SyncIssueEntity, PendingDeleteEntity };
+export { AccountEntity, ApiKeyEntity, IdempotencyRecordEntity, SyncEntity, SyncSideEntity, SyncTableEntity, SyncFieldEntity, SyncIssueEntity, PendingDeleteEntity, RecordLinkEntity, RecordQueueEntity, OperationEntity, PendingDeleteEventEntity };
+export type { Shadow, QueuedOperationType, FieldChange } from './engine.entity';
 export type { SyncStatus, InitialSyncPhase, DeleteApproval, StoredMappings, StartOptions } from './sync.entity';
 export type { SideName, AuthStatus } from './sync-side.entity';
 export type { StoredViews } from './sync-schema.entity';
@@ -23,4 +25,8 @@ export const ENTITIES = [
   SyncFieldEntity,
   SyncIssueEntity,
   PendingDeleteEntity,
+  RecordLinkEntity,
+  RecordQueueEntity,
+  OperationEntity,
+  PendingDeleteEventEntity,
 ];

@@ -27,8 +27,8 @@
  * columns that are `required` get their first sample in every round-trip row. It calls
  * Jest's `describe` / `it` itself, so the spec file contains only the call above. Tests inside the suite
  * share one connection and one base and run in order. Table names used: `ls_fixture`, `ls_created`,
- * `ls_fields`, `ls_paging`, `ls_batch`, `ls_serviceid`, `ls_changes`, `ls_changes_nopk` (plus whatever the
- * fixture references).
+ * `ls_fields`, `ls_paging`, `ls_batch`, `ls_serviceid`, `ls_serviceid_pk`, `ls_created_ids`, `ls_changes`,
+ * `ls_changes_nopk` (plus whatever the fixture references).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -102,6 +102,8 @@ export async function readAllChanges(
   }
   throw new Error('readChanges never returned hasMore: false');
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function lastChangeFor(changes: Change[], remoteId: string): Change | undefined {
   return changes.filter((change) => change.remoteId === remoteId).pop();
@@ -519,6 +521,8 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
 
       beforeAll(async () => {
         await harness.createPlainTable('ls_serviceid', { primaryKey: false });
+        await harness.createPlainTable('ls_serviceid_pk', { primaryKey: true });
+        for (const id of [1, 2, 3]) await harness.outside.insert('ls_serviceid_pk', { id, title: `existing ${id}`, amount: id });
       });
 
       it('prepareTable adds a service id column to a table without a primary key, idempotently', async () => {
@@ -529,6 +533,51 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(again.serviceIdField).toBe(serviceIdField);
         const field = (await conn.listFields('ls_serviceid')).find((info) => info.remoteId === serviceIdField);
         expect(field).toMatchObject({ read: true, write: false });
+      });
+
+      it('prepareTable with serviceIdColumn adds a service id column to a table with a single-column primary key', async () => {
+        const table = 'ls_serviceid_pk';
+        const options = { changeCapture: true, serviceIdColumn: true };
+        const prepared = await conn.prepareTable(table, options);
+        const column = prepared.serviceIdField;
+        if (column === null) throw new Error('expected a service id field');
+        expect(await conn.prepareTable(table, options)).toEqual(prepared);
+        const fields = await conn.listFields(table);
+        expect(fields.find((info) => info.remoteId === column)).toMatchObject({ read: true, write: false, primary: false });
+        expect(fields.find((info) => info.remoteId === 'id')).toMatchObject({ primary: true });
+
+        // Every existing row got its own service id; the remote id is still the primary key.
+        const existing = (await readAllPages(conn, table, 2)).flat();
+        expect(existing.map((record) => record.remoteId).sort()).toEqual(['1', '2', '3']);
+        for (const record of existing) {
+          expect(record.serviceId).toMatch(UUID);
+          expect(String(record.values['id'])).toBe(record.remoteId);
+        }
+        expect(new Set(existing.map((record) => record.serviceId)).size).toBe(3);
+        const [two] = await conn.readByIds(table, ['2']);
+        expect(two).toMatchObject({ remoteId: '2', serviceId: existing.find((record) => record.remoteId === '2')!.serviceId });
+
+        // A create retried with the same service id (after a crash) adopts the row the first one wrote.
+        const serviceId = randomUUID();
+        const row: RecordCreate = { serviceId, values: { id: 10, title: 'keyed once', amount: 10 } };
+        const [first] = await conn.createRecords(table, [row]);
+        expect(okResult(first).remoteId).toBe('10');
+        const [second, other] = await conn.createRecords(table, [row, { serviceId: randomUUID(), values: { id: 11, title: 'keyed other' } }]);
+        expect(okResult(second).remoteId).toBe('10');
+        expect(okResult(other).remoteId).toBe('11');
+        const [third] = await conn.createRecords(table, [row]);
+        expect(okResult(third).remoteId).toBe('10');
+        const stored = (await readAllPages(conn, table, 50)).flat();
+        expect(stored.filter((record) => record.values['title'] === 'keyed once')).toEqual([
+          expect.objectContaining({ remoteId: '10', serviceId }),
+        ]);
+        expect(stored).toHaveLength(5);
+        expect(await conn.readByServiceIds(table, [serviceId, randomUUID()])).toEqual([expect.objectContaining({ remoteId: '10', serviceId })]);
+
+        // A row the application inserts later gets a service id too.
+        await harness.outside.insert(table, { id: 20, title: 'outside', amount: 20 });
+        const [outside] = await conn.readByIds(table, ['20']);
+        expect(outside?.serviceId).toMatch(UUID);
       });
 
       it('a repeated create with the same service id adopts the existing row', async () => {

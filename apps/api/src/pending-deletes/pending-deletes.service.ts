@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager, In, Not } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { PendingDeleteEntity, PendingDeleteEventEntity } from '@lockstep/persistence';
+import type { AuthContext } from '../common/auth/auth-context';
+import { SyncAccess } from '../syncs/sync-access';
+import { type PendingDeleteDecisionView, toDecisionView } from './pending-deletes.mapper';
+
+export type PendingDeleteDecision = 'approve' | 'ignore' | 'restore';
+
+type State = PendingDeleteEntity['state'];
+const OPEN_STATES: State[] = ['awaiting_review', 'ignored'];
+
+/** What each decision may start from, where it leads, what the engine is asked to do, and the history entry. */
+const RULES: Record<PendingDeleteDecision, { from: readonly State[]; to: State; event: PendingDeleteEventEntity['kind']; set: QueryDeepPartialEntity<PendingDeleteEntity> }> = {
+  approve: { from: ['awaiting_review', 'ignored'], to: 'approved', event: 'approved', set: { requestedAction: 'approve' } },
+  ignore: { from: ['awaiting_review'], to: 'ignored', event: 'ignored', set: { ignoredAt: () => 'now()' } },
+  restore: { from: ['awaiting_review', 'ignored'], to: 'closed', event: 'restored', set: { requestedAction: 'restore' } },
+};
+
+/**
+ * A person's decision on a held delete (spec 3.2, engine design 5): approve (the engine deletes the surviving
+ * copy), ignore (the surviving copy stays, dormant, not raised again), restore (the engine re-creates the
+ * missing copy from the surviving one). Only the decision is recorded here, with its history entry, in one
+ * transaction; the worker carries out `requested_action` and sets `applied_at`. No API operation calls this
+ * (spec 3.2): the console and the operator CLI do.
+ */
+@Injectable()
+export class PendingDeletesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly access: SyncAccess,
+  ) {}
+
+  async decide(auth: AuthContext, syncId: string, recordId: string, decision: PendingDeleteDecision, actor: string): Promise<PendingDeleteDecisionView> {
+    await this.access.load(auth, syncId);
+    const rule = RULES[decision];
+    return this.dataSource.transaction(async (m) => {
+      const current = await this.current(m, syncId, recordId);
+      if (decision === 'ignore' && current.state === 'ignored') return toDecisionView(current);
+      if (!rule.from.includes(current.state)) throw this.notAllowed(current, decision);
+      // Conditional on the state read: of two concurrent decisions, the second updates nothing and is refused.
+      const result = await m.getRepository(PendingDeleteEntity).update({ id: current.id, state: current.state }, { state: rule.to, decidedAt: () => 'now()', ...rule.set });
+      if (!result.affected) {
+        const now = await m.getRepository(PendingDeleteEntity).findOneBy({ id: current.id });
+        if (!now) throw this.notFound(syncId, recordId);
+        if (decision === 'ignore' && now.state === 'ignored') return toDecisionView(now);
+        throw this.notAllowed(now, decision);
+      }
+      await m.getRepository(PendingDeleteEventEntity).insert({ pendingDeleteId: current.id, syncId, recordId, kind: rule.event, actor });
+      return toDecisionView(await m.getRepository(PendingDeleteEntity).findOneByOrFail({ id: current.id }));
+    });
+  }
+
+  /** The record's open held delete or, when none is open, its latest decided one (to say why nothing is left to decide). */
+  private async current(m: EntityManager, syncId: string, recordId: string): Promise<PendingDeleteEntity> {
+    const rows = m.getRepository(PendingDeleteEntity);
+    const row = isId('record', recordId)
+      ? ((await rows.findOneBy({ syncId, recordId, state: In(OPEN_STATES) }))
+        ?? (await rows.findOne({ where: { syncId, recordId, state: Not(In(OPEN_STATES)) }, order: { decidedAt: { direction: 'DESC', nulls: 'LAST' }, pendingSince: 'DESC' } })))
+      : null;
+    if (!row) throw this.notFound(syncId, recordId);
+    return row;
+  }
+
+  private notFound(syncId: string, recordId: string): DomainError {
+    return new DomainError(ErrorCode.NotFound, `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored for it.`, { sync: syncId, record: recordId });
+  }
+
+  private notAllowed(row: PendingDeleteEntity, decision: PendingDeleteDecision): DomainError {
+    const when = row.decidedAt ? ` at ${row.decidedAt.toISOString()}` : '';
+    const why = row.state === 'approved'
+      ? `its delete was already approved${when}; nothing is left to decide`
+      : row.state === 'closed'
+        ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; nothing is left to decide`
+        : `it was decided meanwhile and is now ${row.state}; look again before deciding`;
+    return new DomainError(ErrorCode.Conflict, `Cannot ${decision} the held delete of record ${row.recordId}: ${why}.`, { sync: row.syncId, record: row.recordId, state: row.state });
+  }
+}

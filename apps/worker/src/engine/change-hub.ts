@@ -1,0 +1,111 @@
+/**
+ * Wakes runners when their tables change, with one watcher per app database shared by every sync on it:
+ * PostgreSQL through LISTEN/NOTIFY (the connector's `watch`), others by polling the change log's
+ * checkpoint once a second. Two hundred idle syncs on one database cost one listener (or one query a second).
+ */
+import type { Connection } from '@lockstep/connectors-core';
+import { Logger } from '@nestjs/common';
+
+interface Subscriber {
+  tables: Set<string>;
+  wake: () => void;
+}
+
+interface Watch {
+  open: () => Promise<Connection>;
+  connection: Connection | null;
+  subscribers: Map<number, Subscriber>;
+  stop: (() => Promise<void>) | null;
+  watchedTables: string;
+  timer: NodeJS.Timeout | null;
+  last: string | null;
+  busy: boolean;
+}
+
+export class ChangeHub {
+  private readonly logger = new Logger('ChangeHub');
+  private readonly watches = new Map<string, Watch>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly pollMs = 1000) {}
+
+  /** Subscribes to changes of `tables` in the database `key`; `open` makes a connection when the hub needs one. */
+  subscribe(key: string, open: () => Promise<Connection>, tables: string[], wake: () => void): () => void {
+    let watch = this.watches.get(key);
+    if (!watch) {
+      watch = { open, connection: null, subscribers: new Map(), stop: null, watchedTables: '', timer: null, last: null, busy: false };
+      this.watches.set(key, watch);
+    }
+    const id = this.nextId++;
+    watch.subscribers.set(id, { tables: new Set(tables), wake });
+    void this.refresh(key, watch);
+    return () => {
+      const current = this.watches.get(key);
+      if (!current) return;
+      current.subscribers.delete(id);
+      if (current.subscribers.size === 0) void this.dispose(key, current);
+    };
+  }
+
+  private async refresh(key: string, watch: Watch): Promise<void> {
+    if (this.closed) return;
+    try {
+      watch.connection ??= await watch.open();
+      const connection = watch.connection;
+      const tables = [...new Set([...watch.subscribers.values()].flatMap((subscriber) => [...subscriber.tables]))].sort();
+      if (connection.watch) {
+        const signature = tables.join('\u0000');
+        if (signature === watch.watchedTables && watch.stop) return;
+        const previous = watch.stop;
+        watch.stop = await connection.watch(tables, (table) => {
+          for (const subscriber of watch.subscribers.values()) if (subscriber.tables.has(table)) subscriber.wake();
+        });
+        watch.watchedTables = signature;
+        if (previous) await previous();
+      } else if (!watch.timer) {
+        const probe = tables[0];
+        watch.timer = setInterval(() => void this.poll(watch), this.pollMs);
+        watch.timer.unref();
+        if (probe) watch.last = await connection.currentCheckpoint(probe);
+      }
+    } catch (error) {
+      // The runners find out what is wrong themselves; wake them and try again shortly.
+      this.logger.debug({ key: key.split('|')[0], error: error instanceof Error ? error.message : String(error) }, 'change watch failed');
+      for (const subscriber of watch.subscribers.values()) subscriber.wake();
+      await watch.connection?.close().catch(() => undefined);
+      watch.connection = null;
+      watch.stop = null;
+      setTimeout(() => void (this.watches.get(key) === watch && this.refresh(key, watch)), 5000).unref();
+    }
+  }
+
+  private async poll(watch: Watch): Promise<void> {
+    if (watch.busy || !watch.connection) return;
+    watch.busy = true;
+    try {
+      const tables = [...watch.subscribers.values()].flatMap((subscriber) => [...subscriber.tables]);
+      if (tables.length === 0) return;
+      const checkpoint = await watch.connection.currentCheckpoint(tables[0]!);
+      // The checkpoint covers the whole change log of the database: any change wakes every subscriber.
+      if (watch.last !== null && checkpoint !== watch.last) for (const subscriber of watch.subscribers.values()) subscriber.wake();
+      watch.last = checkpoint;
+    } catch {
+      for (const subscriber of watch.subscribers.values()) subscriber.wake();
+    } finally {
+      watch.busy = false;
+    }
+  }
+
+  private async dispose(key: string, watch: Watch): Promise<void> {
+    this.watches.delete(key);
+    if (watch.timer) clearInterval(watch.timer);
+    if (watch.stop) await watch.stop().catch(() => undefined);
+    await watch.connection?.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const [key, watch] of [...this.watches]) await this.dispose(key, watch);
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The initial sync (engine design section 6). Preparing: table setup (service id column, change capture),
+ * change checkpoints taken before anything is read (so edits made during the initial sync are replayed
+ * afterwards), match keys of both sides staged in the store, and a preview (counts; non-unique match keys
+ * raise a `sync_preview` issue). Running: matched pairs are linked in one statement, then each side is
+ * streamed page by page through `reconcile`, committing the page cursor with the page, so a crash resumes
+ * from the last committed page. Pairs run in dependency order (relation targets first).
+ */
+import type { CanonicalValue, SideName } from '@lockstep/domain';
+import { newId } from '@lockstep/contracts';
+import type { EngineContext } from './context';
+import { convertAcross, type PairPlan, sideEnd } from './plan';
+import { reconcile } from './reconcile';
+import type { Db } from './store';
+
+export interface PairProgress {
+  table_pair: number;
+  left_table: string;
+  right_table: string;
+  stage: 'link' | 'left' | 'right' | 'done';
+  cursor: string | null;
+  match_field: { left: string; right: string } | null;
+  preview: { left_records: number; right_records: number; matched: number; to_create_left: number; to_create_right: number; skipped: number; duplicate_keys: number };
+  processed: { left: number; right: number };
+  created: { left: number; right: number };
+  updated: { left: number; right: number };
+  failed: number;
+}
+
+export interface InitialProgress {
+  pairs: PairProgress[];
+}
+
+const SIDES: SideName[] = ['left', 'right'];
+
+function matchKey(value: CanonicalValue): string | null {
+  if (value === null || value === '') return null;
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return /^-?\d+(\.\d+)?$/.test(value) ? String(Number(value)) === value ? value : value.replace(/\.?0+$/, '') : value;
+  if (typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+export async function saveProgress(db: Db, syncId: string, progress: InitialProgress): Promise<void> {
+  await db.query(`UPDATE syncs SET initial_sync_progress = $2, updated_at = now() WHERE id = $1`, [syncId, JSON.stringify(progress)]);
+}
+
+/** Preparing: table setup, checkpoints, staged match keys, preview. */
+export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
+  const { plan } = ctx;
+  // Table setup first: change capture must exist before the checkpoints that mark "now".
+  for (const side of SIDES) {
+    const tables = [...new Set(plan.pairs.map((pair) => sideEnd(pair, side)).filter((table) => !table.readOnly).map((table) => table.remoteId))];
+    await ctx.assertCanWrite();
+    await ctx.sides[side].use(async (connection) => {
+      for (const table of tables) await connection.prepareTable(table, { changeCapture: true, serviceIdColumn: true });
+    });
+    await ctx.db.query(`UPDATE sync_tables SET prepared_at = now() WHERE sync_id = $1 AND side = $2 AND remote_id = ANY($3::text[])`, [ctx.syncId, side, tables]);
+    const checkpoints: Record<string, string> = {};
+    await ctx.sides[side].use(async (connection) => {
+      for (const pair of plan.pairs) {
+        const table = sideEnd(pair, side).remoteId;
+        checkpoints[table] ??= await connection.currentCheckpoint(table);
+      }
+    });
+    await ctx.fenced((tx) => tx.query(`UPDATE sync_sides SET checkpoint = $3, change_detection = 'change_feed', updated_at = now() WHERE sync_id = $1 AND side = $2`, [ctx.syncId, side, JSON.stringify({ tables: checkpoints })]));
+  }
+  await ctx.db.query(`DELETE FROM initial_sync_keys WHERE sync_id = $1`, [ctx.syncId]);
+  const progress: InitialProgress = { pairs: [] };
+  for (const pair of plan.pairs) progress.pairs.push(await stagePair(ctx, pair));
+  await ctx.fenced(async (tx) => {
+    await tx.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'sync_preview' AND resolved_at IS NULL`, [ctx.syncId]);
+    for (const entry of progress.pairs) {
+      if (entry.preview.duplicate_keys === 0) continue;
+      const pair = plan.pairs[entry.table_pair]!;
+      await tx.query(
+        `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key, table_id, table_name)
+         VALUES ($1, $2, 'sync_preview', 'validation_error', NULL, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message`,
+        [
+          newId('issue'),
+          ctx.syncId,
+          ctx.sides.left.connector,
+          `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.duplicate_keys} match key value(s) are not unique, so ${entry.preview.skipped} record(s) are not matched and not synced.`,
+          JSON.stringify({
+            explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
+            suggested_action: 'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
+            links: [],
+          }),
+          `preview:${pair.index}`,
+          pair.left.id,
+          pair.left.name,
+        ],
+      );
+    }
+    await saveProgress(tx, ctx.syncId, progress);
+    await tx.query(`UPDATE syncs SET initial_sync_phase = 'running', updated_at = now() WHERE id = $1 AND initial_sync_phase = 'preparing'`, [ctx.syncId]);
+  });
+}
+
+async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgress> {
+  const match = pair.match;
+  const counts = { left: 0, right: 0 };
+  for (const side of SIDES) {
+    const table = sideEnd(pair, side).remoteId;
+    const field = match ? (side === 'left' ? match.left.remoteId : match.right.remoteId) : null;
+    let after: string | null = null;
+    do {
+      const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after, pageSize: Math.max(ctx.pageSize, 2000), fields: field ? [field] : [] }));
+      counts[side] += page.records.length;
+      if (page.records.length > 0) {
+        const keys = page.records.map((record) => {
+          if (!match || !field) return null;
+          const value = record.values[field] ?? null;
+          // Keys compare in the right side's type: left values are converted first.
+          const converted = side === 'left' ? convertAcross(match, 'left', value) : { ok: true as const, value };
+          return converted.ok ? matchKey(converted.value) : null;
+        });
+        await ctx.db.query(
+          `INSERT INTO initial_sync_keys (sync_id, table_pair, side, remote_id, match_key) SELECT $1, $2, $3, r, k FROM unnest($4::text[], $5::text[]) AS t(r, k) ON CONFLICT DO NOTHING`,
+          [ctx.syncId, pair.index, side, page.records.map((record) => record.remoteId), keys],
+        );
+      }
+      after = page.next;
+    } while (after);
+  }
+  // Fresh statistics: the planner otherwise assumes the bulk-filled table is empty and picks nested loops.
+  await ctx.db.query(`ANALYZE initial_sync_keys`);
+  // One linear pass: per match key, how many records carry it on each side.
+  const [stats]: { matched: string; dup_keys: string; skipped_left: string; skipped_right: string }[] = await ctx.db.query(
+    `WITH k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r
+                FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key)
+     SELECT count(*) FILTER (WHERE l = 1 AND r = 1) AS matched,
+            count(*) FILTER (WHERE l > 1 OR r > 1) AS dup_keys,
+            coalesce(sum(l) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_left,
+            coalesce(sum(r) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_right
+     FROM k`,
+    [ctx.syncId, pair.index],
+  );
+  const matched = Number(stats!.matched);
+  const skipped = { left: Number(stats!.skipped_left), right: Number(stats!.skipped_right) };
+  const writesRight = pair.direction !== 'right_to_left';
+  const writesLeft = pair.direction !== 'left_to_right';
+  return {
+    table_pair: pair.index,
+    left_table: pair.left.name,
+    right_table: pair.right.name,
+    stage: 'link',
+    cursor: null,
+    match_field: match ? { left: match.left.name, right: match.right.name } : null,
+    preview: {
+      left_records: counts.left,
+      right_records: counts.right,
+      matched,
+      to_create_right: writesRight ? counts.left - matched - skipped.left : 0,
+      to_create_left: writesLeft ? counts.right - matched - skipped.right : 0,
+      skipped: skipped.left + skipped.right,
+      duplicate_keys: Number(stats!.dup_keys),
+    },
+    processed: { left: 0, right: 0 },
+    created: { left: 0, right: 0 },
+    updated: { left: 0, right: 0 },
+    failed: 0,
+  };
+}
+
+/** Running: one step (a page) at a time so the caller can check pause and lease between pages. Returns true when done. */
+export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
+  for (const index of ctx.plan.order) {
+    const entry = progress.pairs.find((candidate) => candidate.table_pair === index);
+    const pair = ctx.plan.pairs[index];
+    if (!entry || !pair || entry.stage === 'done') continue;
+    if (entry.stage === 'link') {
+      await ctx.fenced(async (tx) => {
+        await tx.query(
+          `WITH k AS (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key
+                      HAVING count(*) FILTER (WHERE side = 'left') = 1 AND count(*) FILTER (WHERE side = 'right') = 1)
+           INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id)
+           SELECT 'rec_' || substr(md5(gen_random_uuid()::text), 1, 20), $1, $2, gen_random_uuid(), l.remote_id, r.remote_id
+           FROM k
+           JOIN initial_sync_keys l ON l.sync_id = $1 AND l.table_pair = $2 AND l.side = 'left' AND l.match_key = k.match_key
+           JOIN initial_sync_keys r ON r.sync_id = $1 AND r.table_pair = $2 AND r.side = 'right' AND r.match_key = k.match_key
+           WHERE NOT EXISTS (SELECT 1 FROM record_links x WHERE x.sync_id = $1 AND x.table_pair = $2 AND (x.left_remote_id = l.remote_id OR x.right_remote_id = r.remote_id))
+           ON CONFLICT DO NOTHING`,
+          [ctx.syncId, index],
+        );
+        entry.stage = 'left';
+        entry.cursor = null;
+        await saveProgress(tx, ctx.syncId, progress);
+      });
+      await ctx.db.query(`ANALYZE record_links`);
+      return false;
+    }
+    const side: SideName = entry.stage === 'left' ? 'left' : 'right';
+    // The links table grows fast during an initial sync: keep the planner's statistics current so lookups stay indexed.
+    if ((entry.processed.left + entry.processed.right) % (ctx.pageSize * 20) === ctx.pageSize * 2) await ctx.db.query(`ANALYZE record_links`);
+    const table = sideEnd(pair, side).remoteId;
+    const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after: entry.cursor, pageSize: ctx.pageSize }));
+    const ids = page.records.map((record) => record.remoteId);
+    const skipRows: { remote_id: string }[] = ids.length && entry.preview.duplicate_keys > 0
+      ? await ctx.db.query(
+          `SELECT k.remote_id FROM initial_sync_keys k WHERE k.sync_id = $1 AND k.table_pair = $2 AND k.side = $3 AND k.remote_id = ANY($4::text[])
+             AND k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)`,
+          [ctx.syncId, index, side, ids],
+        )
+      : [];
+    const skip = new Set(skipRows.map((row) => `${side}:${row.remote_id}`));
+    let records = page.records;
+    if (side === 'right' && ids.length) {
+      // Records the left pass already synced (matched or created) are done.
+      const doneRows: { right_remote_id: string }[] = await ctx.db.query(
+        `SELECT right_remote_id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND right_remote_id = ANY($3::text[]) AND right_shadow IS NOT NULL`,
+        [ctx.syncId, index, ids],
+      );
+      const done = new Set(doneRows.map((row) => row.right_remote_id));
+      records = records.filter((record) => !done.has(record.remoteId));
+    }
+    const next = page.next;
+    await reconcile(
+      ctx,
+      pair,
+      records.map((record) => ({ side, remoteId: record.remoteId, record, at: null })),
+      {
+        initial: true,
+        skip,
+        onCommit: async (tx, result) => {
+          entry.processed[side] += page.records.length;
+          entry.created.left += result.created.left;
+          entry.created.right += result.created.right;
+          entry.updated.left += result.updated.left;
+          entry.updated.right += result.updated.right;
+          entry.failed += result.failed;
+          entry.cursor = next;
+          if (!next) {
+            entry.stage = side === 'left' ? 'right' : 'done';
+            entry.cursor = null;
+          }
+          await saveProgress(tx, ctx.syncId, progress);
+        },
+      },
+    );
+    return false;
+  }
+  return true;
+}
+
+/** All pairs done: the sync is on. */
+export async function finishInitialSync(ctx: EngineContext, progress: InitialProgress): Promise<void> {
+  await ctx.fenced(async (tx) => {
+    await saveProgress(tx, ctx.syncId, progress);
+    await tx.query(`UPDATE syncs SET initial_sync_phase = 'done', initial_sync_finished_at = now(), activating = false, updated_at = now() WHERE id = $1 AND initial_sync_phase = 'running'`, [ctx.syncId]);
+    await tx.query(`DELETE FROM initial_sync_keys WHERE sync_id = $1`, [ctx.syncId]);
+  });
+}

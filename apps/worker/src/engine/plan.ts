@@ -1,0 +1,214 @@
+/**
+ * The engine's view of a sync's mappings: per table pair, the two tables, the field pairs with the ways
+ * each may carry values and the converters between the two field types, the filter, the sync-enabled
+ * field, delete behaviours and the match field. Built from the stored mappings and the schema cache.
+ */
+import type { DataSource } from 'typeorm';
+import {
+  type CanonicalValue,
+  conversionFor,
+  type Conversion,
+  type Direction,
+  fieldPairDirection,
+  findSyncEnabledField,
+  type FilterGroup,
+  type FilterCondition,
+  oneWayDirections,
+  parseFilter,
+  parseMappings,
+  type RecordDeleteBehavior,
+  type SideName,
+  type SyncEnabledField,
+  type TypeClass,
+} from '@lockstep/domain';
+import type { StartOptions, SyncEntity } from '@lockstep/persistence';
+
+export interface FieldEnd {
+  id: string;
+  remoteId: string;
+  name: string;
+  typeClass: TypeClass;
+  typeDetails: Record<string, unknown> | null;
+  read: boolean;
+  write: boolean;
+  primary: boolean;
+}
+
+export interface FieldPlan {
+  /** Index of the field pair in the table pair (the merge key). */
+  key: string;
+  left: FieldEnd;
+  right: FieldEnd;
+  leftToRight: boolean;
+  rightToLeft: boolean;
+  /** left value -> right's type, and back. */
+  toRight: Conversion;
+  toLeft: Conversion;
+  /** For relation fields: the index of the table pair holding the targets. */
+  relationPair: number | null;
+}
+
+export interface TableEnd {
+  id: string;
+  remoteId: string;
+  name: string;
+  readOnly: boolean;
+  deleteBehavior: RecordDeleteBehavior;
+}
+
+export interface PairPlan {
+  index: number;
+  direction: Direction;
+  left: TableEnd;
+  right: TableEnd;
+  fields: FieldPlan[];
+  filter: FilterGroup | null;
+  filterError: string | null;
+  syncEnabled: SyncEnabledField | null;
+  /** Field pair used to match existing records at initial sync (null: none usable; everything is created). */
+  match: FieldPlan | null;
+  /** Side whose values win first-sight differences and ties. */
+  preferred: SideName;
+}
+
+export interface SyncPlan {
+  revision: number;
+  pairs: PairPlan[];
+  /** Pair indexes ordered so that relation targets come first. */
+  order: number[];
+}
+
+const MATCHABLE: TypeClass[] = ['text', 'integer', 'decimal', 'uuid', 'date', 'datetime', 'timestamp', 'select', 'boolean', 'time'];
+
+export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncPlan> {
+  const parsed = parseMappings(sync.mappings);
+  if (!parsed.ok) throw new Error(`stored mappings of ${sync.id} do not parse`);
+  const tables = (await db.query(`SELECT id, remote_id, name, read_only FROM sync_tables WHERE sync_id = $1`, [sync.id])) as { id: string; remote_id: string; name: string; read_only: boolean }[];
+  const tableById = new Map(tables.map((table) => [table.id, table]));
+  const fields = (await db.query(
+    `SELECT f.id, f.remote_id, f.name, f.type_class, f.type_details, f.read, f.write, f.is_primary, f.table_id FROM sync_fields f JOIN sync_tables t ON t.id = f.table_id WHERE t.sync_id = $1`,
+    [sync.id],
+  )) as { id: string; remote_id: string; name: string; type_class: TypeClass; type_details: Record<string, unknown> | null; read: boolean; write: boolean; is_primary: boolean; table_id: string }[];
+  const fieldById = new Map(fields.map((field) => [field.id, field]));
+  const stored = sync.mappings.tables as Record<string, unknown>[];
+  const options: StartOptions = sync.startOptions ?? {};
+  const pairs: PairPlan[] = parsed.document.tables.map((pair, index) => {
+    const end = (side: SideName): TableEnd => {
+      const ref = side === 'left' ? pair.leftTable : pair.rightTable;
+      const table = typeof ref === 'string' ? tableById.get(ref) : undefined;
+      if (!table) throw new Error(`table pair ${index}: ${side} table ${JSON.stringify(ref)} is not in the schema cache`);
+      return { id: table.id, remoteId: table.remote_id, name: table.name, readOnly: table.read_only, deleteBehavior: pair[side].recordDeleteBehavior };
+    };
+    const left = end('left');
+    const right = end('right');
+    const fieldPlans: FieldPlan[] = [];
+    pair.fields.forEach((fieldPair, fieldIndex) => {
+      const l = typeof fieldPair.leftField === 'string' ? fieldById.get(fieldPair.leftField) : undefined;
+      const r = typeof fieldPair.rightField === 'string' ? fieldById.get(fieldPair.rightField) : undefined;
+      if (!l || !r) return;
+      const fieldEnd = (f: NonNullable<typeof l>): FieldEnd => ({ id: f.id, remoteId: f.remote_id, name: f.name, typeClass: f.type_class, typeDetails: f.type_details, read: f.read, write: f.write, primary: f.is_primary });
+      const leftEnd = fieldEnd(l);
+      const rightEnd = fieldEnd(r);
+      const ways = oneWayDirections(fieldPairDirection(pair, fieldPair));
+      const toRight = conversionFor({ typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails }, { typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails });
+      const toLeft = conversionFor({ typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails }, { typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails });
+      fieldPlans.push({
+        key: String(fieldIndex),
+        left: leftEnd,
+        right: rightEnd,
+        leftToRight: ways.includes('left_to_right') && leftEnd.read && rightEnd.write && !right.readOnly && toRight.kind !== 'incompatible',
+        rightToLeft: ways.includes('right_to_left') && rightEnd.read && leftEnd.write && !left.readOnly && toLeft.kind !== 'incompatible',
+        toRight,
+        toLeft,
+        relationPair: null,
+      });
+    });
+    const storedPair = stored[index] ?? {};
+    const filter = parseFilter(storedPair['filter'] ?? null);
+    return {
+      index,
+      direction: pair.direction,
+      left,
+      right,
+      fields: fieldPlans,
+      filter: filter.ok ? filter.filter : null,
+      filterError: filter.ok ? null : filter.reason,
+      syncEnabled: findSyncEnabledField(storedPair['advanced_settings'] ?? null),
+      match: null,
+      preferred: options.prefer ?? 'left',
+    };
+  });
+  // Relation targets: the pair whose left table is the left field's target table.
+  for (const pair of pairs) {
+    for (const field of pair.fields) {
+      if (field.left.typeClass !== 'relation' || field.right.typeClass !== 'relation') continue;
+      const target = field.left.typeDetails?.['target_table'];
+      const found = pairs.find((candidate) => candidate.left.remoteId === target);
+      field.relationPair = found ? found.index : null;
+      if (!found) {
+        field.leftToRight = false;
+        field.rightToLeft = false;
+      }
+    }
+  }
+  for (const pair of pairs) pair.match = chooseMatch(pair, options);
+  return { revision: sync.mappingsRevision, pairs, order: dependencyOrder(pairs) };
+}
+
+/** The match field chosen at start, else a matchable field pair, primary fields first. */
+function chooseMatch(pair: PairPlan, options: StartOptions): FieldPlan | null {
+  const chosen = options.match?.find((match) => match.tablePair === pair.index);
+  if (chosen) {
+    const found = pair.fields.find(
+      (field) =>
+        (field.left.id === chosen.leftField || field.left.remoteId === chosen.leftField || field.left.name === chosen.leftField) &&
+        (field.right.id === chosen.rightField || field.right.remoteId === chosen.rightField || field.right.name === chosen.rightField),
+    );
+    if (found) return found;
+  }
+  const candidates = pair.fields.filter((field) => MATCHABLE.includes(field.left.typeClass) && MATCHABLE.includes(field.right.typeClass) && field.toLeft.kind !== 'incompatible');
+  return candidates.find((field) => field.left.primary && field.right.primary) ?? null;
+}
+
+function dependencyOrder(pairs: PairPlan[]): number[] {
+  const order: number[] = [];
+  const visiting = new Set<number>();
+  const visit = (index: number) => {
+    if (order.includes(index) || visiting.has(index)) return;
+    visiting.add(index);
+    for (const field of pairs[index]!.fields) if (field.relationPair !== null && field.relationPair !== index) visit(field.relationPair);
+    visiting.delete(index);
+    order.push(index);
+  };
+  pairs.forEach((pair) => visit(pair.index));
+  return order;
+}
+
+export function sideEnd(pair: PairPlan, side: SideName): TableEnd {
+  return side === 'left' ? pair.left : pair.right;
+}
+
+export function fieldEnd(field: FieldPlan, side: SideName): FieldEnd {
+  return side === 'left' ? field.left : field.right;
+}
+
+/** Whether the field pair carries values from `from` to the other side. */
+export function carries(field: FieldPlan, from: SideName): boolean {
+  return from === 'left' ? field.leftToRight : field.rightToLeft;
+}
+
+/** Converts a value read on `from` into the other side's field type. */
+export function convertAcross(field: FieldPlan, from: SideName, value: CanonicalValue): { ok: true; value: CanonicalValue } | { ok: false; reason: string } {
+  if (value === null) return { ok: true, value: null };
+  const conversion = from === 'left' ? field.toRight : field.toLeft;
+  if (conversion.kind === 'incompatible') return { ok: false, reason: conversion.reason };
+  return conversion.convert(value);
+}
+
+/** Pair-level: may records be created on `side` (the pair writes into it)? */
+export function pairWrites(pair: PairPlan, side: SideName): boolean {
+  const ways = oneWayDirections(pair.direction);
+  return side === 'right' ? ways.includes('left_to_right') && !pair.right.readOnly : ways.includes('right_to_left') && !pair.left.readOnly;
+}
+
+export type { FilterCondition };

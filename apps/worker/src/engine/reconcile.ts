@@ -1,0 +1,667 @@
+/**
+ * The heart of the engine: given records observed on one or both sides of a table pair (from a change
+ * feed, a page of the initial sync, a full scan or a queued refetch), decide field by field what to write
+ * (three-way merge against each side's shadow), write it in batches, read back what the targets now hold,
+ * and commit links, shadows, operations and issues in one fenced transaction. Replaying the same
+ * observations after a crash is harmless: a side whose value equals its shadow is unchanged, and a create
+ * carries the link's service id so a repeated create adopts the row it already wrote.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CanonicalValue, SideName } from '@lockstep/domain';
+import { canonicalEqual, filterGate, mergeRecord, passesFilter, syncEnabled, type MergeSide, type Values } from '@lockstep/domain';
+import { newId } from '@lockstep/contracts';
+import { isConnectorError, type SourceRecord, type WriteResult } from '@lockstep/connectors-core';
+import type { EngineContext } from './context';
+import { carries, convertAcross, type FieldPlan, fieldEnd, type PairPlan, pairWrites, sideEnd } from './plan';
+import {
+  contentHash,
+  type Db,
+  deletedOn,
+  enqueue,
+  insertOperations,
+  type LinkRow,
+  loadLinks,
+  type OperationRow,
+  openRecordIssues,
+  type RecordIssue,
+  remoteOf,
+  resolveRecordIssues,
+  returnedRows,
+  saveLinks,
+  shadowOf,
+} from './store';
+
+export interface Observation {
+  side: SideName;
+  remoteId: string;
+  record: SourceRecord;
+  /** When the change happened (change-log commit time), else null (observed now / unknown). */
+  at: string | null;
+}
+
+export interface ReconcileOptions {
+  /** Initial sync: no poll operations for records that simply exist; first-sight differences go to the preferred side. */
+  initial: boolean;
+  /** Records (side:remoteId) not to create on the other side (duplicate match keys). */
+  skip?: Set<string>;
+  /** Extra work in the same commit (checkpoints, progress, queue entries done). */
+  /** Receives the counts of this call, final before the commit. */
+  onCommit?: (tx: Db, result: ReconcileResult) => Promise<void>;
+}
+
+export interface ReconcileResult {
+  created: { left: number; right: number };
+  updated: { left: number; right: number };
+  failed: number;
+  verifyDeletes: number;
+}
+
+const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
+const SIDES: SideName[] = ['left', 'right'];
+
+interface Unit {
+  link: LinkRow;
+  isNew: boolean;
+  current: Record<SideName, Values | null>;
+  at: Record<SideName, string | null>;
+  /** Values to write per side (target field remote id -> value), and which keys they came from. */
+  writes: Record<SideName, { values: Values; keys: string[]; create: boolean } | null>;
+  /** Shadow updates to apply after the writes, per side: field remote id -> value. */
+  shadow: Record<SideName, Values>;
+  ops: OperationRow[];
+  conflicts: { field: string; winner: SideName; reason: string }[];
+  deferred: boolean;
+}
+
+function mappedFields(pair: PairPlan, side: SideName): string[] {
+  return pair.fields.map((field) => fieldEnd(field, side).remoteId);
+}
+
+function pick(values: Record<string, CanonicalValue>, fields: string[]): Values {
+  const out: Values = {};
+  for (const field of fields) out[field] = values[field] ?? null;
+  return out;
+}
+
+function recordName(pair: PairPlan, side: SideName, values: Values | null, remoteId: string | null): string | null {
+  if (values) {
+    for (const field of pair.fields) {
+      const end = fieldEnd(field, side);
+      const value = values[end.remoteId];
+      if (end.typeClass === 'text' && typeof value === 'string' && value !== '') return value.slice(0, 200);
+    }
+  }
+  return remoteId;
+}
+
+/** Translates relation values through record links of the target pair. */
+class Relations {
+  private readonly maps = new Map<string, Map<string, string>>();
+  constructor(private readonly ctx: EngineContext) {}
+
+  async preload(pair: PairPlan, units: Unit[]): Promise<void> {
+    for (const field of pair.fields) {
+      if (field.relationPair === null) continue;
+      for (const side of SIDES) {
+        const ids = new Set<string>();
+        for (const unit of units) {
+          const value = unit.current[side]?.[fieldEnd(field, side).remoteId];
+          for (const id of Array.isArray(value) ? value : [value]) if (typeof id === 'string' || typeof id === 'number') ids.add(String(id));
+        }
+        if (ids.size === 0) continue;
+        const column = side === 'left' ? 'left_remote_id' : 'right_remote_id';
+        const target = side === 'left' ? 'right_remote_id' : 'left_remote_id';
+        const rows: { source: string; target: string | null }[] = await this.ctx.db.query(
+          `SELECT ${column} AS source, ${target} AS target FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${column} = ANY($3::text[])`,
+          [this.ctx.syncId, field.relationPair, [...ids]],
+        );
+        const map = this.map(field.relationPair, side);
+        for (const row of rows) if (row.target !== null) map.set(row.source, row.target);
+      }
+    }
+  }
+
+  private map(pairIndex: number, from: SideName): Map<string, string> {
+    const key = `${pairIndex}:${from}`;
+    let map = this.maps.get(key);
+    if (!map) {
+      map = new Map();
+      this.maps.set(key, map);
+    }
+    return map;
+  }
+
+  /** The value for the other side, or undefined when a target has no copy there yet. */
+  translate(field: FieldPlan, from: SideName, value: CanonicalValue): CanonicalValue | undefined {
+    if (value === null) return null;
+    const map = this.map(field.relationPair!, from);
+    if (Array.isArray(value)) {
+      const out: string[] = [];
+      for (const item of value) {
+        const mapped = map.get(String(item));
+        if (mapped === undefined) return undefined;
+        out.push(mapped);
+      }
+      return out;
+    }
+    const mapped = map.get(String(value));
+    if (mapped === undefined) return undefined;
+    // Keep the target side's own representation (numbers stay numbers where the source had one).
+    return typeof value === 'number' && /^-?\d+$/.test(mapped) ? Number(mapped) : mapped;
+  }
+}
+
+export async function reconcile(ctx: EngineContext, pair: PairPlan, observations: Observation[], options: ReconcileOptions): Promise<ReconcileResult> {
+  const result: ReconcileResult = { created: { left: 0, right: 0 }, updated: { left: 0, right: 0 }, failed: 0, verifyDeletes: 0 };
+  const fields = { left: mappedFields(pair, 'left'), right: mappedFields(pair, 'right') };
+  // 1. Latest observation per record.
+  const latest = new Map<string, Observation>();
+  for (const observation of observations) latest.set(`${observation.side}:${observation.remoteId}`, observation);
+  const obs = [...latest.values()];
+  const ids = { left: obs.filter((o) => o.side === 'left').map((o) => o.remoteId), right: obs.filter((o) => o.side === 'right').map((o) => o.remoteId) };
+  const serviceIds = obs.map((o) => o.record.serviceId).filter((id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id));
+  const links = await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
+  const byRemote = { left: new Map<string, LinkRow>(), right: new Map<string, LinkRow>() };
+  const byService = new Map<string, LinkRow>();
+  for (const link of links) {
+    if (link.left_remote_id !== null) byRemote.left.set(link.left_remote_id, link);
+    if (link.right_remote_id !== null) byRemote.right.set(link.right_remote_id, link);
+    byService.set(link.service_id, link);
+  }
+
+  // 2. Units: one per link (new links for records seen for the first time).
+  const units = new Map<string, Unit>();
+  const reappeared = new Set<string>();
+  const unitFor = (link: LinkRow, isNew: boolean): Unit => {
+    let unit = units.get(link.id);
+    if (!unit) {
+      unit = { link, isNew, current: { left: null, right: null }, at: { left: null, right: null }, writes: { left: null, right: null }, shadow: { left: {}, right: {} }, ops: [], conflicts: [], deferred: false };
+      units.set(link.id, unit);
+    }
+    return unit;
+  };
+  for (const o of obs) {
+    let link = byRemote[o.side].get(o.remoteId);
+    if (!link && o.record.serviceId) {
+      // A row this sync created (its service id is the link's) whose remote id was not stored before a crash: adopt it.
+      const adopted = byService.get(o.record.serviceId.toLowerCase());
+      if (adopted && remoteOf(adopted, o.side) === null) {
+        if (o.side === 'left') adopted.left_remote_id = o.remoteId;
+        else adopted.right_remote_id = o.remoteId;
+        if (adopted.create_pending === o.side) adopted.create_pending = null;
+        link = adopted;
+      }
+    }
+    let isNew = false;
+    if (!link) {
+      if (options.skip?.has(`${o.side}:${o.remoteId}`)) continue;
+      isNew = true;
+      link = blankLink(pair.index);
+      if (o.side === 'left') link.left_remote_id = o.remoteId;
+      else link.right_remote_id = o.remoteId;
+      byRemote[o.side].set(o.remoteId, link);
+    }
+    const unit = unitFor(link, isNew);
+    unit.current[o.side] = pick(o.record.values, fields[o.side]);
+    unit.at[o.side] = o.at;
+    // A record seen again on a side where it was marked deleted has reappeared: its pending delete closes by itself.
+    if (!isNew && deletedOn(link, o.side)) reappeared.add(link.id);
+    if (o.side === 'left') link.left_deleted = false;
+    else link.right_deleted = false;
+  }
+
+  // 3. The other side's current values where it has a copy that was not observed.
+  const verify: { recordId: string; side: SideName }[] = [];
+  for (const side of SIDES) {
+    const wanted = [...units.values()].filter((unit) => unit.current[side] === null && remoteOf(unit.link, side) !== null && !deletedOn(unit.link, side));
+    if (wanted.length === 0) continue;
+    await ctx.assertCanWrite();
+    const found = await ctx.sides[side].use((connection) => connection.readByIds(sideEnd(pair, side).remoteId, wanted.map((unit) => remoteOf(unit.link, side)!)));
+    const byId = new Map(found.map((record) => [record.remoteId, record]));
+    for (const unit of wanted) {
+      const record = byId.get(remoteOf(unit.link, side)!);
+      if (record) unit.current[side] = pick(record.values, fields[side]);
+      else verify.push({ recordId: unit.link.id, side });
+    }
+  }
+
+  const relations = new Relations(ctx);
+  await relations.preload(pair, [...units.values()]);
+  const issues: RecordIssue[] = [];
+  const queue: { recordId: string; type: 'push' | 'verify_delete'; side: SideName | null; delayMs?: number }[] = verify.map((entry) => ({ ...entry, type: 'verify_delete' as const }));
+  const now = new Date().toISOString();
+
+  // 4. Decide per unit.
+  for (const unit of units.values()) decide(ctx, pair, unit, relations, options, issues, now);
+
+  // 5. Write: creates (with a create intent stored first), then updates, per side.
+  const succeeded: { recordId: string; side: SideName }[] = [];
+  for (const target of SIDES) {
+    const creates = [...units.values()].filter((unit) => unit.writes[target]?.create);
+    const updates = [...units.values()].filter((unit) => unit.writes[target] && !unit.writes[target]!.create);
+    if (creates.length === 0 && updates.length === 0) continue;
+    const table = sideEnd(pair, target);
+    if (creates.length > 0) {
+      for (const unit of creates) unit.link.create_pending = target;
+      // The create intent: links exist (with their service id) before the app sees the create.
+      await ctx.fenced((tx) => saveLinks(tx, ctx.syncId, creates.map((unit) => ({ ...unit.link, left_shadow: unit.isNew ? null : unit.link.left_shadow, right_shadow: unit.isNew ? null : unit.link.right_shadow })), { left: [], right: [] }));
+      for (const unit of creates) unit.isNew = false;
+    }
+    // What each write stored: the record the connector read back inside its own write transaction, if it did.
+    const written: { unit: Unit; stored: SourceRecord | null }[] = [];
+    for (let offset = 0; offset < creates.length; offset += ctx.writeBatch) {
+      const batch = creates.slice(offset, offset + ctx.writeBatch);
+      await ctx.assertCanWrite();
+      const results = await ctx.sides[target].use((connection) => connection.createRecords(table.remoteId, batch.map((unit) => ({ serviceId: unit.link.service_id, values: unit.writes[target]!.values }))));
+      batch.forEach((unit, index) => {
+        const outcome = results[index]!;
+        if (outcome.ok) {
+          if (target === 'left') unit.link.left_remote_id = outcome.remoteId;
+          else unit.link.right_remote_id = outcome.remoteId;
+          unit.link.create_pending = null;
+          written.push({ unit, stored: outcome.record });
+        } else {
+          unit.link.create_pending = null;
+          failWrite(ctx, pair, unit, target, outcome, issues, result);
+        }
+      });
+    }
+    for (let offset = 0; offset < updates.length; offset += ctx.writeBatch) {
+      const batch = updates.slice(offset, offset + ctx.writeBatch);
+      await ctx.assertCanWrite();
+      const results = await ctx.sides[target].use((connection) =>
+        connection.updateRecords(table.remoteId, batch.map((unit) => ({ remoteId: remoteOf(unit.link, target)!, values: unit.writes[target]!.values }))),
+      );
+      batch.forEach((unit, index) => {
+        const outcome = results[index]!;
+        if (outcome.ok) written.push({ unit, stored: outcome.record });
+        else if (outcome.error.kind === 'not_found') {
+          unit.writes[target] = null;
+          queue.push({ recordId: unit.link.id, type: 'verify_delete', side: target });
+        } else failWrite(ctx, pair, unit, target, outcome, issues, result);
+      });
+    }
+    // 6. The target's shadow is what it stored. A connector that read the row back inside its write transaction
+    //    says exactly that; otherwise the shadow is what was sent. A separate read-back after the commit would
+    //    race with the app: an edit made there in between would land in the shadow and never reach the other side.
+    //    Only a create that left mapped fields unwritten (the app fills them in) is read back, for those fields.
+    const fillIns = written.filter(({ unit, stored }) => stored === null && unit.writes[target]!.create && fields[target].some((field) => !Object.prototype.hasOwnProperty.call(unit.writes[target]!.values, field)));
+    const readBack = new Map<string, SourceRecord>();
+    const readIds = fillIns.map(({ unit }) => remoteOf(unit.link, target)!);
+    for (let offset = 0; offset < readIds.length; offset += 1000) {
+      const found = await ctx.sides[target].use((connection) => connection.readByIds(table.remoteId, readIds.slice(offset, offset + 1000)));
+      for (const record of found) readBack.set(record.remoteId, record);
+    }
+    for (const { unit, stored } of written) {
+      const write = unit.writes[target]!;
+      const filled = readBack.get(remoteOf(unit.link, target)!);
+      const values = stored ? pick(stored.values, fields[target]) : { ...(filled ? pick(filled.values, fields[target]) : {}), ...write.values };
+      const before = shadowOf(unit.link, target);
+      const changes: OperationRow['field_changes'] = [];
+      if (write.create) {
+        Object.assign(unit.shadow[target], values);
+        unit.current[target] = values;
+        for (const field of pair.fields) {
+          const end = fieldEnd(field, target);
+          if (Object.prototype.hasOwnProperty.call(write.values, end.remoteId)) changes.push({ field: end.name, before: null, after: values[end.remoteId] ?? null });
+        }
+        result.created[target] += 1;
+      } else {
+        // What the target shows now counts for the flags below (an update that turns the sync-enabled field off on the other side).
+        unit.current[target] = { ...(unit.current[target] ?? {}), ...pick(values, Object.keys(write.values)) };
+        for (const remoteId of Object.keys(write.values)) {
+          unit.shadow[target][remoteId] = values[remoteId] ?? null;
+          const end = pair.fields.map((field) => fieldEnd(field, target)).find((f) => f.remoteId === remoteId);
+          changes.push({ field: end?.name ?? remoteId, before: before?.[remoteId] ?? null, after: values[remoteId] ?? null });
+        }
+        result.updated[target] += 1;
+      }
+      succeeded.push({ recordId: unit.link.id, side: target });
+      unit.ops.push({
+        record_id: unit.link.id,
+        table_pair: pair.index,
+        side: target,
+        table_id: table.id,
+        table_name: table.name,
+        record_remote_id: remoteOf(unit.link, target),
+        record_name: recordName(pair, target, values, remoteOf(unit.link, target)),
+        action: write.create ? 'created' : 'updated',
+        trigger: 'push',
+        field_changes: changes,
+        details: unit.conflicts.length > 0 ? { conflicts: unit.conflicts } : null,
+      });
+    }
+  }
+
+  // 7. Shadows, hashes, flags; then one fenced commit.
+  const toSave: LinkRow[] = [];
+  const operations: OperationRow[] = [];
+  const seen = { left: [] as string[], right: [] as string[] };
+  for (const unit of units.values()) {
+    // A write can change whether the record passes the filter or the sync-enabled field (the field may be on the side written).
+    if (unit.writes.left || unit.writes.right) setFlags(pair, unit);
+    for (const side of SIDES) {
+      const updates = unit.shadow[side];
+      if (Object.keys(updates).length === 0) continue;
+      const merged = { ...(shadowOf(unit.link, side) ?? {}), ...updates };
+      if (side === 'left') {
+        unit.link.left_shadow = merged;
+        unit.link.left_hash = contentHash(merged, fields.left);
+      } else {
+        unit.link.right_shadow = merged;
+        unit.link.right_hash = contentHash(merged, fields.right);
+      }
+    }
+    for (const side of SIDES) if (unit.current[side] !== null) seen[side].push(unit.link.id);
+    unit.link.name = recordName(pair, unit.current.left ? 'left' : 'right', unit.current.left ?? unit.current.right, remoteOf(unit.link, unit.current.left ? 'left' : 'right')) ?? unit.link.name;
+    if (unit.deferred) queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: 1000 });
+    toSave.push(unit.link);
+    operations.push(...unit.ops);
+  }
+  result.verifyDeletes = queue.filter((entry) => entry.type === 'verify_delete').length;
+  await ctx.fenced(async (tx) => {
+    await saveLinks(tx, ctx.syncId, toSave, seen);
+    await insertOperations(tx, ctx.syncId, operations);
+    await openRecordIssues(tx, ctx.syncId, issues);
+    await resolveRecordIssues(tx, ctx.syncId, succeeded.filter((entry) => !issues.some((issue) => issue.recordId === entry.recordId && issue.side === entry.side)));
+    await enqueue(tx, ctx.syncId, queue.map((entry) => ({ recordId: entry.recordId, type: entry.type, side: entry.side, delayMs: entry.delayMs })));
+    await closeReappeared(tx, ctx.syncId, [...reappeared]);
+    if (options.onCommit) await options.onCommit(tx, result);
+  });
+  return result;
+}
+
+/** Pending deletes of records that reappeared before review close by themselves (event `closed`). */
+async function closeReappeared(tx: Db, syncId: string, recordIds: string[]): Promise<void> {
+  if (recordIds.length === 0) return;
+  const closed = returnedRows<{ id: string; record_id: string }>(
+    await tx.query(`UPDATE pending_deletes SET state = 'closed', decided_at = now() WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'awaiting_review' RETURNING id, record_id`, [syncId, recordIds]),
+  );
+  for (const row of closed) await tx.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'closed', 'engine')`, [row.id, syncId, row.record_id]);
+}
+
+function blankLink(pair: number): LinkRow {
+  return {
+    id: newId('record'),
+    service_id: randomUUID(),
+    table_pair: pair,
+    name: null,
+    left_remote_id: null,
+    right_remote_id: null,
+    left_shadow: null,
+    right_shadow: null,
+    left_hash: null,
+    right_hash: null,
+    left_deleted: false,
+    right_deleted: false,
+    left_filtered: false,
+    right_filtered: false,
+    left_sync_disabled: false,
+    right_sync_disabled: false,
+    dead: false,
+    create_pending: null,
+  };
+}
+
+/** Filter and sync-enabled field, evaluated on the record's values (a side without a copy reads through the mapping). */
+function gate(pair: PairPlan, unit: Unit, values: Record<SideName, Values | null>): { passes: boolean; filtered: boolean; disabled: boolean } {
+  const lookup = (side: SideName, ref: string): CanonicalValue => {
+    const own = values[side];
+    const field = pair.fields.find((candidate) => {
+      const end = fieldEnd(candidate, side);
+      return end.remoteId === ref || end.id === ref || end.name === ref;
+    });
+    const remoteId = field ? fieldEnd(field, side).remoteId : ref;
+    if (own) return own[remoteId] ?? null;
+    const theirs = values[other(side)];
+    if (field && theirs) {
+      const converted = convertAcross(field, other(side), theirs[fieldEnd(field, other(side)).remoteId] ?? null);
+      return converted.ok ? converted.value : null;
+    }
+    return null;
+  };
+  const filtered = !passesFilter(pair.filter, lookup);
+  const disabled = !syncEnabled(pair.syncEnabled, lookup);
+  void unit;
+  return { passes: !filtered && !disabled, filtered, disabled };
+}
+
+/** The link's filter and sync-enabled flags from the record's current values (on each side that has a copy). */
+function setFlags(pair: PairPlan, unit: Unit): { passes: boolean; filtered: boolean; disabled: boolean } {
+  const link = unit.link;
+  const now = gate(pair, unit, unit.current);
+  for (const side of SIDES) {
+    const has = remoteOf(link, side) !== null || unit.current[side] !== null;
+    if (side === 'left') {
+      link.left_filtered = has && now.filtered;
+      link.left_sync_disabled = has && now.disabled;
+    } else {
+      link.right_filtered = has && now.filtered;
+      link.right_sync_disabled = has && now.disabled;
+    }
+  }
+  return now;
+}
+
+function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relations, options: ReconcileOptions, issues: RecordIssue[], now: string): void {
+  const link = unit.link;
+  const present = SIDES.filter((side) => unit.current[side] !== null);
+  if (present.length === 0) return;
+  const shadows = { left: link.left_shadow as Values | null, right: link.right_shadow as Values | null };
+  // Filters: a record failing them syncs in neither direction; the change that makes it fail still syncs.
+  const before = shadows.left || shadows.right ? gate(pair, unit, { left: shadows.left, right: shadows.right }).passes : null;
+  const wasFiltered = link.left_filtered || link.right_filtered || link.left_sync_disabled || link.right_sync_disabled;
+  const now_ = setFlags(pair, unit);
+  const decision = filterGate(wasFiltered ? false : before, now_.passes);
+  const pollOps = (side: SideName) => {
+    const current = unit.current[side];
+    const shadow = shadows[side];
+    if (!current || options.initial) return;
+    const changes: OperationRow['field_changes'] = [];
+    for (const field of pair.fields) {
+      const end = fieldEnd(field, side);
+      const after = current[end.remoteId] ?? null;
+      const was = shadow ? (shadow[end.remoteId] ?? null) : null;
+      if (!shadow || !canonicalEqual(after, was)) changes.push({ field: end.name, before: was, after });
+    }
+    if (changes.length === 0 && shadow) return;
+    unit.ops.push({
+      record_id: link.id,
+      table_pair: pair.index,
+      side,
+      table_id: sideEnd(pair, side).id,
+      table_name: sideEnd(pair, side).name,
+      record_remote_id: remoteOf(link, side),
+      record_name: recordName(pair, side, current, remoteOf(link, side)),
+      action: shadow ? 'updated' : 'created',
+      trigger: 'poll',
+      field_changes: changes,
+      details: null,
+    });
+  };
+  for (const side of present) pollOps(side);
+
+  if (!decision.sync) {
+    // Filtered out: nothing is written and shadows stay, so the record syncs once it passes again.
+    return;
+  }
+
+  if (present.length === 2) {
+    const side = (s: SideName): MergeSide => {
+      const current = unit.current[s]!;
+      const shadow = shadows[s];
+      const keyed: Values = {};
+      const keyedShadow: Values | null = shadow ? {} : null;
+      for (const field of pair.fields) {
+        const end = fieldEnd(field, s);
+        keyed[field.key] = current[end.remoteId] ?? null;
+        if (keyedShadow && shadow && Object.prototype.hasOwnProperty.call(shadow, end.remoteId)) keyedShadow[field.key] = (shadow[end.remoteId] ?? null) as CanonicalValue;
+      }
+      return { current: keyed, shadow: keyedShadow, changedAt: options.initial ? null : (unit.at[s] ?? now) };
+    };
+    const outcomes = mergeRecord({
+      fields: pair.fields.map((field) => ({ key: field.key, leftToRight: field.leftToRight, rightToLeft: field.rightToLeft })),
+      left: side('left'),
+      right: side('right'),
+      preferred: pair.preferred,
+      sameValue: (key, leftValue, rightValue) => {
+        const field = pair.fields.find((f) => f.key === key)!;
+        const across = valueFor(field, 'left', leftValue, relations);
+        if (across.kind !== 'ok') return false;
+        return canonicalEqual(across.value, rightValue) || looseSame(across.value, rightValue);
+      },
+    });
+    for (const outcome of outcomes) {
+      const field = pair.fields.find((f) => f.key === outcome.key)!;
+      if (outcome.outcome === 'unchanged') continue;
+      if (outcome.outcome === 'converged') {
+        for (const s of SIDES) unit.shadow[s][fieldEnd(field, s).remoteId] = unit.current[s]![fieldEnd(field, s).remoteId] ?? null;
+        continue;
+      }
+      if (outcome.outcome === 'held') {
+        unit.shadow[outcome.side][fieldEnd(field, outcome.side).remoteId] = unit.current[outcome.side]![fieldEnd(field, outcome.side).remoteId] ?? null;
+        continue;
+      }
+      const from = outcome.from;
+      const to = outcome.to;
+      const value = unit.current[from]![fieldEnd(field, from).remoteId] ?? null;
+      const across = valueFor(field, from, value, relations);
+      if (across.kind === 'deferred') {
+        unit.deferred = true;
+        continue;
+      }
+      if (across.kind === 'failed') {
+        conversionIssue(ctx, pair, unit, field, to, across.reason, issues);
+        continue;
+      }
+      unit.shadow[from][fieldEnd(field, from).remoteId] = value;
+      const write = (unit.writes[to] ??= { values: {}, keys: [], create: false });
+      write.values[fieldEnd(field, to).remoteId] = across.value;
+      write.keys.push(field.key);
+      if (outcome.conflict) unit.conflicts.push({ field: fieldEnd(field, to).name, winner: outcome.conflict.winner, reason: outcome.conflict.reason });
+    }
+    return;
+  }
+
+  // One side has a copy: create it on the other side when the pair writes there.
+  const from = present[0]!;
+  const to = other(from);
+  const current = unit.current[from]!;
+  for (const field of pair.fields) unit.shadow[from][fieldEnd(field, from).remoteId] = current[fieldEnd(field, from).remoteId] ?? null;
+  const blocked = link.dead || deletedOn(link, to) || remoteOf(link, to) !== null || !pairWrites(pair, to);
+  if (blocked) return;
+  const values: Values = {};
+  let unconvertible = false;
+  for (const field of pair.fields) {
+    if (!carries(field, from)) continue;
+    const across = valueFor(field, from, current[fieldEnd(field, from).remoteId] ?? null, relations);
+    if (across.kind === 'deferred') {
+      // The target record is not on the other side yet: the link is written in a second pass.
+      unit.deferred = true;
+      delete unit.shadow[from][fieldEnd(field, from).remoteId];
+      continue;
+    }
+    if (across.kind === 'failed') {
+      conversionIssue(ctx, pair, unit, field, to, across.reason, issues);
+      unconvertible = true;
+      continue;
+    }
+    values[fieldEnd(field, to).remoteId] = across.value;
+  }
+  if (unconvertible) {
+    // A copy without one of its values would be wrong (or refused): no create until the record is fixed.
+    unit.shadow[from] = {};
+    return;
+  }
+  unit.writes[to] = { values, keys: [], create: true };
+}
+
+type Across = { kind: 'ok'; value: CanonicalValue } | { kind: 'deferred' } | { kind: 'failed'; reason: string };
+
+function valueFor(field: FieldPlan, from: SideName, value: CanonicalValue, relations: Relations): Across {
+  if (field.relationPair !== null) {
+    const translated = relations.translate(field, from, value);
+    return translated === undefined ? { kind: 'deferred' } : { kind: 'ok', value: translated };
+  }
+  const converted = convertAcross(field, from, value);
+  return converted.ok ? { kind: 'ok', value: converted.value } : { kind: 'failed', reason: converted.reason };
+}
+
+/** Numbers and their decimal text compare equal (a decimal column read as "12.50" vs 12.5). */
+function looseSame(a: CanonicalValue, b: CanonicalValue): boolean {
+  if (typeof a === 'number' && typeof b === 'string') return b.trim() !== '' && Number(b) === a;
+  if (typeof a === 'string' && typeof b === 'number') return a.trim() !== '' && Number(a) === b;
+  if (typeof a === 'string' && typeof b === 'string' && /^-?\d+(\.\d+)?$/.test(a) && /^-?\d+(\.\d+)?$/.test(b)) return Number(a) === Number(b);
+  return false;
+}
+
+function recordUrl(ctx: EngineContext, recordId: string): string {
+  return `${ctx.publicUrl}/v1/sync/records/${recordId}?sync=${ctx.syncId}`;
+}
+
+function conversionIssue(ctx: EngineContext, pair: PairPlan, unit: Unit, field: FieldPlan, to: SideName, reason: string, issues: RecordIssue[]): void {
+  const from = other(to);
+  issues.push({
+    recordId: unit.link.id,
+    side: to,
+    connector: ctx.sides[to].connector,
+    cause: `convert:${field.key}`,
+    message: `The value of ${fieldEnd(field, from).name} cannot be written to ${sideEnd(pair, to).name}.${fieldEnd(field, to).name}: ${reason}`,
+    remediation: {
+      explanation: `Lockstep converts ${fieldEnd(field, from).typeClass} values of the ${from} field "${fieldEnd(field, from).name}" into the ${to} field "${fieldEnd(field, to).name}" (${fieldEnd(field, to).typeClass}); this value does not fit: ${reason}.`,
+      suggested_action: `Change the value in the ${from} record, or widen the ${to} field's type; the record syncs again when it changes (or retry this issue).`,
+      links: [{ name: 'Record status', url: recordUrl(ctx, unit.link.id) }],
+    },
+    tableId: sideEnd(pair, to).id,
+    tableName: sideEnd(pair, to).name,
+    remoteId: remoteOf(unit.link, from),
+    name: unit.link.name,
+    recordUrl: recordUrl(ctx, unit.link.id),
+  });
+}
+
+function failWrite(ctx: EngineContext, pair: PairPlan, unit: Unit, target: SideName, outcome: Extract<WriteResult, { ok: false }>, issues: RecordIssue[], result: ReconcileResult): void {
+  const from = other(target);
+  const error = outcome.error;
+  if (error.kind === 'auth' || error.retryable) {
+    // Not the record's fault: the whole batch is retried (the caller sees the thrown error).
+    throw retryableWriteError(error, target);
+  }
+  result.failed += 1;
+  // The written fields keep their old shadow on the source side, so the change is tried again later.
+  const write = unit.writes[target]!;
+  for (const key of write.keys) {
+    const field = pair.fields.find((f) => f.key === key)!;
+    delete unit.shadow[from][fieldEnd(field, from).remoteId];
+  }
+  if (write.create) for (const field of pair.fields) delete unit.shadow[from][fieldEnd(field, from).remoteId];
+  unit.writes[target] = null;
+  issues.push({
+    recordId: unit.link.id,
+    side: target,
+    connector: ctx.sides[target].connector,
+    cause: `write:${error.appCode ?? error.kind}`,
+    message: `${write.create ? 'Creating' : 'Updating'} the record in ${sideEnd(pair, target).name} (${target}) was rejected: ${error.message}`,
+    remediation: {
+      explanation: `The ${target} app refused the ${write.create ? 'new record' : 'change'} Lockstep wrote for "${unit.link.name ?? remoteOf(unit.link, from) ?? unit.link.id}": ${error.message}${error.appCode ? ` (code ${error.appCode})` : ''}. The rest of the batch was written.`,
+      suggested_action: `Fix the value in the ${from} record (or relax the constraint on the ${target} table "${sideEnd(pair, target).name}"); Lockstep writes it again when the record changes, at the next full scan, or when this issue is retried.`,
+      links: [{ name: 'Record status', url: recordUrl(ctx, unit.link.id) }],
+    },
+    tableId: sideEnd(pair, target).id,
+    tableName: sideEnd(pair, target).name,
+    remoteId: remoteOf(unit.link, from),
+    name: unit.link.name,
+    recordUrl: recordUrl(ctx, unit.link.id),
+  });
+}
+
+/** A write outcome that is not the record's fault (auth, transient, rate limit): the caller retries the whole round. */
+export function retryableWriteError(error: { message: string; kind: string }, side: SideName): Error & { connectorKind: string; side: SideName } {
+  return Object.assign(new Error(error.message), { connectorKind: error.kind, side });
+}
+
+export function isRetryableWriteError(error: unknown): error is Error & { connectorKind: string; side: SideName } {
+  return error instanceof Error && 'connectorKind' in error;
+}
+
+export { isConnectorError };

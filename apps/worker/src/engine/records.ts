@@ -1,0 +1,244 @@
+/**
+ * Work on single records: the per-record queue (`push`, `refetch`, `verify_delete`, in id order per record;
+ * a refetch runs after what is already queued) and the delete rules once an absence is confirmed, plus the
+ * person's pending-delete decisions (approve, restore).
+ */
+import { decideDelete, type SideName } from '@lockstep/domain';
+import { newId } from '@lockstep/contracts';
+import type { SourceRecord } from '@lockstep/connectors-core';
+import type { EngineContext } from './context';
+import { type PairPlan, sideEnd } from './plan';
+import { reconcile, retryableWriteError, type Observation } from './reconcile';
+import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, openRecordIssues, remoteOf } from './store';
+
+interface QueueRow {
+  id: string;
+  record_id: string;
+  type: 'push' | 'refetch' | 'verify_delete';
+  side: SideName | null;
+  attempts: number;
+}
+
+const SIDES: SideName[] = ['left', 'right'];
+const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
+
+/** Runs due queue entries: the head of each record's queue only, so entries of one record run in order. */
+export async function processQueue(ctx: EngineContext, limit = 500): Promise<number> {
+  // The head of each record's queue, when it is due (one statement).
+  const batch: QueueRow[] = await ctx.db.query(
+    `SELECT id, record_id, type, side, attempts FROM (
+       SELECT DISTINCT ON (q.record_id) q.id::text AS id, q.record_id, q.type, q.side, q.attempts, q.not_before
+       FROM record_queue q WHERE q.sync_id = $1 ORDER BY q.record_id, q.id) head
+     WHERE not_before <= now() LIMIT $2`,
+    [ctx.syncId, limit],
+  );
+  if (batch.length === 0) return 0;
+  const links = await loadLinksById(ctx.db, batch.map((row) => row.record_id));
+  const linkById = new Map(links.map((link) => [link.id, link]));
+  const byPair = new Map<number, QueueRow[]>();
+  for (const row of batch) {
+    const link = linkById.get(row.record_id);
+    if (!link) continue;
+    const list = byPair.get(link.table_pair) ?? [];
+    list.push(row);
+    byPair.set(link.table_pair, list);
+  }
+  for (const [pairIndex, entries] of byPair) {
+    const pair = ctx.plan.pairs[pairIndex];
+    if (!pair) {
+      await ctx.fenced((tx) => tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [entries.map((entry) => entry.id)]));
+      continue;
+    }
+    await runEntries(ctx, pair, entries, linkById);
+  }
+  return batch.length;
+}
+
+async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueRow[], linkById: Map<string, LinkRow>): Promise<void> {
+  // Read every copy the entries need, once per side.
+  const reads: Record<SideName, Map<string, SourceRecord>> = { left: new Map(), right: new Map() };
+  for (const side of SIDES) {
+    const ids = entries.map((entry) => linkById.get(entry.record_id)!).filter((link) => remoteOf(link, side) !== null).map((link) => remoteOf(link, side)!);
+    if (ids.length === 0) continue;
+    const found = await ctx.sides[side].use((connection) => connection.readByIds(sideEnd(pair, side).remoteId, ids));
+    for (const record of found) reads[side].set(record.remoteId, record);
+  }
+  const observations: Observation[] = [];
+  const confirmed: { link: LinkRow; side: SideName }[] = [];
+  for (const entry of entries) {
+    const link = linkById.get(entry.record_id)!;
+    for (const side of SIDES) {
+      const remoteId = remoteOf(link, side);
+      if (remoteId === null) continue;
+      const record = reads[side].get(remoteId);
+      if (record) {
+        observations.push({ side, remoteId, record, at: null });
+      } else if (entry.type === 'verify_delete' && (entry.side === side || entry.side === null) && !deletedOn(link, side)) {
+        // Read by id and not there: a confirmed absence. (Other entries leave a missing copy to a verify_delete.)
+        confirmed.push({ link, side });
+      }
+    }
+  }
+  const done = entries.map((entry) => entry.id);
+  await reconcile(ctx, pair, observations, {
+    initial: false,
+    // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
+    onCommit: async (tx) => {
+      await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [done]);
+    },
+  });
+  if (confirmed.length > 0) await applyConfirmedDeletes(ctx, pair, confirmed);
+}
+
+/** Absences a read by id confirmed: the delete rules of the design (section 5). */
+export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, confirmed: { link: LinkRow; side: SideName }[]): Promise<void> {
+  // Re-read the links: the reconcile above may have changed them.
+  const fresh = new Map((await loadLinksById(ctx.db, confirmed.map((entry) => entry.link.id))).map((link) => [link.id, link]));
+  const ignored = new Set(
+    ((await ctx.db.query(`SELECT record_id FROM pending_deletes WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'ignored'`, [ctx.syncId, [...fresh.keys()]])) as { record_id: string }[]).map(
+      (row) => row.record_id,
+    ),
+  );
+  const operations: OperationRow[] = [];
+  const holds: { link: LinkRow; missing: SideName }[] = [];
+  const deletes: { link: LinkRow; side: SideName }[] = [];
+  const marks: { id: string; side: SideName; dead: boolean }[] = [];
+  for (const { link: stale, side } of confirmed) {
+    const link = fresh.get(stale.id);
+    if (!link || deletedOn(link, side)) continue;
+    const there = other(side);
+    const decision = decideDelete({
+      missingSide: side,
+      otherHasCopy: remoteOf(link, there) !== null && !deletedOn(link, there),
+      tableDirection: pair.direction,
+      otherDeleteBehavior: sideEnd(pair, there).deleteBehavior,
+      deleteApproval: ctx.deleteApproval,
+      ignored: ignored.has(link.id),
+    });
+    operations.push(op(pair, link, side, 'deleted', 'poll', { decision: decision.action }));
+    marks.push({ id: link.id, side, dead: decision.action === 'mark_deleted' && decision.dead });
+    if (decision.action === 'hold') holds.push({ link, missing: side });
+    if (decision.action === 'delete') deletes.push({ link, side: decision.side });
+  }
+  // Deletes under auto-approve are applied to the other side.
+  const deleted: { link: LinkRow; side: SideName }[] = [];
+  for (const target of SIDES) {
+    const batch = deletes.filter((entry) => entry.side === target);
+    if (batch.length === 0) continue;
+    await ctx.assertCanWrite();
+    const results = await ctx.sides[target].use((connection) => connection.deleteRecords(sideEnd(pair, target).remoteId, batch.map((entry) => remoteOf(entry.link, target)!)));
+    batch.forEach((entry, index) => {
+      const outcome = results[index]!;
+      if (outcome.ok) {
+        deleted.push(entry);
+        operations.push(op(pair, entry.link, target, 'deleted', 'push', null));
+      } else if (outcome.error.retryable || outcome.error.kind === 'auth') {
+        throw retryableWriteError(outcome.error, target);
+      }
+    });
+  }
+  await ctx.fenced(async (tx) => {
+    for (const mark of marks) {
+      await tx.query(`UPDATE record_links SET ${mark.side}_deleted = true, dead = dead OR $2, updated_at = now() WHERE id = $1`, [mark.id, mark.dead]);
+    }
+    for (const entry of deleted) await tx.query(`UPDATE record_links SET ${entry.side}_deleted = true, updated_at = now() WHERE id = $1`, [entry.link.id]);
+    for (const hold of holds) {
+      const id = newId('pendingDelete');
+      const inserted: { id: string }[] = await tx.query(
+        `INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (sync_id, record_id) WHERE state IN ('awaiting_review', 'ignored') DO NOTHING RETURNING id`,
+        [id, ctx.syncId, hold.link.id, pair.index, hold.missing, other(hold.missing)],
+      );
+      if (inserted.length > 0) await tx.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`, [id, ctx.syncId, hold.link.id]);
+    }
+    await insertOperations(tx, ctx.syncId, operations);
+  });
+}
+
+function op(pair: PairPlan, link: LinkRow, side: SideName, action: string, trigger: 'push' | 'poll', details: Record<string, unknown> | null): OperationRow {
+  const table = sideEnd(pair, side);
+  return {
+    record_id: link.id,
+    table_pair: pair.index,
+    side,
+    table_id: table.id,
+    table_name: table.name,
+    record_remote_id: remoteOf(link, side),
+    record_name: link.name,
+    action,
+    trigger,
+    field_changes: [],
+    details,
+  };
+}
+
+/** A person approved (delete the surviving copy) or restored (re-create the missing copy) a held delete. */
+export async function applyDecisions(ctx: EngineContext): Promise<number> {
+  const rows: { id: string; record_id: string; table_pair: number; missing_side: SideName; delete_from_side: SideName; requested_action: 'approve' | 'restore' }[] = await ctx.db.query(
+    `SELECT id, record_id, table_pair, missing_side, delete_from_side, requested_action FROM pending_deletes
+     WHERE sync_id = $1 AND requested_action IS NOT NULL AND applied_at IS NULL ORDER BY decided_at LIMIT 200`,
+    [ctx.syncId],
+  );
+  if (rows.length === 0) return 0;
+  const links = new Map((await loadLinksById(ctx.db, rows.map((row) => row.record_id))).map((link) => [link.id, link]));
+  for (const row of rows) {
+    const link = links.get(row.record_id);
+    const pair = ctx.plan.pairs[row.table_pair];
+    if (!link || !pair) {
+      await ctx.fenced((tx) => tx.query(`UPDATE pending_deletes SET applied_at = now() WHERE id = $1`, [row.id]));
+      continue;
+    }
+    if (row.requested_action === 'approve') {
+      const side = row.delete_from_side;
+      const remoteId = remoteOf(link, side);
+      const operations: OperationRow[] = [];
+      if (remoteId !== null && !deletedOn(link, side)) {
+        await ctx.assertCanWrite();
+        const [outcome] = await ctx.sides[side].use((connection) => connection.deleteRecords(sideEnd(pair, side).remoteId, [remoteId]));
+        if (outcome && !outcome.ok) {
+          if (outcome.error.retryable || outcome.error.kind === 'auth') throw retryableWriteError(outcome.error, side);
+          await ctx.fenced((tx) =>
+            openRecordIssues(tx, ctx.syncId, [
+              {
+                recordId: link.id,
+                side,
+                connector: ctx.sides[side].connector,
+                cause: 'delete',
+                message: `Deleting the approved record in ${sideEnd(pair, side).name} (${side}) was rejected: ${outcome.error.message}`,
+                remediation: { explanation: `The ${side} app refused the delete a person approved: ${outcome.error.message}.`, suggested_action: `Delete the record in the ${side} app by hand, or remove what blocks the delete (for example rows that reference it).`, links: [] },
+                tableId: sideEnd(pair, side).id,
+                tableName: sideEnd(pair, side).name,
+                remoteId,
+                name: link.name,
+                recordUrl: null,
+              },
+            ]),
+          );
+          continue;
+        }
+        operations.push(op(pair, link, side, 'deleted', 'push', { approved: true }));
+      }
+      await ctx.fenced(async (tx) => {
+        await tx.query(`UPDATE record_links SET ${side}_deleted = true, updated_at = now() WHERE id = $1`, [link.id]);
+        await tx.query(`UPDATE pending_deletes SET applied_at = now() WHERE id = $1`, [row.id]);
+        await insertOperations(tx, ctx.syncId, operations);
+      });
+    } else {
+      // Restore: forget the missing copy, then reconcile from the surviving one (which creates it again).
+      const missing = row.missing_side;
+      await ctx.fenced((tx) =>
+        tx.query(`UPDATE record_links SET ${missing}_remote_id = NULL, ${missing}_shadow = NULL, ${missing}_hash = NULL, ${missing}_deleted = false, dead = false, service_id = gen_random_uuid(), updated_at = now() WHERE id = $1`, [link.id]),
+      );
+      const surviving = other(missing);
+      const remoteId = remoteOf(link, surviving);
+      const found = remoteId ? await ctx.sides[surviving].use((connection) => connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId])) : [];
+      await reconcile(
+        ctx,
+        pair,
+        found.map((record) => ({ side: surviving, remoteId: record.remoteId, record, at: null })),
+        { initial: false, onCommit: (tx) => tx.query(`UPDATE pending_deletes SET applied_at = now() WHERE id = $1`, [row.id]) },
+      );
+    }
+  }
+  return rows.length;
+}

@@ -1,0 +1,216 @@
+/**
+ * The engine's SQL against the service store: record links, the per-record queue, operations and issues.
+ * Bulk statements (jsonb_to_recordset / unnest) keep a page of a thousand records at a handful of round trips.
+ */
+import { createHash } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { newId } from '@lockstep/contracts';
+import type { SideName } from '@lockstep/domain';
+
+export type Db = Pick<EntityManager, 'query'>;
+
+export interface LinkRow {
+  id: string;
+  service_id: string;
+  table_pair: number;
+  name: string | null;
+  left_remote_id: string | null;
+  right_remote_id: string | null;
+  left_shadow: Record<string, unknown> | null;
+  right_shadow: Record<string, unknown> | null;
+  left_hash: string | null;
+  right_hash: string | null;
+  left_deleted: boolean;
+  right_deleted: boolean;
+  left_filtered: boolean;
+  right_filtered: boolean;
+  left_sync_disabled: boolean;
+  right_sync_disabled: boolean;
+  dead: boolean;
+  create_pending: SideName | null;
+}
+
+const LINK_COLUMNS = `id, service_id::text AS service_id, table_pair, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash,
+  left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending`;
+
+export function remoteOf(link: LinkRow, side: SideName): string | null {
+  return side === 'left' ? link.left_remote_id : link.right_remote_id;
+}
+
+export function shadowOf(link: LinkRow, side: SideName): Record<string, unknown> | null {
+  return side === 'left' ? link.left_shadow : link.right_shadow;
+}
+
+export function deletedOn(link: LinkRow, side: SideName): boolean {
+  return side === 'left' ? link.left_deleted : link.right_deleted;
+}
+
+/** Stable JSON (sorted keys) and its hash: the content hash of a side's mapped values. */
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  return `{${Object.keys(record)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${stableJson(record[key])}`)
+    .join(',')}}`;
+}
+
+export function contentHash(values: Record<string, unknown> | null, fields: string[]): string | null {
+  if (!values) return null;
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) picked[field] = values[field] ?? null;
+  return createHash('sha1').update(stableJson(picked)).digest('base64url');
+}
+
+/**
+ * The rows of an `UPDATE`/`DELETE ... RETURNING`: TypeORM's PostgreSQL driver answers those commands with
+ * `[rows, affected count]` (and every other command with the rows), so reading such a result as rows directly
+ * sees one array and one number.
+ */
+export function returnedRows<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+export async function loadLinks(db: Db, syncId: string, pair: number, left: string[], right: string[], serviceIds: string[]): Promise<LinkRow[]> {
+  if (left.length === 0 && right.length === 0 && serviceIds.length === 0) return [];
+  return db.query(
+    `SELECT ${LINK_COLUMNS} FROM record_links WHERE sync_id = $1 AND table_pair = $2
+       AND (left_remote_id = ANY($3::text[]) OR right_remote_id = ANY($4::text[]) OR service_id = ANY($5::uuid[]))`,
+    [syncId, pair, left, right, serviceIds],
+  );
+}
+
+export async function loadLinksById(db: Db, ids: string[]): Promise<LinkRow[]> {
+  if (ids.length === 0) return [];
+  return db.query(`SELECT ${LINK_COLUMNS} FROM record_links WHERE id = ANY($1::text[])`, [ids]);
+}
+
+/** Links as they should be stored; inserted when new, otherwise every column is overwritten. */
+export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: { left: string[]; right: string[] }): Promise<void> {
+  if (links.length === 0) return;
+  const seenLeft = new Set(seen.left);
+  const seenRight = new Set(seen.right);
+  const rows = links.map((link) => ({ ...link, left_seen: seenLeft.has(link.id), right_seen: seenRight.has(link.id) }));
+  await db.query(
+    `INSERT INTO record_links AS l (id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash,
+        left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending, left_seen_at, right_seen_at, updated_at)
+     SELECT v.id, $2, v.table_pair, v.service_id::uuid, v.name, v.left_remote_id, v.right_remote_id, v.left_shadow, v.right_shadow, v.left_hash, v.right_hash,
+        v.left_deleted, v.right_deleted, v.left_filtered, v.right_filtered, v.left_sync_disabled, v.right_sync_disabled, v.dead, v.create_pending,
+        CASE WHEN v.left_seen THEN now() END, CASE WHEN v.right_seen THEN now() END, now()
+     FROM jsonb_to_recordset($1::jsonb) AS v(id text, table_pair integer, service_id text, name text, left_remote_id text, right_remote_id text, left_shadow jsonb, right_shadow jsonb,
+        left_hash text, right_hash text, left_deleted boolean, right_deleted boolean, left_filtered boolean, right_filtered boolean, left_sync_disabled boolean,
+        right_sync_disabled boolean, dead boolean, create_pending text, left_seen boolean, right_seen boolean)
+     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, left_remote_id = EXCLUDED.left_remote_id, right_remote_id = EXCLUDED.right_remote_id,
+        left_shadow = EXCLUDED.left_shadow, right_shadow = EXCLUDED.right_shadow, left_hash = EXCLUDED.left_hash, right_hash = EXCLUDED.right_hash,
+        left_deleted = EXCLUDED.left_deleted, right_deleted = EXCLUDED.right_deleted, left_filtered = EXCLUDED.left_filtered, right_filtered = EXCLUDED.right_filtered,
+        left_sync_disabled = EXCLUDED.left_sync_disabled, right_sync_disabled = EXCLUDED.right_sync_disabled, dead = EXCLUDED.dead, create_pending = EXCLUDED.create_pending,
+        left_seen_at = COALESCE(EXCLUDED.left_seen_at, l.left_seen_at), right_seen_at = COALESCE(EXCLUDED.right_seen_at, l.right_seen_at), updated_at = now()`,
+    [JSON.stringify(rows), syncId],
+  );
+}
+
+export interface OperationRow {
+  record_id: string | null;
+  table_pair: number;
+  side: SideName;
+  table_id: string;
+  table_name: string;
+  record_remote_id: string | null;
+  record_name: string | null;
+  action: string;
+  trigger: 'push' | 'poll';
+  field_changes: { field: string; before: unknown; after: unknown }[];
+  details: Record<string, unknown> | null;
+}
+
+export async function insertOperations(db: Db, syncId: string, operations: OperationRow[]): Promise<void> {
+  if (operations.length === 0) return;
+  const rows = operations.map((operation) => ({ ...operation, id: newId('operation') }));
+  await db.query(
+    `INSERT INTO operations (id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details, occurred_at)
+     SELECT v.id, $2, v.record_id, v.table_pair, v.side, v.table_id, v.table_name, v.record_remote_id, v.record_name, v.action, v.trigger, COALESCE(v.field_changes, '[]'::jsonb), v.details, clock_timestamp()
+     FROM jsonb_to_recordset($1::jsonb) AS v(id text, record_id text, table_pair integer, side text, table_id text, table_name text, record_remote_id text, record_name text,
+        action text, trigger text, field_changes jsonb, details jsonb)`,
+    [JSON.stringify(rows), syncId],
+  );
+}
+
+export interface RecordIssue {
+  recordId: string;
+  side: SideName;
+  connector: string;
+  cause: string;
+  message: string;
+  remediation: { explanation: string; suggested_action: string; links: { name: string; url: string }[] };
+  tableId: string;
+  tableName: string;
+  remoteId: string | null;
+  name: string | null;
+  recordUrl: string | null;
+}
+
+export async function openRecordIssues(db: Db, syncId: string, issues: RecordIssue[]): Promise<void> {
+  if (issues.length === 0) return;
+  const rows = issues.map((issue) => ({
+    id: newId('issue'),
+    side: issue.side,
+    connector: issue.connector,
+    message: issue.message,
+    remediation: issue.remediation,
+    dedupe_key: `record:${issue.recordId}:${issue.side}:${issue.cause}`,
+    table_id: issue.tableId,
+    table_name: issue.tableName,
+    record_id: issue.recordId,
+    record_remote_id: issue.remoteId,
+    record_name: issue.name,
+    record_url: issue.recordUrl,
+  }));
+  await db.query(
+    `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key, table_id, table_name, record_id, record_remote_id, record_name, record_url)
+     SELECT v.id, $2, 'record', 'record_error', v.side, v.connector, v.message, v.remediation, v.dedupe_key, v.table_id, v.table_name, v.record_id, v.record_remote_id, v.record_name, v.record_url
+     FROM jsonb_to_recordset($1::jsonb) AS v(id text, side text, connector text, message text, remediation jsonb, dedupe_key text, table_id text, table_name text,
+        record_id text, record_remote_id text, record_name text, record_url text)
+     ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL
+     DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message, remediation = EXCLUDED.remediation`,
+    [JSON.stringify(rows), syncId],
+  );
+}
+
+/** Records that synced: their open record issues on that side clear themselves. */
+export async function resolveRecordIssues(db: Db, syncId: string, records: { recordId: string; side: SideName }[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.query(
+    `UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL
+       AND (record_id, side) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [syncId, records.map((record) => record.recordId), records.map((record) => record.side)],
+  );
+}
+
+/** A side-wide problem (app unreachable): one open `connection` issue per side and cause. */
+export async function openSideIssue(db: Db, input: { syncId: string; side: SideName; connector: string; code: string; cause: string; message: string; remediation: RecordIssue['remediation'] }): Promise<void> {
+  await db.query(
+    `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key)
+     VALUES ($1, $2, 'connection', $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL
+     DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message`,
+    [newId('issue'), input.syncId, input.code, input.side, input.connector, input.message, JSON.stringify(input.remediation), `${input.cause}:${input.side}`],
+  );
+}
+
+export async function resolveSideIssue(db: Db, syncId: string, side: SideName, cause: string): Promise<void> {
+  await db.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND dedupe_key = $2 AND resolved_at IS NULL`, [syncId, `${cause}:${side}`]);
+}
+
+export async function enqueue(db: Db, syncId: string, entries: { recordId: string; type: 'push' | 'refetch' | 'verify_delete'; side: SideName | null; delayMs?: number }[]): Promise<void> {
+  if (entries.length === 0) return;
+  // One waiting entry of a kind per record and side is enough.
+  await db.query(
+    `INSERT INTO record_queue (sync_id, record_id, type, side, not_before)
+     SELECT $1, v.record_id, v.type, v.side, now() + make_interval(secs => v.delay / 1000.0)
+     FROM jsonb_to_recordset($2::jsonb) AS v(record_id text, type text, side text, delay integer)
+     WHERE NOT EXISTS (SELECT 1 FROM record_queue q WHERE q.record_id = v.record_id AND q.type = v.type AND q.side IS NOT DISTINCT FROM v.side AND q.attempts = 0)`,
+    [syncId, JSON.stringify(entries.map((entry) => ({ record_id: entry.recordId, type: entry.type, side: entry.side, delay: entry.delayMs ?? 0 })))],
+  );
+}

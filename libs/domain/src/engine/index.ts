@@ -1,0 +1,3 @@
+export * from './merge';
+export * from './deletes';
+export * from './filters';
