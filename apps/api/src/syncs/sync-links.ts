@@ -45,6 +45,29 @@ export class SyncLinks {
     return this.app(`/syncs/${syncId}/connect/${side}`);
   }
 
+  /** The record-level change log of a sync, optionally of one record (`rec_` id). */
+  operations(syncId: string, recordId?: string): string {
+    return this.api(`/sync/operations?sync=${syncId}${recordId ? `&record=${recordId}` : ''}`);
+  }
+
+  /** A record's status document (spec 2.12). */
+  record(syncId: string, recordId: string): string {
+    return this.api(`/sync/records/${recordId}?sync=${syncId}`);
+  }
+
+  /**
+   * A record's copy on one side, opened in a browser. Databases have no web page of their own for a row, so
+   * this is the console's record page showing that side's copy.
+   */
+  recordPage(syncId: string, recordId: string, side: SideName): string {
+    return this.app(`/syncs/${syncId}/records/${recordId}?side=${side}`);
+  }
+
+  /** The console page where a person approves, ignores or restores held deletes (one record, or all of a sync). */
+  pendingDeleteReview(syncId: string, recordId?: string): string {
+    return this.app(`/syncs/${syncId}/pending-deletes${recordId ? `/${recordId}` : ''}`);
+  }
+
   /** A person connects a side in the console (browser sign-in or pasting the credentials there). */
   connectAction(syncId: string, side: SideName, connector: string, connectorName: string, syncName: string, reconnect = false): PendingAction {
     return {
