@@ -16,7 +16,7 @@ function single(raw: unknown): string | undefined {
 export function requireSyncParam(raw: unknown): string {
   const value = single(raw);
   if (value === undefined || value === '') throw new DomainError(ErrorCode.MissingSync, 'The `sync` query parameter is required here (a `sync_...` id).');
-  if (!isId('sync', value)) throw new DomainError(ErrorCode.InvalidSync, `\`sync\` must be a sync id (\`sync_...\`), not "${value.slice(0, 100)}".`);
+  if (!isId('sync', value)) throw new DomainError(ErrorCode.InvalidSync, `\`sync\` must be a sync id (\`sync_...\`), not "${String(value).slice(0, 100)}".`);
   return value;
 }
 
