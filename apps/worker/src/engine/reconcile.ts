@@ -27,6 +27,7 @@ import {
   remoteOf,
   resolveRecordIssues,
   returnedRows,
+  saveCreateIntents,
   saveLinks,
   shadowOf,
 } from './store';
@@ -244,7 +245,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     if (creates.length > 0) {
       for (const unit of creates) unit.link.create_pending = target;
       // The create intent: links exist (with their service id) before the app sees the create.
-      await ctx.fenced((tx) => saveLinks(tx, ctx.syncId, creates.map((unit) => ({ ...unit.link, left_shadow: unit.isNew ? null : unit.link.left_shadow, right_shadow: unit.isNew ? null : unit.link.right_shadow })), { left: [], right: [] }));
+      await ctx.fenced((tx) => saveCreateIntents(tx, ctx.syncId, creates.map((unit) => ({ link: unit.link, isNew: unit.isNew }))));
       for (const unit of creates) unit.isNew = false;
     }
     // What each write stored: the record the connector read back inside its own write transaction, if it did.

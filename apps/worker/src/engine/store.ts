@@ -111,6 +111,38 @@ export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: 
   );
 }
 
+/**
+ * Create intents, written (and committed) before the app sees the creates: a new link is inserted with just
+ * its ids, its source copy's remote id and `create_pending` (the full row follows in the page's commit); an
+ * existing link only gets `create_pending`. A narrow insert: a page of a thousand costs one round trip.
+ */
+export async function saveCreateIntents(db: Db, syncId: string, intents: { link: LinkRow; isNew: boolean }[]): Promise<void> {
+  const fresh = intents.filter((intent) => intent.isNew).map((intent) => intent.link);
+  const existing = intents.filter((intent) => !intent.isNew).map((intent) => intent.link);
+  if (fresh.length > 0) {
+    await db.query(
+      `INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id, create_pending)
+       SELECT v.id, $1, v.table_pair, v.service_id::uuid, v.left_remote_id, v.right_remote_id, v.create_pending
+       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[]) AS v(id, table_pair, service_id, left_remote_id, right_remote_id, create_pending)`,
+      [
+        syncId,
+        fresh.map((link) => link.id),
+        fresh.map((link) => link.table_pair),
+        fresh.map((link) => link.service_id),
+        fresh.map((link) => link.left_remote_id),
+        fresh.map((link) => link.right_remote_id),
+        fresh.map((link) => link.create_pending),
+      ],
+    );
+  }
+  if (existing.length > 0) {
+    await db.query(
+      `UPDATE record_links l SET create_pending = v.create_pending, updated_at = now() FROM unnest($2::text[], $3::text[]) AS v(id, create_pending) WHERE l.sync_id = $1 AND l.id = v.id`,
+      [syncId, existing.map((link) => link.id), existing.map((link) => link.create_pending)],
+    );
+  }
+}
+
 export interface OperationRow {
   record_id: string | null;
   table_pair: number;
