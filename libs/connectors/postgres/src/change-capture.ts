@@ -40,6 +40,7 @@ export const INFRASTRUCTURE_SQL = [
      committed_at timestamptz NOT NULL DEFAULT clock_timestamp()
    )`,
   `CREATE INDEX IF NOT EXISTS change_log_table_xid ON ${CHANGE_LOG} (table_schema, table_name, xid, id)`,
+  `CREATE INDEX IF NOT EXISTS change_log_committed_at ON ${CHANGE_LOG} (committed_at)`,
   // SECURITY DEFINER: another application's role writing the table needs no rights on the change log.
   `CREATE OR REPLACE FUNCTION ${LOCKSTEP_SCHEMA}.capture_change() RETURNS trigger
    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
@@ -68,6 +69,16 @@ export const INFRASTRUCTURE_SQL = [
    END
    $fn$`,
 ];
+
+/** How long change-log entries are kept (a reader further behind relies on the engine's full scan). */
+export const DEFAULT_RETENTION_DAYS = 7;
+
+/**
+ * Deletes change-log entries older than `days` (all tables), at most `batch` of the oldest per call, so the
+ * purge never holds many row locks; the triggers of open transactions only insert and are not blocked.
+ */
+export const PURGE_SQL = `DELETE FROM ${CHANGE_LOG} WHERE id IN (
+  SELECT id FROM ${CHANGE_LOG} WHERE committed_at < now() - make_interval(days => $1::int) ORDER BY committed_at LIMIT $2)`;
 
 export function installTriggerSql(schema: string, table: string, keyColumn: string): string[] {
   return [

@@ -30,6 +30,7 @@ import {
   addServiceIdSql,
   CHANGE_LOG,
   decodeCheckpoint,
+  DEFAULT_RETENTION_DAYS,
   dropTriggerSql,
   encodeCheckpoint,
   INFRASTRUCTURE_SQL,
@@ -37,6 +38,7 @@ import {
   NOTIFY_CHANNEL,
   ORIGIN_SETTING,
   originTag,
+  PURGE_SQL,
   READ_CHANGES_SQL,
   type Checkpoint,
 } from './change-capture';
@@ -63,6 +65,8 @@ const MAX_PARAMS = 30_000;
 /** Rows per INSERT; each column of the rows travels as one array parameter. */
 const INSERT_CHUNK = 5_000;
 const MAX_PAGE = 10_000;
+/** How often a reader purges old change-log entries. */
+const PURGE_EVERY_MS = 10 * 60_000;
 const EXCLUDED_SCHEMAS = ['information_schema', 'lockstep'];
 /** How long a cached table description is used before it is read again (a change made elsewhere shows up). */
 export const DEFAULT_METADATA_TTL_MS = 60_000;
@@ -226,6 +230,9 @@ export class PostgresConnection implements Connection {
   private readonly origin: string;
   /** Table descriptions by table remote id (this connection's base is fixed). */
   private readonly tables: MetadataCache<TableMeta>;
+  /** Change-log entries older than this many days are purged (see purgeOccasionally). */
+  private readonly retentionDays: number;
+  private lastPurge = 0;
   /** Read plans of every readable field, per description. */
   private readonly defaultPlans = new WeakMap<TableMeta, ReadPlan>();
 
@@ -233,8 +240,9 @@ export class PostgresConnection implements Connection {
     private readonly clientConfig: ClientConfig,
     private readonly base: string | null,
     private readonly secrets: string[],
-    options: { poolSize?: number; writeOrigin?: string; metadataTtlMs?: number } = {},
+    options: { poolSize?: number; writeOrigin?: string; metadataTtlMs?: number; changeLogRetentionDays?: number } = {},
   ) {
+    this.retentionDays = options.changeLogRetentionDays ?? DEFAULT_RETENTION_DAYS;
     this.origin = originTag(options.writeOrigin);
     this.tables = new MetadataCache<TableMeta>(options.metadataTtlMs ?? DEFAULT_METADATA_TTL_MS);
     this.pool = new Pool({
@@ -661,6 +669,7 @@ export class PostgresConnection implements Connection {
       if (logRows[0]?.['present'] !== 't') {
         return { changes: [], checkpoint: encodeCheckpoint({ v: 1, s: current }), hasMore: false };
       }
+      await this.purgeOccasionally();
       const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_PAGE);
       const { rows } = await this.db.query(READ_CHANGES_SQL, [
         this.schema(),
@@ -680,6 +689,22 @@ export class PostgresConnection implements Connection {
         hasMore && last ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] } : { v: 1, s: current };
       return { changes: await this.toChanges(tableRemoteId, entries), checkpoint: encodeCheckpoint(next), hasMore };
     });
+  }
+
+  /**
+   * Retention: every PURGE_EVERY_MS a reader deletes change-log entries older than the retention (a bounded
+   * batch). Housekeeping only: a failure here does not fail the read.
+   */
+  private async purgeOccasionally(): Promise<void> {
+    if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = Date.now();
+    await this.purgeChangeLog().catch(() => undefined);
+  }
+
+  /** Deletes up to `batch` change-log entries older than the retention; returns how many. */
+  async purgeChangeLog(batch = 10_000): Promise<number> {
+    const result = await this.db.query(PURGE_SQL, [this.retentionDays, batch]);
+    return (result as unknown as { rowCount: number | null }).rowCount ?? 0;
   }
 
   /** One change per record (its last operation in the batch); upserts carry the record as it is now. */

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_EGRESS_POLICY, type Connection } from '@lockstep/connectors-core';
 import { readAllChanges, readAllPages } from '@lockstep/connectors-core/testing';
 import { Client, Pool } from 'pg';
-import { postgresConnector } from './index';
+import { PostgresConnection, postgresConnector } from './index';
 import { CopyInQuery } from './copy';
 import { createTestDatabase, randomName, type TestDatabase } from './test/pg-test-db';
 
@@ -98,6 +98,23 @@ describe('change feed', () => {
       await syncA.close();
       await syncB.close();
     }
+  });
+
+  it('purges change-log entries older than the retention and keeps the recent ones', async () => {
+    await db.admin.query(`CREATE TABLE ${SCHEMA}.kept (id integer PRIMARY KEY, title text)`);
+    await conn.prepareTable('kept', { changeCapture: true });
+    await db.admin.query(`INSERT INTO ${SCHEMA}.kept SELECT g, 'row ' || g FROM generate_series(1, 30) AS g`);
+    await db.admin.query(`UPDATE lockstep.change_log SET committed_at = now() - interval '8 days' WHERE table_name = 'kept' AND pk::int <= 20`);
+    const short = await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, context);
+    try {
+      expect(await (short as PostgresConnection).purgeChangeLog(15)).toBe(15);
+      expect(await (short as PostgresConnection).purgeChangeLog()).toBe(5);
+      expect(await (short as PostgresConnection).purgeChangeLog()).toBe(0);
+    } finally {
+      await short.close();
+    }
+    const left = await db.admin.query(`SELECT pk::int AS pk FROM lockstep.change_log WHERE table_name = 'kept' ORDER BY pk::int`);
+    expect(left.rows.map((row: { pk: number }) => row.pk)).toEqual(Array.from({ length: 10 }, (_, index) => 21 + index));
   });
 
   it('refuses a checkpoint it did not issue', async () => {
