@@ -11,7 +11,11 @@ import { HttpMetricsMiddleware } from './common/metrics/metrics';
 import { ConnectorsModule } from './connectors/connectors.module';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { HealthController } from './health/health.controller';
+import { IssuesModule } from './issues/issues.module';
 import { MappingsModule } from './mappings/mappings.module';
+import { OperationsModule } from './operations/operations.module';
+import { PendingDeletesModule } from './pending-deletes/pending-deletes.module';
+import { RecordsModule } from './records/records.module';
 import { SchemaModule } from './schema/schema.module';
 import { SyncsModule } from './syncs/syncs.module';
 
@@ -33,6 +37,10 @@ export class AppModule implements NestModule {
         SyncsModule,
         SchemaModule,
         MappingsModule,
+        OperationsModule,
+        IssuesModule,
+        RecordsModule,
+        PendingDeletesModule,
         ...extraModules,
       ],
       controllers: [HealthController, DiscoveryController],

@@ -1,4 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { SyncEntity } from '@lockstep/persistence';
 import { AccountsService } from '../accounts/accounts.service';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { SyncStartService } from '../mappings/sync-start.service';
@@ -68,16 +70,23 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
     run: (app, o) => app.get(ApiKeysService).revoke(required(o, 'id')),
   },
   'sync start': {
-    usage: 'sync start --id SYNC_ID [--match TABLE_PAIR_INDEX:LEFT_FIELD=RIGHT_FIELD[,...]] [--prefer left|right]',
+    usage: 'sync start --id SYNC_ID [--match TABLE_PAIR_INDEX:LEFT_FIELD=RIGHT_FIELD[,...]] [--prefer left|right] [--delete-approval review_required|auto_approve]',
     run: async (app, o) => {
       const syncId = required(o, 'id');
+      // The person's choice at review: hold deletes for review (the default) or apply them.
+      const deleteApproval = optionalChoice(o, 'delete-approval', ['review_required', 'auto_approve'] as const);
       const match = o.match === undefined ? undefined : o.match.split(',').map((item) => {
         const parsed = /^(\d+):([^=]+)=(.+)$/.exec(item.trim());
         if (!parsed) throw new UsageError(`--match takes TABLE_PAIR_INDEX:LEFT_FIELD=RIGHT_FIELD, not "${item}"`);
         return { tablePair: Number(parsed[1]), leftField: parsed[2]!, rightField: parsed[3]! };
       });
       const auth = await app.get(OperatorAuth).forSync(syncId);
-      return app.get(SyncStartService).start(auth, syncId, { match, prefer: optionalChoice(o, 'prefer', ['left', 'right'] as const) });
+      const started = await app.get(SyncStartService).start(auth, syncId, { match, prefer: optionalChoice(o, 'prefer', ['left', 'right'] as const) });
+      if (deleteApproval === undefined) return started;
+      // Set once the start succeeded (a refused start changes nothing); the engine reads it every round and
+      // the initial sync it just started deletes nothing.
+      await app.get(DataSource).getRepository(SyncEntity).update({ id: syncId }, { deleteApproval, updatedAt: new Date() });
+      return app.get(SyncsService).get(auth, syncId);
     },
   },
   'side connect': {

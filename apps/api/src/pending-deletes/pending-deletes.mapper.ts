@@ -1,4 +1,6 @@
-import type { PendingDeleteEntity } from '@lockstep/persistence';
+import type { PendingDeleteEntity, SideName } from '@lockstep/persistence';
+import type { SyncLinks } from '../syncs/sync-links';
+import type { PendingDeleteDto } from './pending-deletes.dto';
 
 /** A held delete after a person's decision (printed by `lockstep pending-delete ...`). */
 export interface PendingDeleteDecisionView {
@@ -29,5 +31,41 @@ export function toDecisionView(row: PendingDeleteEntity): PendingDeleteDecisionV
     ignored_at: iso(row.ignoredAt),
     decided_at: iso(row.decidedAt),
     applied_at: iso(row.appliedAt),
+  };
+}
+
+/** A held delete with what the API shows of its record (the link's display name and remote ids). */
+export interface PendingDeleteListRow {
+  id: string;
+  record_id: string;
+  state: 'awaiting_review' | 'ignored';
+  missing_side: SideName;
+  delete_from_side: SideName;
+  pending_since: Date;
+  ignored_at: Date | null;
+  /** The record's link; null (all of these) when the link is gone. */
+  name: string | null;
+  left_remote_id: string | null;
+  right_remote_id: string | null;
+  left_deleted: boolean | null;
+  right_deleted: boolean | null;
+}
+
+/** Spec 2.13: `record` is the surviving copy (on `delete_from_side`), null once that side holds no copy either. */
+export function toPendingDeleteDto(syncId: string, row: PendingDeleteListRow, links: SyncLinks): PendingDeleteDto {
+  const side = row.delete_from_side;
+  const remoteId = side === 'left' ? row.left_remote_id : row.right_remote_id;
+  const deleted = side === 'left' ? row.left_deleted : row.right_deleted;
+  return {
+    id: row.id,
+    state: row.state,
+    record_id: row.record_id,
+    missing_side: row.missing_side,
+    delete_from_side: side,
+    pending_since: row.pending_since.toISOString(),
+    ignored_at: iso(row.ignored_at),
+    record: remoteId !== null && deleted === false ? { id: row.record_id, remote_id: remoteId, name: row.name, side, browser_url: links.recordPage(syncId, row.record_id, side) } : null,
+    record_url: links.record(syncId, row.record_id),
+    review_url: links.pendingDeleteReview(syncId, row.record_id),
   };
 }

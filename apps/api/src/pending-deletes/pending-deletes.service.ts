@@ -5,13 +5,19 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
 import { PendingDeleteEntity, PendingDeleteEventEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
+import { enumParam, requireSyncParam } from '../common/http/query-params';
+import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { SyncAccess } from '../syncs/sync-access';
-import { type PendingDeleteDecisionView, toDecisionView } from './pending-deletes.mapper';
+import { SyncLinks } from '../syncs/sync-links';
+import type { PendingDeleteListDto } from './pending-deletes.dto';
+import { type PendingDeleteDecisionView, type PendingDeleteListRow, toDecisionView, toPendingDeleteDto } from './pending-deletes.mapper';
 
 export type PendingDeleteDecision = 'approve' | 'ignore' | 'restore';
 
 type State = PendingDeleteEntity['state'];
 const OPEN_STATES: State[] = ['awaiting_review', 'ignored'];
+const LIST_STATES = ['awaiting_review', 'ignored'] as const;
+export const LIST_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };
 
 /** What each decision may start from, where it leads, what the engine is asked to do, and the history entry. */
 const RULES: Record<PendingDeleteDecision, { from: readonly State[]; to: State; event: PendingDeleteEventEntity['kind']; set: QueryDeepPartialEntity<PendingDeleteEntity> }> = {
@@ -32,7 +38,39 @@ export class PendingDeletesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: SyncAccess,
+    private readonly links: SyncLinks,
+    private readonly cursors: CursorService,
   ) {}
+
+  /**
+   * `GET /sync/pending-deletes` (spec 2.13, 4.7): one state's held deletes of a sync, newest first, keyset on
+   * `(pending_since, id)` (index `pending_deletes_sync_state`). Under `auto_approve` there is no queue:
+   * `409 delete_approval_disabled`.
+   */
+  async list(auth: AuthContext, raw: { sync: unknown; state: unknown; limit: unknown; cursor: unknown }): Promise<PendingDeleteListDto> {
+    const syncId = requireSyncParam(raw.sync);
+    const state = enumParam(raw.state, LIST_STATES, ErrorCode.InvalidState, 'state') ?? 'awaiting_review';
+    const limit = parseLimit(raw.limit, LIST_LIMIT);
+    // A cursor belongs to one sync and state: passed with another it is refused, not misread.
+    const endpoint = `GET /sync/pending-deletes?sync=${syncId}&state=${state}`;
+    const position = this.cursors.decode(raw.cursor, endpoint, auth.accountId);
+    const { sync } = await this.access.load(auth, syncId);
+    if (sync.deleteApproval === 'auto_approve') {
+      throw new DomainError(ErrorCode.DeleteApprovalDisabled, `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing is held for review. A person can require review in the app.`, {
+        delete_approval: sync.deleteApproval,
+      });
+    }
+    const rows: (PendingDeleteListRow & { since_key: string })[] = await this.dataSource.query(
+      `SELECT p.id, p.record_id, p.state, p.missing_side, p.delete_from_side, p.pending_since, p.ignored_at,
+              to_char(p.pending_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS since_key,
+              l.name, l.left_remote_id, l.right_remote_id, l.left_deleted, l.right_deleted
+       FROM pending_deletes p LEFT JOIN record_links l ON l.id = p.record_id
+       WHERE p.sync_id = $1 AND p.state = $2 ${position ? 'AND (p.pending_since, p.id) < ($4::timestamptz, $5)' : ''}
+       ORDER BY p.pending_since DESC, p.id DESC LIMIT $3`,
+      [syncId, state, limit + 1, ...(position ? [position.createdAt, position.id] : [])],
+    );
+    return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.since_key, id: row.id }), (row) => toPendingDeleteDto(syncId, row, this.links));
+  }
 
   async decide(auth: AuthContext, syncId: string, recordId: string, decision: PendingDeleteDecision, actor: string): Promise<PendingDeleteDecisionView> {
     await this.access.load(auth, syncId);

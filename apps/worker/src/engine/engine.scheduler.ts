@@ -1,9 +1,10 @@
 /**
  * Hands syncs to runners. Every second: claim the lease of active syncs nobody owns (or whose owner's lease
  * expired), renew the leases this worker holds (one statement), stop runners whose sync was paused, deleted
- * or taken over, and wake runners that have due queue entries or a person's pending-delete decision. A lease
- * is a row with an owner, an expiry and a fencing token that grows with every change of owner; the engine's
- * commits check the token, so a worker that lost its lease (stalled, partitioned) can no longer commit.
+ * or taken over, and wake runners that have due queue entries, a person's pending-delete decision or a retried
+ * connection issue (`sync_leases.wake_requested_at`, set by the API). A lease is a row with an owner, an expiry
+ * and a fencing token that grows with every change of owner; the engine's commits check the token, so a worker
+ * that lost its lease (stalled, partitioned) can no longer commit.
  */
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -84,6 +85,11 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
           [mine],
         );
         for (const row of due) this.runners.get(row.sync_id)?.wake();
+        // A person retried a connection issue (`POST /sync/issues/{id}/retry`): try again now, not after the failure backoff.
+        const asked = returnedRows<{ sync_id: string }>(
+          await this.db.query(`UPDATE sync_leases SET wake_requested_at = NULL WHERE owner = $1 AND sync_id = ANY($2::text[]) AND wake_requested_at IS NOT NULL RETURNING sync_id`, [this.owner, mine]),
+        );
+        for (const row of asked) this.runners.get(row.sync_id)?.wake();
       }
       const room = this.config.ENGINE_MAX_SYNCS - this.runners.size;
       if (room <= 0) return;

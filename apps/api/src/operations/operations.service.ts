@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { SyncTableEntity } from '@lockstep/persistence';
+import type { AuthContext } from '../common/auth/auth-context';
+import { requireSyncParam, sinceParam, tableParam } from '../common/http/query-params';
+import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
+import { resolveTableRef } from '../schema/table-ref';
+import { SyncAccess } from '../syncs/sync-access';
+import { SyncLinks } from '../syncs/sync-links';
+import type { OperationDto, OperationListDto } from './operations.dto';
+import { type OperationRow, toOperationDto, toOperationListItem } from './operations.mapper';
+
+export const OPERATIONS_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };
+
+export interface OperationsQuery {
+  sync?: unknown;
+  table?: unknown;
+  record?: unknown;
+  since?: unknown;
+  limit?: unknown;
+  cursor?: unknown;
+}
+
+/** Columns of both forms; `occurred_key` is `occurred_at` with its microseconds, for the keyset cursor. */
+const COLUMNS = `o.id, o.seq::text AS seq, o.sync_id, o.record_id, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name, o.action, o.trigger,
+  o.details, o.occurred_at, to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_key`;
+
+/** Optional `record`: a `rec_` id (`invalid_request` otherwise; the spec has no code of its own for it). */
+function recordParam(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!isId('record', raw)) throw new DomainError(ErrorCode.InvalidRequest, '`record` must be a record id (`rec_...`), the id shared by both sides\' copies.', { parameter: 'record' });
+  return raw;
+}
+
+/**
+ * The record-level change log (spec 2.10, 4.5), newest first: `ORDER BY occurred_at DESC, seq DESC` with a
+ * keyset cursor on the same pair. Every filter has an index in that order (sync; sync + table; sync + record),
+ * so a page is an index range scan however long the log is.
+ */
+@Injectable()
+export class OperationsService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly access: SyncAccess,
+    private readonly links: SyncLinks,
+    private readonly cursors: CursorService,
+  ) {}
+
+  async list(auth: AuthContext, query: OperationsQuery): Promise<OperationListDto> {
+    const syncId = requireSyncParam(query.sync);
+    const tableRef = tableParam(query.table);
+    const recordId = recordParam(query.record);
+    const since = sinceParam(query.since);
+    const limit = parseLimit(query.limit, OPERATIONS_LIMIT);
+    // A cursor is bound to the endpoint, the account and the sync.
+    const endpoint = `GET /sync/operations?sync=${syncId}`;
+    const position = this.cursors.decode(query.cursor, endpoint, auth.accountId);
+    await this.access.load(auth, syncId);
+    const tableId = tableRef === undefined ? undefined : await this.resolveTable(syncId, tableRef);
+
+    const params: unknown[] = [syncId];
+    const where = ['o.sync_id = $1'];
+    const bind = (value: unknown) => `$${params.push(value)}`;
+    if (tableId !== undefined) where.push(`o.table_id = ${bind(tableId)}`);
+    if (recordId !== undefined) where.push(`o.record_id = ${bind(recordId)}`);
+    if (since !== undefined) where.push(`o.occurred_at >= ${bind(since.toISOString())}::timestamptz`);
+    if (position) where.push(`(o.occurred_at, o.seq) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::bigint)`);
+    const rows: OperationRow[] = await this.db.query(`SELECT ${COLUMNS} FROM operations o WHERE ${where.join(' AND ')} ORDER BY o.occurred_at DESC, o.seq DESC LIMIT ${bind(limit + 1)}`, params);
+    return this.cursors.page(
+      rows,
+      limit,
+      endpoint,
+      auth.accountId,
+      (row) => ({ createdAt: row.occurred_key, id: row.seq }),
+      (row) => toOperationListItem(row, this.links),
+    );
+  }
+
+  async get(auth: AuthContext, id: string): Promise<OperationDto> {
+    const notFound = () => new DomainError(ErrorCode.NotFound, `No operation ${String(id).slice(0, 100)}.`);
+    if (!isId('operation', id)) throw notFound();
+    const rows: OperationRow[] = await this.db.query(
+      `SELECT ${COLUMNS}, o.field_changes FROM operations o JOIN syncs s ON s.id = o.sync_id
+       WHERE o.id = $1 AND s.account_id = $2 AND s.deleted_at IS NULL AND ($3::text IS NULL OR s.id = $3)`,
+      [id, auth.accountId, auth.syncId],
+    );
+    const row = rows[0];
+    if (!row) throw notFound();
+    return toOperationDto(row, this.links);
+  }
+
+  /**
+   * `table`: a `table_` id of either side, else a remote id (or exact name) resolved over both sides' tables of
+   * this sync. Not a table of this sync: `invalid_table`; a bare reference found on both sides: `table_ambiguous`.
+   */
+  private async resolveTable(syncId: string, ref: string): Promise<string> {
+    const tables = await this.db.getRepository(SyncTableEntity).findBy({ syncId });
+    const shown = ref.slice(0, 100);
+    const invalid = () => new DomainError(ErrorCode.InvalidTable, `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id from the sync's table listings.`);
+    if (isId('table', ref)) {
+      if (!tables.some((table) => table.id === ref)) throw invalid();
+      return ref;
+    }
+    const match = resolveTableRef(ref, tables);
+    if (match.kind === 'found') return match.table.id;
+    if (match.kind === 'ambiguous') {
+      throw new DomainError(ErrorCode.TableAmbiguous, `\`table\` "${shown}" names a table on both sides; pass its \`table_...\` id.`, {
+        tables: match.tables.map((table) => ({ id: table.id, side: table.side, remote_id: table.remoteId, name: table.name })),
+      });
+    }
+    throw invalid();
+  }
+}
