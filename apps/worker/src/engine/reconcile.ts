@@ -45,9 +45,17 @@ export interface ReconcileOptions {
   initial: boolean;
   /** Records (side:remoteId) not to create on the other side (duplicate match keys). */
   skip?: Set<string>;
-  /** Extra work in the same commit (checkpoints, progress, queue entries done). */
-  /** Receives the counts of this call, final before the commit. */
+  /** Extra work in the same commit (checkpoints, progress); receives the counts of this call, final before the commit. */
   onCommit?: (tx: Db, result: ReconcileResult) => Promise<void>;
+  /** Queue entries this call carries out: removed in its commit, before the entries it queues itself. */
+  consumed?: string[];
+  /** Per record, how often its queued push has already been tried (a deferred push backs off with each try). */
+  attempts?: Map<string, number>;
+}
+
+/** A push deferred until a linked record exists on the target: retried after 1 s, 2 s, 4 s... at most 5 minutes apart. */
+export function deferredDelayMs(attempts: number): number {
+  return Math.min(300_000, 1000 * 2 ** Math.min(attempts, 9));
 }
 
 export interface ReconcileResult {
@@ -229,7 +237,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   const relations = new Relations(ctx);
   await relations.preload(pair, [...units.values()]);
   const issues: RecordIssue[] = [];
-  const queue: { recordId: string; type: 'push' | 'verify_delete'; side: SideName | null; delayMs?: number }[] = verify.map((entry) => ({ ...entry, type: 'verify_delete' as const }));
+  const queue: { recordId: string; type: 'push' | 'verify_delete'; side: SideName | null; delayMs?: number; attempts?: number }[] = verify.map((entry) => ({ ...entry, type: 'verify_delete' as const }));
   const now = new Date().toISOString();
 
   // 4. Decide per unit.
@@ -355,7 +363,10 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     }
     for (const side of SIDES) if (unit.current[side] !== null) seen[side].push(unit.link.id);
     unit.link.name = recordName(pair, unit.current.left ? 'left' : 'right', unit.current.left ?? unit.current.right, remoteOf(unit.link, unit.current.left ? 'left' : 'right')) ?? unit.link.name;
-    if (unit.deferred) queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: 1000 });
+    if (unit.deferred) {
+      const tried = options.attempts?.get(unit.link.id) ?? 0;
+      queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: deferredDelayMs(tried), attempts: tried + 1 });
+    }
     toSave.push(unit.link);
     operations.push(...unit.ops);
   }
@@ -365,7 +376,8 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     await insertOperations(tx, ctx.syncId, operations);
     await openRecordIssues(tx, ctx.syncId, issues);
     await resolveRecordIssues(tx, ctx.syncId, succeeded.filter((entry) => !issues.some((issue) => issue.recordId === entry.recordId && issue.side === entry.side)));
-    await enqueue(tx, ctx.syncId, queue.map((entry) => ({ recordId: entry.recordId, type: entry.type, side: entry.side, delayMs: entry.delayMs })));
+    if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
+    await enqueue(tx, ctx.syncId, queue);
     await closeReappeared(tx, ctx.syncId, [...reappeared]);
     if (options.onCommit) await options.onCommit(tx, result);
   });

@@ -79,14 +79,11 @@ async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueRow[
       }
     }
   }
-  const done = entries.map((entry) => entry.id);
-  await reconcile(ctx, pair, observations, {
-    initial: false,
-    // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
-    onCommit: async (tx) => {
-      await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [done]);
-    },
-  });
+  const attempts = new Map<string, number>();
+  for (const entry of entries) if (entry.type === 'push') attempts.set(entry.record_id, Math.max(attempts.get(entry.record_id) ?? 0, entry.attempts));
+  // The entries are removed in the reconcile's commit, before a push still deferred is queued again (with a longer delay).
+  // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
+  await reconcile(ctx, pair, observations, { initial: false, consumed: entries.map((entry) => entry.id), attempts });
   if (confirmed.length > 0) await applyConfirmedDeletes(ctx, pair, confirmed);
 }
 

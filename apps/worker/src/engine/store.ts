@@ -235,14 +235,14 @@ export async function resolveSideIssue(db: Db, syncId: string, side: SideName, c
   await db.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND dedupe_key = $2 AND resolved_at IS NULL`, [syncId, `${cause}:${side}`]);
 }
 
-export async function enqueue(db: Db, syncId: string, entries: { recordId: string; type: 'push' | 'refetch' | 'verify_delete'; side: SideName | null; delayMs?: number }[]): Promise<void> {
+export async function enqueue(db: Db, syncId: string, entries: { recordId: string; type: 'push' | 'refetch' | 'verify_delete'; side: SideName | null; delayMs?: number; attempts?: number }[]): Promise<void> {
   if (entries.length === 0) return;
-  // One waiting entry of a kind per record and side is enough.
+  // One waiting entry of a kind per record and side is enough (entries being carried out are removed first).
   await db.query(
-    `INSERT INTO record_queue (sync_id, record_id, type, side, not_before)
-     SELECT $1, v.record_id, v.type, v.side, now() + make_interval(secs => v.delay / 1000.0)
-     FROM jsonb_to_recordset($2::jsonb) AS v(record_id text, type text, side text, delay integer)
-     WHERE NOT EXISTS (SELECT 1 FROM record_queue q WHERE q.record_id = v.record_id AND q.type = v.type AND q.side IS NOT DISTINCT FROM v.side AND q.attempts = 0)`,
-    [syncId, JSON.stringify(entries.map((entry) => ({ record_id: entry.recordId, type: entry.type, side: entry.side, delay: entry.delayMs ?? 0 })))],
+    `INSERT INTO record_queue (sync_id, record_id, type, side, not_before, attempts)
+     SELECT $1, v.record_id, v.type, v.side, now() + make_interval(secs => v.delay / 1000.0), v.attempts
+     FROM jsonb_to_recordset($2::jsonb) AS v(record_id text, type text, side text, delay integer, attempts integer)
+     WHERE NOT EXISTS (SELECT 1 FROM record_queue q WHERE q.record_id = v.record_id AND q.type = v.type AND q.side IS NOT DISTINCT FROM v.side)`,
+    [syncId, JSON.stringify(entries.map((entry) => ({ record_id: entry.recordId, type: entry.type, side: entry.side, delay: entry.delayMs ?? 0, attempts: entry.attempts ?? 0 })))],
   );
 }
