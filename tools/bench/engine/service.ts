@@ -24,11 +24,12 @@ export interface ServiceStore {
   url: string;
   name: string;
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
-  teardown(): Promise<void>;
+  teardown(keep?: boolean): Promise<void>;
 }
 
-export async function serviceStore(adminUrl: string): Promise<ServiceStore> {
-  const name = uniqueName('lockstep_bench');
+/** A throw-away, migrated service store; `teardown(true)` keeps it for inspection. */
+export async function serviceStore(adminUrl: string, prefix = 'lockstep_bench'): Promise<ServiceStore> {
+  const name = uniqueName(prefix);
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
@@ -41,9 +42,9 @@ export async function serviceStore(adminUrl: string): Promise<ServiceStore> {
     url: url.toString(),
     name,
     sql: async <T>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows as T[],
-    async teardown() {
+    async teardown(keep = false) {
       await client.end().catch(() => undefined);
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      if (!keep) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
       await admin.end().catch(() => undefined);
     },
   };

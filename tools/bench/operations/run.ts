@@ -17,10 +17,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Client } from 'pg';
 import { type AppConfig, loadConfig } from '@lockstep/config';
 import { newId } from '@lockstep/contracts';
-import { runMigrations } from '@lockstep/persistence';
+import { serviceStore, type ServiceStore } from '../engine/service';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 const MASTER_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -93,37 +92,6 @@ const say = (line = '') => process.stdout.write(`${line}\n`);
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const fixed = (n: number) => n.toFixed(2);
 
-// ---- the service store ----
-
-interface Store {
-  url: string;
-  name: string;
-  sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
-  teardown(keep: boolean): Promise<void>;
-}
-
-async function serviceStore(adminUrl: string): Promise<Store> {
-  const name = `lockstep_bench_ops_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  await runMigrations(url.toString());
-  const client = new Client({ connectionString: url.toString() });
-  await client.connect();
-  return {
-    url: url.toString(),
-    name,
-    sql: async <T>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows as T[],
-    async teardown(keep: boolean) {
-      await client.end().catch(() => undefined);
-      if (!keep) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-      await admin.end().catch(() => undefined);
-    },
-  };
-}
-
 interface Seeded {
   accountId: string;
   syncId: string;
@@ -138,7 +106,7 @@ interface Seeded {
  * side where it was detected followed by a `push` on the other side, of one of `records` records (spread over
  * the table pairs, the last pair rare), 20 ms apart, the newest now; plus `otherRows` of a second sync.
  */
-async function seed(store: Store, options: Options): Promise<Seeded> {
+async function seed(store: ServiceStore, options: Options): Promise<Seeded> {
   const started = performance.now();
   const accountId = newId('account');
   await store.sql(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
@@ -211,7 +179,7 @@ function fromDist<T>(path: string): T {
   return require(join(ROOT, 'dist', path)) as T;
 }
 
-async function startApi(store: Store, seeded: Seeded): Promise<Api> {
+async function startApi(store: ServiceStore, seeded: Seeded): Promise<Api> {
   const { createApp } = fromDist<{ createApp(config: AppConfig): Promise<INestApplication> }>('apps/api/src/app.factory.js');
   const { ApiKeysService } = fromDist<{ ApiKeysService: new (...args: never[]) => unknown }>('apps/api/src/api-keys/api-keys.service.js');
   const { CursorService } = fromDist<{ CursorService: new (...args: never[]) => unknown }>('apps/api/src/common/pagination/cursor.service.js');
@@ -327,7 +295,7 @@ async function run(api: Api, testCase: Case, options: Options): Promise<Figures>
   };
 }
 
-async function cases(store: Store, api: Api, seeded: Seeded, options: Options): Promise<Case[]> {
+async function cases(store: ServiceStore, api: Api, seeded: Seeded, options: Options): Promise<Case[]> {
   const base = `/v1/sync/operations?sync=${seeded.syncId}`;
   const n = options.requests + options.warmup;
   // Deterministic spread of positions: request i picks the i-th of n evenly spaced values.
@@ -381,7 +349,7 @@ async function cases(store: Store, api: Api, seeded: Seeded, options: Options): 
 async function main(): Promise<void> {
   const options = parseOptions();
   say(`Operations-list benchmark: ${int(options.rows)} operations (+${int(options.otherRows)} of another sync), ${int(options.records)} records, ${options.requests} requests per case`);
-  const store = await serviceStore(options.pgUrl);
+  const store = await serviceStore(options.pgUrl, 'lockstep_bench_ops');
   let api: Api | null = null;
   const cleanup = async () => {
     await api?.app.close().catch(() => undefined);
