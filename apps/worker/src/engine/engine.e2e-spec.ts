@@ -127,7 +127,9 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     // A person approves (what `lockstep pending-delete approve` records).
     await db.query(`UPDATE pending_deletes SET state = 'approved', requested_action = 'approve', decided_at = now() WHERE id = $1`, [held.id]);
     await waitFor('approved delete applied', async () => !(await people()).some((p) => p.id === 3));
-    expect((await db.query(`SELECT applied_at FROM pending_deletes WHERE id = $1`, [held.id]))[0].applied_at).not.toBeNull();
+    // The app's delete comes first; the store records it applied in the commit right after.
+    const applied = await waitFor('approval recorded as applied', async () => (await db.query(`SELECT applied_at FROM pending_deletes WHERE id = $1`, [held.id]))[0].applied_at);
+    expect(applied).not.toBeNull();
   });
 
   it('one-way pair: never writes against its direction; a deleted destination copy becomes dead and is not re-created', async () => {
