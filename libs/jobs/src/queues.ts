@@ -6,6 +6,8 @@ export const QUEUES = {
   maintenance: 'maintenance',
   /** Lifecycle work on one sync (activation hand-over, teardown after delete). */
   syncs: 'syncs',
+  /** Live export: runs (one job per run) and the schedule tick (a Bull repeatable job). */
+  liveExport: 'live-export',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -21,6 +23,12 @@ export interface JobMap {
     /** The sync was deleted: undo table setup in both apps, then remove its rows. */
     teardown: { syncId: string };
   };
+  'live-export': {
+    /** Carry out one run (`live_export_runs` row, state `queued`); job id `run:<runId>`. */
+    run: { runId: string };
+    /** Find schedules whose slot is due and queue one run per slot (repeatable; safe to run on every worker). */
+    tick: Record<string, never>;
+  };
 }
 
 export type JobName<Q extends QueueName> = keyof JobMap[Q] & string;
@@ -33,6 +41,11 @@ export const SYNC_JOBS = {
   activate: 'activate',
   teardown: 'teardown',
 } as const satisfies Record<string, JobName<'syncs'>>;
+
+export const LIVE_EXPORT_JOBS = {
+  run: 'run',
+  tick: 'tick',
+} as const satisfies Record<string, JobName<'live-export'>>;
 
 /** Default options: bounded retries with exponential backoff; finished jobs do not pile up in Redis. */
 export const DEFAULT_JOB_OPTIONS = {
