@@ -8,6 +8,7 @@
  */
 import type { CanonicalValue, SideName } from '@lockstep/domain';
 import { newId } from '@lockstep/contracts';
+import type { RecordPage } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { convertAcross, type PairPlan, sideEnd } from './plan';
 import { reconcile } from './reconcile';
@@ -164,6 +165,36 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
   };
 }
 
+/**
+ * The next source page, read while the current one is reconciled (reading and writing then overlap). Only
+ * a read: a crash or a pause simply drops it, and the page is read again from the committed cursor.
+ */
+interface Prefetch {
+  key: string;
+  at: number;
+  /** null when the read ahead failed: the page is then read again (and its error reported) on use. */
+  page: Promise<RecordPage | null>;
+}
+
+/** Keyed by the side's session, which lives as long as the runner (a step's context and progress are new each step). */
+const prefetched = new WeakMap<object, Prefetch>();
+
+function readNow(ctx: EngineContext, side: SideName, table: string, cursor: string | null): Promise<RecordPage> {
+  return ctx.sides[side].use((connection) => connection.readPage(table, { after: cursor, pageSize: ctx.pageSize }));
+}
+
+async function readPage(ctx: EngineContext, side: SideName, table: string, index: number, cursor: string | null): Promise<RecordPage> {
+  const ahead = prefetched.get(ctx.sides[side]);
+  prefetched.delete(ctx.sides[side]);
+  // A page read long ago (the sync was paused between steps) is read again: fresher, and no memory held for long.
+  const page = ahead?.key === `${index}|${table}|${cursor ?? ''}` && Date.now() - ahead.at < 30_000 ? await ahead.page : null;
+  return page ?? readNow(ctx, side, table, cursor);
+}
+
+function prefetch(ctx: EngineContext, side: SideName, table: string, index: number, cursor: string): void {
+  prefetched.set(ctx.sides[side], { key: `${index}|${table}|${cursor}`, at: Date.now(), page: readNow(ctx, side, table, cursor).catch(() => null) });
+}
+
 /** Running: one step (a page) at a time so the caller can check pause and lease between pages. Returns true when done. */
 export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
   for (const index of ctx.plan.order) {
@@ -195,7 +226,8 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
     // The links table grows fast during an initial sync: keep the planner's statistics current so lookups stay indexed.
     if ((entry.processed.left + entry.processed.right) % (ctx.pageSize * 20) === ctx.pageSize * 2) await ctx.db.query(`ANALYZE record_links`);
     const table = sideEnd(pair, side).remoteId;
-    const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after: entry.cursor, pageSize: ctx.pageSize }));
+    const page = await readPage(ctx, side, table, index, entry.cursor);
+    if (page.next) prefetch(ctx, side, table, index, page.next);
     const ids = page.records.map((record) => record.remoteId);
     const skipRows: { remote_id: string }[] = ids.length && entry.preview.duplicate_keys > 0
       ? await ctx.db.query(
