@@ -7,6 +7,7 @@
  * under 300 MB whatever the table size. It prints figures; it is not a test (it exits 0 when the targets are
  * missed, 1 only when something failed to run).
  */
+import { benchArgs } from '../common/args';
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -44,65 +45,22 @@ const USAGE = `usage: run.sh [--rows N] [--page-size N] [--batch-size N] [--repe
   --mysql-url URL   MariaDB admin URL (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
 
 function parseOptions(argv: string[]): Options {
+  const args = benchArgs(argv, {
+    rows: { type: 'string' }, 'page-size': { type: 'string' }, 'batch-size': { type: 'string' }, repeat: { type: 'string' },
+    only: { type: 'string' }, 'change-capture': { type: 'boolean' }, child: { type: 'boolean' }, 'pg-url': { type: 'string' },
+    'mysql-url': { type: 'string' },
+  }, USAGE);
   const options: Options = {
-    rows: 200_000,
-    pageSize: 5_000,
-    batchSize: 1_000,
-    repeat: 1,
-    only: ['postgres', 'mysql'],
-    changeCapture: false,
-    child: false,
-    pgUrl: process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-    mysqlUrl: process.env.BENCH_MYSQL_URL || 'mysql://root@127.0.0.1:3306',
+    rows: args.count('rows', 200_000),
+    pageSize: args.count('page-size', 5_000),
+    batchSize: args.count('batch-size', 1_000),
+    repeat: args.count('repeat', 1),
+    only: args.list('only', ['postgres', 'mysql'], ['postgres', 'mysql']),
+    changeCapture: args.flag('change-capture'),
+    child: args.flag('child'),
+    pgUrl: args.text('pg-url', process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres'),
+    mysqlUrl: args.text('mysql-url', process.env.BENCH_MYSQL_URL || 'mysql://root@127.0.0.1:3306'),
   };
-  const positive = (flag: string, value: string | undefined): number => {
-    const n = Number(value?.replace(/_/g, ''));
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag} needs a positive integer\n${USAGE}`);
-    return n;
-  };
-  for (let index = 0; index < argv.length; index += 1) {
-    const [flag, inline] = argv[index].split(/=(.*)/s, 2);
-    const value = (): string | undefined => inline ?? argv[++index];
-    switch (flag) {
-      case '--rows':
-        options.rows = positive(flag, value());
-        break;
-      case '--page-size':
-        options.pageSize = positive(flag, value());
-        break;
-      case '--batch-size':
-        options.batchSize = positive(flag, value());
-        break;
-      case '--repeat':
-        options.repeat = positive(flag, value());
-        break;
-      case '--only':
-        options.only = (value() ?? '').split(',').map((name) => name.trim()).filter(Boolean);
-        break;
-      case '--change-capture':
-        options.changeCapture = true;
-        break;
-      case '--child':
-        options.child = true;
-        break;
-      case '--pg-url':
-        options.pgUrl = value() ?? options.pgUrl;
-        break;
-      case '--mysql-url':
-        options.mysqlUrl = value() ?? options.mysqlUrl;
-        break;
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown argument ${argv[index]}\n${USAGE}`);
-    }
-  }
-  for (const name of options.only) {
-    if (name !== 'postgres' && name !== 'mysql') throw new Error(`--only: unknown connector "${name}" (postgres, mysql)`);
-  }
   return options;
 }
 

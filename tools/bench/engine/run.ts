@@ -12,6 +12,7 @@
  *
  * It prints figures; it is not a test (exit 0 when targets are missed, 1 only when something failed to run).
  */
+import { benchArgs } from '../common/args';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import { type AppKind, type AppSide, canonicalRow, FIELDS, mariadbApp, postgresApp, rawWrite, type RawWrite } from './apps';
@@ -54,71 +55,24 @@ const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--updates
   --mysql-url URL    MariaDB admin URL (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
 
 function parseOptions(argv: string[]): Options {
+  const args = benchArgs(argv, {
+    rows: { type: 'string' }, only: { type: 'string' }, updates: { type: 'string' }, 'latency-rows': { type: 'string' },
+    syncs: { type: 'string' }, 'idle-rows': { type: 'string' }, 'idle-seconds': { type: 'string' }, timeout: { type: 'string' },
+    'worker-log': { type: 'string' }, 'pg-url': { type: 'string' }, 'mysql-url': { type: 'string' },
+  }, USAGE);
   const options: Options = {
-    rows: 200_000,
-    only: ['initial', 'latency', 'idle'],
-    updates: 200,
-    latencyRows: 1_000,
-    syncs: 200,
-    idleRows: 10,
-    idleSeconds: 60,
-    timeoutSeconds: 900,
-    workerLog: 'silent',
-    pgUrl: process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres',
-    mysqlUrl: process.env['BENCH_MYSQL_URL'] || 'mysql://root@127.0.0.1:3306',
+    rows: args.count('rows', 200_000),
+    only: args.list<Bench>('only', ['initial', 'latency', 'idle'], ['initial', 'latency', 'idle']),
+    updates: args.count('updates', 200),
+    latencyRows: args.count('latency-rows', 1_000),
+    syncs: args.count('syncs', 200),
+    idleRows: args.count('idle-rows', 10),
+    idleSeconds: args.count('idle-seconds', 60),
+    timeoutSeconds: args.count('timeout', 900),
+    workerLog: args.text('worker-log', 'silent'),
+    pgUrl: args.text('pg-url', process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres'),
+    mysqlUrl: args.text('mysql-url', process.env['BENCH_MYSQL_URL'] || 'mysql://root@127.0.0.1:3306'),
   };
-  const positive = (flag: string, value: string | undefined): number => {
-    const n = Number(value?.replace(/_/g, ''));
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag} needs a positive integer\n${USAGE}`);
-    return n;
-  };
-  for (let index = 0; index < argv.length; index += 1) {
-    const [flag, inline] = argv[index]!.split(/=(.*)/s, 2);
-    const value = (): string | undefined => inline ?? argv[++index];
-    switch (flag) {
-      case '--rows':
-        options.rows = positive(flag, value());
-        break;
-      case '--only':
-        options.only = (value() ?? '').split(',').map((name) => name.trim()).filter(Boolean) as Bench[];
-        for (const name of options.only) if (!['initial', 'latency', 'idle'].includes(name)) throw new Error(`--only: unknown benchmark "${name}" (initial, latency, idle)`);
-        break;
-      case '--updates':
-        options.updates = positive(flag, value());
-        break;
-      case '--latency-rows':
-        options.latencyRows = positive(flag, value());
-        break;
-      case '--syncs':
-        options.syncs = positive(flag, value());
-        break;
-      case '--idle-rows':
-        options.idleRows = positive(flag, value());
-        break;
-      case '--idle-seconds':
-        options.idleSeconds = positive(flag, value());
-        break;
-      case '--timeout':
-        options.timeoutSeconds = positive(flag, value());
-        break;
-      case '--worker-log':
-        options.workerLog = value() ?? options.workerLog;
-        break;
-      case '--pg-url':
-        options.pgUrl = value() ?? options.pgUrl;
-        break;
-      case '--mysql-url':
-        options.mysqlUrl = value() ?? options.mysqlUrl;
-        break;
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown argument ${argv[index]}\n${USAGE}`);
-    }
-  }
   if (options.latencyRows < options.updates * 2) options.latencyRows = options.updates * 2;
   return options;
 }

@@ -8,6 +8,6 @@ cd "$(dirname "$0")/../../.."
 if [ -z "${BENCH_NO_BUILD:-}" ] || [ ! -f dist/apps/api/src/app.factory.js ]; then
   npm run -s build
 fi
-npx swc tools/bench/operations tools/bench/engine -d dist --config-file .swcrc --quiet
+npx swc tools/bench/operations tools/bench/engine tools/bench/common -d dist --config-file .swcrc --quiet
 # shellcheck disable=SC2086
 exec node ${BENCH_NODE_OPTIONS:-} dist/tools/bench/operations/run.js "$@"
