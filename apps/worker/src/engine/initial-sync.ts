@@ -109,7 +109,8 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
     do {
       const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after, pageSize: Math.max(ctx.pageSize, 2000), fields: field ? [field] : [] }));
       counts[side] += page.records.length;
-      if (page.records.length > 0) {
+      // Without a match field there is nothing to pair up: the pass only counts (every key would be null).
+      if (page.records.length > 0 && match && field) {
         const keys = page.records.map((record) => {
           if (!match || !field) return null;
           const value = record.values[field] ?? null;
