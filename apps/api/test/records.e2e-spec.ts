@@ -171,8 +171,8 @@ describe('records and pending deletes on a live sync', () => {
     it('runs behind a push already queued for the record', async () => {
       const adam = await recordOf(2);
       await live.stopWorker();
-      // A push waiting for 10 seconds heads the record's queue; the refetch queued after it must wait too.
-      const [push] = await live.db.query(`INSERT INTO record_queue (sync_id, record_id, type, side, not_before) VALUES ($1, $2, 'push', NULL, now() + interval '10 seconds') RETURNING id::text AS id`, [S, adam]);
+      // A push waiting for two minutes heads the record's queue (released below); the refetch queued after it must wait too.
+      const [push] = await live.db.query(`INSERT INTO record_queue (sync_id, record_id, type, side, not_before) VALUES ($1, $2, 'push', NULL, now() + interval '2 minutes') RETURNING id::text AS id`, [S, adam]);
       await refetch(adam).send({ side: 'left' }).expect(202, { record_id: adam, sides: ['left'], url: `http://lockstep.test/v1/sync/records/${adam}?sync=${S}` });
       await refetch(adam).send({ side: 'left' }).expect(202); // still waiting at the end: nothing added
       const queued = (await get(`/v1/sync/records/${adam}`).expect(200)).body;
@@ -197,6 +197,8 @@ describe('records and pending deletes on a live sync', () => {
         [push.id, adam],
       );
       expect(snapshot).toEqual({ push_waiting: true, refetches: 1 });
+      // The push falls due: both entries now run, in order.
+      await live.db.query(`UPDATE record_queue SET not_before = now() WHERE id = $1::bigint`, [push.id]);
 
       await waitUntil('both entries to run', async () => (await get(`/v1/sync/records/${adam}`).expect(200)).body.queued_operations.length === 0, 30_000);
       expect((await contact(2))?.email).toBe('adam@wealth.nations');
