@@ -9,9 +9,12 @@ import { JsonBodyMiddleware } from './common/http/json-body.middleware';
 import { LoggingModule } from './common/logging/logging';
 import { HttpMetricsMiddleware } from './common/metrics/metrics';
 import { ConnectorsModule } from './connectors/connectors.module';
+import { ConsoleModule } from './console/console.module';
+import { OAuthConsoleModule } from './console/oauth/oauth.module';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { HealthController } from './health/health.controller';
 import { IssuesModule } from './issues/issues.module';
+import { LiveExportModule } from './live-export/live-export.module';
 import { MappingsModule } from './mappings/mappings.module';
 import { OperationsModule } from './operations/operations.module';
 import { PendingDeletesModule } from './pending-deletes/pending-deletes.module';
@@ -41,6 +44,9 @@ export class AppModule implements NestModule {
         IssuesModule,
         RecordsModule,
         PendingDeletesModule,
+        LiveExportModule,
+        ConsoleModule,
+        OAuthConsoleModule.forRoot(config),
         ...extraModules,
       ],
       controllers: [HealthController, DiscoveryController],
@@ -48,6 +54,8 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware, JsonBodyMiddleware).forRoutes('{*splat}');
+    consumer.apply(HttpMetricsMiddleware).forRoutes('{*splat}');
+    // The console's pages post HTML forms, parsed by its own middleware (ConsoleFormMiddleware).
+    consumer.apply(JsonBodyMiddleware).exclude('app/{*path}').forRoutes('{*splat}');
   }
 }

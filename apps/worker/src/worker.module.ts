@@ -1,16 +1,20 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig, ConfigModule } from '@lockstep/config';
+import { loadConnectorPlugins } from '@lockstep/connectors-registry';
 import { JobsModule } from '@lockstep/jobs';
 import { PersistenceModule } from '@lockstep/persistence';
 import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { SyncsProcessor } from './syncs/syncs.processor';
 import { EngineScheduler } from './engine/engine.scheduler';
+import { LiveExportProcessor } from './live-export/live-export.processor';
 
 /** The worker: Bull consumers, no HTTP. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig): DynamicModule {
+    // Connectors added by the operator (CONNECTOR_PLUGINS), as the API loads them: loading twice is harmless.
+    loadConnectorPlugins(config.CONNECTOR_PLUGINS);
     return {
       module: WorkerModule,
       imports: [
@@ -19,7 +23,7 @@ export class WorkerModule {
         PersistenceModule.forRoot(),
         JobsModule.forRoot(),
       ],
-      providers: [MaintenanceProcessor, SyncsProcessor, EngineScheduler],
+      providers: [MaintenanceProcessor, SyncsProcessor, EngineScheduler, LiveExportProcessor],
     };
   }
 }

@@ -1,5 +1,6 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { IsArray, ValidateBy } from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const toBool = ({ value }: { value: unknown }) =>
@@ -91,6 +92,38 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(2) @Max(600)
   ENGINE_LEASE_SECONDS = 10;
 
+  /**
+   * Connector plugins: comma-separated modules (absolute paths, paths relative to the working directory, or
+   * installed package names) whose exported connector declarations are offered next to the built-in ones.
+   */
+  @Transform(toList) @IsArray() @IsString({ each: true })
+  CONNECTOR_PLUGINS: string[] = [];
+
+  /**
+   * OAuth client credentials per connector type, JSON: `{"<type>": {"client_id": "...", "client_secret": "...",
+   * "token_endpoint_auth_method": "client_secret_basic" | "client_secret_post" | "none"}}` (the method defaults
+   * to client_secret_basic, or none without a secret). An oauth connector without an entry cannot be connected.
+   */
+  @Transform(parseJsonSetting)
+  @ValidateBy({ name: 'oauthClients', validator: { validate: (value: unknown) => oauthClientsProblem(value) === null, defaultMessage: (args) => `OAUTH_CLIENTS ${oauthClientsProblem(args?.value)}` } })
+  OAUTH_CLIENTS: Record<string, OAuthClientSetting> = {};
+
+  /** Live export: runs one worker carries out at once. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  LIVE_EXPORT_CONCURRENCY = 2;
+
+  /** Live export: rows per destination transaction (one batch of upserts and removals). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(100000)
+  LIVE_EXPORT_BATCH_ROWS = 5000;
+
+  /** Live export: a running run whose heartbeat is older than this is orphaned (its worker died): re-queued once, then failed. */
+  @Transform(toInt) @IsInt() @Min(2) @Max(3600)
+  LIVE_EXPORT_STALE_SECONDS = 30;
+
+  /** Live export tests only: the scheduler's "now" comes from the Redis key `<QUEUE_PREFIX>:live-export:clock` (ms) when set. */
+  @Transform(toBool)
+  LIVE_EXPORT_TEST_CLOCK = false;
+
   get publicUrl(): string {
     return this.PUBLIC_URL ?? `http://localhost:${this.PORT}`;
   }
@@ -109,4 +142,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return config;
+}
+
+/** One connector's OAuth client registration (`OAUTH_CLIENTS`). */
+export interface OAuthClientSetting {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'none';
+}
+
+function toList({ value }: { value: unknown }): unknown {
+  if (Array.isArray(value)) return value;
+  if (value === undefined || value === '') return [];
+  return String(value).split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
+
+function parseJsonSetting({ value }: { value: unknown }): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+/** Why an `OAUTH_CLIENTS` value is unusable, or null when it is sound. */
+function oauthClientsProblem(value: unknown): string | null {
+  const shape = 'must be a JSON object {"<connector type>": {"client_id": "...", "client_secret": "..."}}';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return shape;
+  for (const [type, client] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof client !== 'object' || client === null || Array.isArray(client)) return `${shape}; the entry for "${type}" is not an object`;
+    const entry = client as Record<string, unknown>;
+    if (typeof entry['client_id'] !== 'string' || entry['client_id'] === '') return `entry "${type}" needs a non-empty string client_id`;
+    if (entry['client_secret'] !== undefined && (typeof entry['client_secret'] !== 'string' || entry['client_secret'] === '')) return `entry "${type}": client_secret must be a non-empty string when given`;
+    const method = entry['token_endpoint_auth_method'];
+    if (method !== undefined && !['client_secret_basic', 'client_secret_post', 'none'].includes(method as string)) {
+      return `entry "${type}": token_endpoint_auth_method must be client_secret_basic, client_secret_post or none`;
+    }
+    if (method !== undefined && method !== 'none' && entry['client_secret'] === undefined) return `entry "${type}": ${String(method)} needs a client_secret`;
+    const unknown = Object.keys(entry).filter((key) => !['client_id', 'client_secret', 'token_endpoint_auth_method'].includes(key));
+    if (unknown.length > 0) return `entry "${type}" has unknown keys: ${unknown.join(', ')}`;
+  }
+  return null;
 }

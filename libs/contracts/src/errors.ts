@@ -92,6 +92,8 @@ export enum ErrorCode {
   RunInProgress = 'run_in_progress',
   RunNotActive = 'run_not_active',
   PlanRequired = 'plan_required',
+  /** Live export mappings: two entries write the same destination table (not in spec 7.2; documented in OpenAPI). */
+  DuplicateDestinationTable = 'duplicate_destination_table',
   // Validation issue codes of 7.3 (returned inside validation results and `details.issues`)
   IncompatibleFieldTypes = 'incompatible_field_types',
   RequiredFieldUnmapped = 'required_field_unmapped',
@@ -208,6 +210,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.RunInProgress]: conflict('A run is already active for this live export.'),
   [ErrorCode.RunNotActive]: conflict('The run already finished.'),
   [ErrorCode.PlanRequired]: perm('The cadence is above the plan; pick one of `allowed_cadences`.'),
+  [ErrorCode.DuplicateDestinationTable]: bad('Two tables of a live export mappings document would write the same destination table.'),
   [ErrorCode.IncompatibleFieldTypes]: issue('The two fields cannot carry each other\'s values in the mapped direction.'),
   [ErrorCode.RequiredFieldUnmapped]: issue('The destination requires a field that is not mapped.'),
   [ErrorCode.ForeignKeyTargetUnmapped]: issue('A linked-record field points at a table not in the mappings.'),

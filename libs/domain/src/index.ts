@@ -4,3 +4,4 @@ export * from './lifecycle';
 export * from './conversion';
 export * from './mappings';
 export * from './engine';
+export * from './live-export';

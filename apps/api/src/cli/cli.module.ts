@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, ConfigModule } from '@lockstep/config';
+import { loadConnectorPlugins } from '@lockstep/connectors-registry';
 import { JobsModule } from '@lockstep/jobs';
 import { PersistenceModule } from '@lockstep/persistence';
 import { AccountsModule } from '../accounts/accounts.module';
@@ -14,6 +15,8 @@ import { SyncsModule } from '../syncs/syncs.module';
 @Module({})
 export class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
+    // Connectors added by the operator (CONNECTOR_PLUGINS), as the API loads them: loading twice is harmless.
+    loadConnectorPlugins(config.CONNECTOR_PLUGINS);
     return {
       module: CliModule,
       imports: [ConfigModule.forRoot(config), PersistenceModule.forRoot(), JobsModule.forRoot(), CommonModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule],

@@ -259,7 +259,7 @@ export class SyncsService {
 
   // ---- update (spec 4.2 rules 5-7) ----
 
-  async update(auth: AuthContext, syncId: string, input: UpdateSyncDto, via: 'api' | 'cli' = 'api'): Promise<SyncDto> {
+  async update(auth: AuthContext, syncId: string, input: UpdateSyncDto, via: 'api' | 'cli' | 'console' = 'api'): Promise<SyncDto> {
     const loaded = await this.access.load(auth, syncId);
     const changes: Record<SideName, SideChange> = { left: { kind: 'none' }, right: { kind: 'none' } };
     for (const side of SIDES) {

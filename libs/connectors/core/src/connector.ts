@@ -5,6 +5,7 @@
  */
 import type { CanonicalValue, TypeClass } from '@lockstep/domain';
 import type { EgressPolicy } from './egress';
+import type { LiveExportTarget } from './live-export';
 
 /** One credential field of an `api_key` connector, exactly as spec section 2.6 lists it. */
 export interface AuthFieldDeclaration {
@@ -275,6 +276,9 @@ export interface Connection {
   prepareTable(tableRemoteId: string, options: PrepareOptions): Promise<PreparedTable>;
   /** Removes what prepareTable installed (triggers, change log entries); keeps the data. Idempotent. */
   unprepareTable(tableRemoteId: string): Promise<void>;
+
+  /** Live export destination operations (live-export.ts); present on connectors that serve as a destination. */
+  readonly liveExport?: LiveExportTarget;
 
   close(): Promise<void>;
 }

@@ -3,3 +3,4 @@ export * from './errors';
 export * from './egress';
 export * from './redact';
 export * from './metadata-cache';
+export * from './live-export';

@@ -50,6 +50,7 @@ import {
   type ServerInfo,
 } from './types';
 import * as writes from './writes';
+import { MysqlLiveExport } from './live-export';
 
 /** Databases that are the server's own, never offered as bases. */
 export const SYSTEM_DATABASES: readonly string[] = [
@@ -507,6 +508,18 @@ export class MysqlConnection implements Connection {
       `CREATE TRIGGER ${quoteIdent(triggerName('fill', table))} BEFORE INSERT ON ${quoteIdent(table)} FOR EACH ROW ` +
         `SET NEW.${column} = COALESCE(NEW.${column}, UUID())`,
     );
+  }
+
+  private exportTarget: MysqlLiveExport | null = null;
+
+  /** Live export destination operations (live-export.ts). */
+  get liveExport(): MysqlLiveExport {
+    this.exportTarget ??= new MysqlLiveExport(
+      this.db,
+      () => this.base(),
+      (table) => this.tables.invalidate(table),
+    );
+    return this.exportTarget;
   }
 
   async close(): Promise<void> {

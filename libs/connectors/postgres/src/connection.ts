@@ -45,6 +45,7 @@ import {
 import { SESSION_SQL } from './config';
 import { copyField, CopyInQuery, CopyOutQuery, isCopyNull, unescapeCopy, type TextRow } from './copy';
 import { translatePgError } from './errors';
+import { PostgresLiveExport } from './live-export';
 import { MetadataCache, type CacheHit } from '@lockstep/connectors-core';
 import { ident, identifierTooLong, isUuid, qualified } from './sql';
 import {
@@ -1226,6 +1227,19 @@ export class PostgresConnection implements Connection {
         }
       });
     }, `Could not remove sync setup from table "${tableRemoteId}"`);
+  }
+
+  private exportTarget: PostgresLiveExport | null = null;
+
+  /** Live export destination operations (live-export.ts). */
+  get liveExport(): PostgresLiveExport {
+    this.exportTarget ??= new PostgresLiveExport({
+      pool: this.pool,
+      schema: () => this.schema(),
+      translate: (error, context) => this.translate(error, context),
+      invalidate: (table) => this.tables.invalidate(table),
+    });
+    return this.exportTarget;
   }
 
   async close(): Promise<void> {

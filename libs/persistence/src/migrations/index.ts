@@ -3,6 +3,9 @@ import { SyncResources1763800000000 } from './1763800000000-sync-resources';
 import { Engine1763900000000 } from './1763900000000-engine';
 import { RecordSearch1764000000200 } from './1764000000200-record-search';
 import { Monitoring1764100000000 } from './1764100000000-monitoring';
+import { LiveExport1764200000000 } from './1764200000000-live-export';
+import { Console1764200000500 } from './1764200000500-console';
+import { ConsoleOAuth1764200000600 } from './1764200000600-console-oauth';
 
 /** Every migration, oldest first. Add new ones at the end. */
-export const MIGRATIONS = [Foundation1763700000000, SyncResources1763800000000, Engine1763900000000, RecordSearch1764000000200, Monitoring1764100000000];
+export const MIGRATIONS = [Foundation1763700000000, SyncResources1763800000000, Engine1763900000000, RecordSearch1764000000200, Monitoring1764100000000, LiveExport1764200000000, Console1764200000500, ConsoleOAuth1764200000600];

@@ -1,0 +1,43 @@
+import { Global, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { AccountsModule } from '../accounts/accounts.module';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { ConnectorsModule } from '../connectors/connectors.module';
+import { IssuesService } from '../issues/issues.service';
+import { MappingsModule } from '../mappings/mappings.module';
+import { OperationsService } from '../operations/operations.service';
+import { PendingDeletesModule } from '../pending-deletes/pending-deletes.module';
+import { RecordTables } from '../records/record-tables';
+import { RecordsRepository } from '../records/records.repository';
+import { RecordsService } from '../records/records.service';
+import { SyncsModule } from '../syncs/syncs.module';
+import { ApiKeysConsoleController } from './api-keys.controller';
+import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
+import { PendingDeletesConsoleController } from './pending-deletes.controller';
+import { ReviewConsoleController } from './review.controller';
+import { SignInController } from './sign-in.controller';
+import { SyncsConsoleController } from './syncs.controller';
+
+/**
+ * The console's infrastructure, global so that (1) its form-body middleware runs before the API's JSON body
+ * middleware (Nest mounts global modules' middleware first) and (2) other console modules (OAuth) can use
+ * the session service and guard without importing this module.
+ */
+@Global()
+@Module({
+  providers: [ConsoleSessionService, ConsoleGuard, ConsoleFormMiddleware],
+  exports: [ConsoleSessionService, ConsoleGuard],
+})
+export class ConsoleCoreModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(ConsoleFormMiddleware).forRoutes('app/{*path}');
+  }
+}
+
+/** Lockstep's web console under `/app` (issue 7): sign-in, API keys, connect, review and start, overview, pending deletes. */
+@Module({
+  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule],
+  controllers: [SignInController, ApiKeysConsoleController, SyncsConsoleController, ReviewConsoleController, PendingDeletesConsoleController],
+  // The issues, operations and records modules keep their services to themselves; the console uses its own instances.
+  providers: [IssuesService, OperationsService, RecordsService, RecordsRepository, RecordTables],
+})
+export class ConsoleModule {}

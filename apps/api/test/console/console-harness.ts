@@ -1,0 +1,90 @@
+/**
+ * Console browser tests: the real API listening on 127.0.0.1 (PUBLIC_URL = that origin, so the links the API
+ * hands out open in the browser) and Debian's headless Chromium driven by playwright-core, each browser with
+ * a fresh user-data dir. Screenshots go to `artifacts/screenshots/` (gitignored).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { createTestApp, type TestApp } from '../support/test-app';
+
+const ROOT = join(__dirname, '..', '..', '..', '..');
+export const SCREENSHOTS = join(ROOT, 'artifacts', 'screenshots');
+export const PASSWORD = 'correct horse battery';
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ConsoleServer {
+  t: TestApp;
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startConsoleServer(): Promise<ConsoleServer> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const t = await createTestApp({ PUBLIC_URL: base });
+  await t.app.listen(port, '127.0.0.1');
+  return { t, base, close: () => t.close() };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+export async function openBrowser(): Promise<Browser> {
+  const dir = mkdtempSync(join(tmpdir(), 'lockstep-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1200, height: 900 } });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    close: async () => {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A full-page screenshot named after the page it shows. */
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+}
+
+export async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {
+  await page.fill('#email', email);
+  await page.fill('#password', password);
+  await Promise.all([page.waitForNavigation(), page.click('button:has-text("Sign in")')]);
+}
+
+/** Polls until `check` returns a truthy value (never a fixed sleep). */
+export async function eventually<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}

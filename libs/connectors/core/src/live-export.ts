@@ -1,0 +1,154 @@
+/**
+ * Live export: what a destination connector offers so a live export run can keep a table of its own as a
+ * mirror of a source table (spec 2.15, 4.8). A connector that serves as a live export destination exposes a
+ * `LiveExportTarget` as `Connection.liveExport`; the connection's base is the destination `location`.
+ *
+ * A table an export writes carries two hidden columns besides the mapped ones:
+ * - `lockstep_source_id` (text, unique): the source record's remote id. Rows with NULL here (or rows the export
+ *   never wrote) are someone else's: no write or delete of the target ever touches them.
+ * - `lockstep_row_hash` (text): the hash of the exported values (`exportRowHash`), so a run writes only rows
+ *   whose values changed.
+ */
+import { conversionSeverity, type CanonicalValue, type TypeClass } from '@lockstep/domain';
+import { createHash } from 'node:crypto';
+import type { FieldSpec } from './connector';
+
+export const EXPORT_ID_COLUMN = 'lockstep_source_id';
+export const EXPORT_HASH_COLUMN = 'lockstep_row_hash';
+
+/** A table to provision: its name in the location and its mapped columns, typed from the source fields. */
+export interface ExportTableSpec {
+  name: string;
+  columns: FieldSpec[];
+}
+
+export interface ExportColumnInfo {
+  name: string;
+  /** The connector's own type (`bigint`, `varchar(40)`...). */
+  type: string;
+  typeClass: TypeClass;
+  /** As `FieldInfo.typeDetails` (max_length, precision, scale, options...). */
+  typeDetails: Record<string, unknown> | null;
+}
+
+/** A destination table as the connector sees it now. */
+export interface ExportTableInfo {
+  name: string;
+  /** Mapped-column candidates: every column except the two hidden ones. */
+  columns: ExportColumnInfo[];
+  /** `lockstep_source_id` exists and has a unique index on it alone. */
+  idColumn: 'ok' | 'missing' | 'not_unique' | 'wrong_type';
+  hashColumn: 'ok' | 'missing' | 'wrong_type';
+  /** The object is a view or otherwise cannot be written. */
+  writable: boolean;
+}
+
+export interface ProvisionResult {
+  table: ExportTableInfo;
+  created: boolean;
+  /** Columns added to an existing table (never dropped, never retyped). */
+  addedColumns: string[];
+}
+
+/** One row to write: values keyed by destination column name, in canonical form. */
+export interface ExportRow {
+  id: string;
+  hash: string;
+  values: Record<string, CanonicalValue>;
+}
+
+export interface ExportHashPage {
+  rows: { id: string; hash: string | null }[];
+  /** Pass as `after` for the next page; null on the last page. */
+  next: string | null;
+}
+
+export interface ExportWriteOptions {
+  /**
+   * Aborting rolls back the batch's transaction at once (the connection running it is dropped) and makes the
+   * call reject with an `ExportAbortedError`. Nothing of the batch is then visible.
+   */
+  signal?: AbortSignal;
+}
+
+export interface ExportBatch {
+  /** Destination column names the rows carry (every row has a value for each, null included). */
+  columns: string[];
+  /** Insert or replace by `lockstep_source_id`. */
+  upserts: ExportRow[];
+  /**
+   * Rows the caller believes are not in the table yet (their id was not among `readExportHashes`): written the
+   * connector's fastest way; one that exists after all is replaced like an upsert.
+   */
+  inserts?: ExportRow[];
+  /** `lockstep_source_id` values to delete (only rows with that non-null id are deleted). */
+  deletes: string[];
+}
+
+export interface LiveExportTarget {
+  /**
+   * Creates the table with the two hidden columns and the mapped columns (typed from the source through the
+   * connector's `createTable`/`createField` type mapping), or adds the mapped columns an existing table lacks.
+   * Never drops or retypes a column. Idempotent.
+   */
+  provisionExportTable(spec: ExportTableSpec): Promise<ProvisionResult>;
+  /** The table as it is now, or null when it does not exist. */
+  inspectExportTable(name: string): Promise<ExportTableInfo | null>;
+  /** Keyset pages of `(lockstep_source_id, lockstep_row_hash)` over the rows with a non-null id. */
+  readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage>;
+  /** Upserts and deletes in ONE transaction: all of the batch is written, or none of it. */
+  writeExportBatch(name: string, batch: ExportBatch, options?: ExportWriteOptions): Promise<{ upserted: number; deleted: number }>;
+}
+
+/** Thrown by `writeExportBatch` when its signal aborted it; the batch was rolled back. */
+export class ExportAbortedError extends Error {
+  constructor() {
+    super('The export batch was aborted');
+    this.name = 'ExportAbortedError';
+  }
+}
+
+/** A column the export writes, with the class of the source values it receives. */
+export interface ExportColumnExpectation {
+  column: string;
+  sourceClass: TypeClass;
+}
+
+/**
+ * Why the table cannot be written by the export any more (empty when it can): the table, a hidden column or a
+ * mapped column is gone, the id lost its unique index, or a mapped column was retyped to a class the source
+ * values cannot convert to. The run reports these as `live_export_invalid_structure`.
+ */
+export function exportStructureProblems(info: ExportTableInfo | null, name: string, columns: ExportColumnExpectation[]): string[] {
+  if (!info) return [`Table "${name}" no longer exists in the destination`];
+  const problems: string[] = [];
+  if (!info.writable) problems.push(`"${name}" cannot be written (it is a view or read-only)`);
+  if (info.idColumn === 'missing') problems.push(`Table "${name}" has no ${EXPORT_ID_COLUMN} column`);
+  if (info.idColumn === 'not_unique') problems.push(`Column ${EXPORT_ID_COLUMN} of "${name}" is no longer unique`);
+  if (info.idColumn === 'wrong_type') problems.push(`Column ${EXPORT_ID_COLUMN} of "${name}" is no longer text`);
+  if (info.hashColumn === 'missing') problems.push(`Table "${name}" has no ${EXPORT_HASH_COLUMN} column`);
+  if (info.hashColumn === 'wrong_type') problems.push(`Column ${EXPORT_HASH_COLUMN} of "${name}" is no longer text`);
+  const present = new Map(info.columns.map((column) => [column.name, column]));
+  for (const expected of columns) {
+    const column = present.get(expected.column);
+    if (!column) {
+      problems.push(`Column "${expected.column}" of "${name}" no longer exists`);
+    } else if (conversionSeverity(expected.sourceClass, column.typeClass) === 'incompatible') {
+      problems.push(`Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ${expected.sourceClass} values`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * The hash function of a table's rows: a hash of the exported values in column order, salted with the column
+ * names and the source classes (so a mapping change rewrites every row once).
+ */
+export function exportRowHasher(columns: readonly ExportColumnExpectation[]): (values: readonly CanonicalValue[]) => string {
+  const salt = JSON.stringify(columns.map((column) => [column.column, column.sourceClass]));
+  return (values) => createHash('sha1').update(salt).update(JSON.stringify(values)).digest('base64url');
+}
+
+export function isExportAborted(error: unknown): error is ExportAbortedError {
+  return error instanceof ExportAbortedError;
+}

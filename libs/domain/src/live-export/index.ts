@@ -1,0 +1,4 @@
+export * from './plan';
+export * from './availability';
+export * from './mappings';
+export * from './schedule';
