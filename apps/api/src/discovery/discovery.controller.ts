@@ -49,6 +49,11 @@ export class DiscoveryController {
       '',
       '## Endpoints',
       `- GET ${base}/sync/connectors: the connectors a side can use and the credential fields each declares.`,
+      `- POST ${base}/sync/syncs: create a sync (draft); a person reviews and starts it at its \`review_url\`.`,
+      `- GET ${base}/sync/operations?sync=...: the record-level change log; GET ${base}/sync/issues?sync=...: what failed and how to fix it.`,
+      `- GET ${base}/live-export/connectors: connectors with their live export roles (source, destination) and location kind.`,
+      `- POST ${base}/live-export/live-exports: create a live export (draft); map, save, then schedule or trigger runs.`,
+      '- Every path, field and error code: the OpenAPI description above.',
       '',
     ].join('\n');
   }
