@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import type { BaseInfo, Connection, ConnectorDeclaration, Credentials } from '@lockstep/connectors-core';
 import { planIncludes } from '@lockstep/domain';
 import { CredentialCipher, type LiveExportEntity, liveExportOwner } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { SideBuilder, resolveBase } from '../syncs/side-builder';
-import { translateConnectorError } from '../syncs/side-connections';
+import { SideConnections } from '../syncs/side-connections';
 import type { LiveExportSide } from './live-export-access';
 
 /** A connector's live export roles as the connectors listing shows them. */
@@ -25,10 +24,10 @@ export function connectorRoles(declaration: ConnectorDeclaration): LiveExportSid
 @Injectable()
 export class LiveExportConnections {
   constructor(
-    private readonly config: AppConfig,
     private readonly cipher: CredentialCipher,
     private readonly catalog: ConnectorCatalog,
     private readonly builder: SideBuilder,
+    private readonly connections: SideConnections,
   ) {}
 
   /** A connector the account's plan unlocks and that can take `role`; `connector_not_supported` otherwise. */
@@ -60,19 +59,13 @@ export class LiveExportConnections {
   }
 
   async with<T>(declaration: ConnectorDeclaration, credentials: Credentials, base: string | null, side: LiveExportSide, work: (connection: Connection) => Promise<T>): Promise<T> {
-    let connection: Connection | undefined;
     try {
-      connection = await declaration.connect(credentials, base, {
-        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
-        poolSize: 2,
-      });
-      return await work(connection);
+      return await this.connections.with(declaration, credentials, base, work);
     } catch (error) {
-      throw toConnectionFailed(translateConnectorError(error, credentials), side);
-    } finally {
-      await connection?.close().catch(() => undefined);
+      throw toConnectionFailed(error, side);
     }
   }
+
 
   /** Live: the credentials work and the source base resolves (by id, else unique exact name). */
   async checkSource(declaration: ConnectorDeclaration, credentials: Credentials, base: string): Promise<BaseInfo> {
