@@ -11,6 +11,7 @@ import { HttpMetricsMiddleware } from './common/metrics/metrics';
 import { ConnectorsModule } from './connectors/connectors.module';
 import { ConsoleModule } from './console/console.module';
 import { OAuthConsoleModule } from './console/oauth/oauth.module';
+import { ConsoleFallbackModule } from './console/live-exports-fallback';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { HealthController } from './health/health.controller';
 import { IssuesModule } from './issues/issues.module';
@@ -48,6 +49,7 @@ export class AppModule implements NestModule {
         ConsoleModule,
         OAuthConsoleModule.forRoot(config),
         ...extraModules,
+        ConsoleFallbackModule, // last: the console's catch-all 404 page for unknown /app paths
       ],
       controllers: [HealthController, DiscoveryController],
     };

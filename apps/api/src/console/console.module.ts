@@ -16,6 +16,8 @@ import { PendingDeletesConsoleController } from './pending-deletes.controller';
 import { ReviewConsoleController } from './review.controller';
 import { SignInController } from './sign-in.controller';
 import { SyncsConsoleController } from './syncs.controller';
+import { LiveExportsConsoleController } from './live-exports.controller';
+import { LiveExportsConsoleModule } from './live-exports.module';
 
 /**
  * The console's infrastructure, global so that (1) its form-body middleware runs before the API's JSON body
@@ -35,8 +37,8 @@ export class ConsoleCoreModule implements NestModule {
 
 /** Lockstep's web console under `/app` (issue 7): sign-in, API keys, connect, review and start, overview, pending deletes. */
 @Module({
-  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule],
-  controllers: [SignInController, ApiKeysConsoleController, SyncsConsoleController, ReviewConsoleController, PendingDeletesConsoleController],
+  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule, LiveExportsConsoleModule],
+  controllers: [SignInController, ApiKeysConsoleController, SyncsConsoleController, ReviewConsoleController, PendingDeletesConsoleController, LiveExportsConsoleController],
   // The issues, operations and records modules keep their services to themselves; the console uses its own instances.
   providers: [IssuesService, OperationsService, RecordsService, RecordsRepository, RecordTables],
 })

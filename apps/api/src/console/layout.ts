@@ -13,7 +13,7 @@ export interface LayoutInput {
   /** Reload the page every few seconds (the initial sync's progress while it runs). */
   refreshSeconds?: number;
   /** Which navigation entry is current. */
-  nav?: 'syncs' | 'keys';
+  nav?: 'syncs' | 'keys' | 'live-exports';
 }
 
 /** The page frame of every console page: skip link, header with navigation and sign-out, main landmark. */
@@ -35,6 +35,7 @@ ${input.refreshSeconds ? html`<meta http-equiv="refresh" content="${input.refres
   ${session
     ? html`<nav aria-label="Main">
     <a href="/app"${input.nav === 'syncs' ? html` aria-current="page"` : null}>Syncs</a>
+    <a href="/app/live-exports"${input.nav === 'live-exports' ? html` aria-current="page"` : null}>Live exports</a>
     <a href="/app/settings/api-keys"${input.nav === 'keys' ? html` aria-current="page"` : null}>API keys</a>
   </nav>
   <form class="signout" method="post" action="/app/sign-out">
