@@ -1,12 +1,15 @@
 /**
  * One live export run: makes each planned destination table a mirror of the mapped source columns.
  *
- * Per table: check the destination table can still be written (`live_export_invalid_structure` otherwise);
- * read the destination's `(lockstep_source_id, lockstep_row_hash)` pairs; stream the source in keyset pages,
- * convert each row to the destination columns' classes (the conversion table the engine and mapping
- * validation use), hash it, and queue it when it is new or its hash differs; write queued rows in batches of
- * `LIVE_EXPORT_BATCH_ROWS`, each one destination transaction, while the next source page is read; finally
- * delete the ids the source no longer has. Rows with a NULL `lockstep_source_id` are never read or written.
+ * Per table: check the destination table can still be written (`live_export_invalid_structure` otherwise).
+ * Row hashes are computed by the SOURCE database over the mapped fields (`LiveExportSource`), salted with the
+ * plan's fingerprint, and stored in `lockstep_row_hash`. When the destination table holds none of the
+ * export's rows yet (a first run), the source is streamed in keyset pages (rows with their hashes), converted
+ * to the destination columns' classes (the conversion table the engine and mapping validation use) and
+ * inserted. Otherwise the run reads `(id, hash)` from both sides at once, diffs them, fetches full rows only
+ * for new and changed ids, upserts them, and deletes the ids the source no longer has (it streams instead when
+ * most rows changed). Writes go in batches of `LIVE_EXPORT_BATCH_ROWS`, each one destination transaction,
+ * while the next rows are read. Rows with a NULL `lockstep_source_id` are never read or written.
  *
  * Every 200 ms the run looks at its cancel flag; a cancel aborts the batch in flight (its transaction is rolled
  * back) and ends the run `canceled` within a second. Each row is therefore as before or as after the run.
@@ -16,8 +19,13 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '@lockstep/config';
 import {
   type Connection,
+  exportPlanFingerprint,
   exportRowHasher,
+  exportSourceOf,
   exportStructureProblems,
+  type ExportSourcePage,
+  type ExportSourceRow,
+  type LiveExportSource,
   isConnectorError,
   isExportAborted,
   type ExportColumnExpectation,
@@ -32,6 +40,12 @@ import { type RunCounters, type RunError, RunStore } from './run-store';
 
 const PAGE_SIZE = 5000;
 const HASH_PAGE = 50_000;
+/** A run whose destination holds rows streams the whole source when more than this share of rows must be written. */
+const STREAM_ABOVE = 0.25;
+/** Changed rows fetched from the source per statement in an incremental run. */
+const FETCH_ROWS = 1000;
+/** Rows compared before an incremental run may decide to stream instead. */
+const STREAM_MIN_ROWS = 10_000;
 const CANCEL_POLL_MS = 200;
 const HEARTBEAT_MS = 1000;
 
@@ -155,7 +169,8 @@ export class RunExecutor {
     if (!exportRow) throw new RunLost();
     const plan: LiveExportPlan | null = exportRow.plan;
     if (!plan || plan.tables.length === 0) throw new RunFailure('not_provisioned', 'The live export has not been saved yet');
-    const source = await this.open(exportRow, 'source', plan.source.base ?? exportRow.sourceBase, 1);
+    // Two connections: an incremental run fetches changed rows while its hash scan is still running.
+    const source = await this.open(exportRow, 'source', plan.source.base ?? exportRow.sourceBase, 2);
     try {
       // Two connections: one writes a batch while the other can cancel it.
       const destination = await this.open(exportRow, 'destination', plan.destination.location, 2);
@@ -204,10 +219,45 @@ export class RunExecutor {
     const invalid = this.structureFailure(table, info);
     if (invalid) throw invalid;
     const columns = this.columnPlans(table, info!);
-    const columnNames = columns.map((column) => column.column);
-    const hasher = exportRowHasher(table.columns.map((column) => ({ column: column.column, sourceClass: column.typeClass })));
+    const fields = [...new Set(columns.map((column) => column.sourceField))];
+    // Row hashes are salted with the plan and the destination columns' types: a re-saved plan or a retyped
+    // column rewrites every row once.
+    const destinationTypes = new Map(info!.columns.map((column) => [column.name, column.type]));
+    const salt = exportPlanFingerprint(
+      table.columns.map((column) => [column.sourceField, column.column, column.typeClass, column.typeDetails ?? null, destinationTypes.get(column.column) ?? null]),
+    );
+    const writer = new BatchWriter(target, table, columns, counters, signal, (now) => this.structureFailure(table, now), this.config.LIVE_EXPORT_BATCH_ROWS);
+    const layer = exportSourceOf(source);
 
-    // What the destination holds now: id -> hash. Ids still here after the source scan left the source.
+    if (layer) {
+      const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
+      if (probe.rows.length === 0) {
+        // First run (or an emptied table): stream every source row straight into inserts.
+        await this.stream(layer, table, fields, salt, writer, counters, signal, () => 'insert');
+      } else {
+        await this.incremental(layer, target, table, fields, salt, writer, counters, signal);
+      }
+    } else {
+      // A source whose database cannot hash rows: stream it, hashing the mapped source values here.
+      const existing = await this.destinationHashes(target, table, signal);
+      const hasher = exportRowHasher(salt, fields);
+      const pages: SourcePages = async (after) => {
+        const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
+        return { rows: page.records.map((record) => ({ id: record.remoteId, hash: hasher(record.values), values: record.values })), next: page.next };
+      };
+      await this.streamPages(pages, writer, counters, signal, (id, hash) => {
+        const known = existing.get(id);
+        if (known === undefined) return 'insert';
+        existing.delete(id);
+        return known === hash ? null : 'upsert';
+      });
+      if (!signal.aborted) await writer.deletes([...existing.keys()]);
+    }
+    await writer.done();
+  }
+
+  /** Every `(lockstep_source_id, lockstep_row_hash)` of the destination table. */
+  private async destinationHashes(target: LiveExportTarget, table: LiveExportPlanTable, signal: AbortSignal): Promise<Map<string, string | null>> {
     const existing = new Map<string, string | null>();
     let after: string | null = null;
     do {
@@ -215,71 +265,216 @@ export class RunExecutor {
       for (const row of page.rows) existing.set(row.id, row.hash);
       after = page.next;
     } while (after !== null && !signal.aborted);
+    return existing;
+  }
 
-    let pendingWrite: Promise<void> | null = null;
-    const write = async (batch: { inserts: ExportRow[]; upserts: ExportRow[]; deletes: string[] }): Promise<void> => {
-      try {
-        const result = await target.writeExportBatch(table.destinationTable, { columns: columnNames, ...batch }, { signal });
-        counters.rowsWritten += result.upserted;
-        counters.rowsRemoved += result.deleted;
-      } catch (error) {
-        if (isExportAborted(error)) throw error;
-        // The table may have been changed under the run: say so precisely when it was.
-        const now = await target.inspectExportTable(table.destinationTable).catch(() => undefined);
-        const structure = now === undefined ? null : this.structureFailure(table, now);
-        throw structure ?? error;
-      }
-    };
-    /** Waits for the batch in flight, then starts this one (one batch writes while the next page is read). */
-    const flush = async (batch: { inserts: ExportRow[]; upserts: ExportRow[]; deletes: string[] }): Promise<void> => {
-      if (pendingWrite) await pendingWrite;
-      pendingWrite = null;
-      if (signal.aborted) return;
-      const started = write(batch);
-      started.catch(() => undefined); // awaited at the next flush or at the end
-      pendingWrite = started;
-    };
+  private async stream(
+    layer: LiveExportSource,
+    table: LiveExportPlanTable,
+    fields: string[],
+    salt: string,
+    writer: BatchWriter,
+    counters: RunCounters,
+    signal: AbortSignal,
+    decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
+  ): Promise<void> {
+    const pages: SourcePages = (after) => layer.readSourceRows(table.sourceTable, { fields, salt, after, limit: PAGE_SIZE });
+    await this.streamPages(pages, writer, counters, signal, decide);
+  }
 
-    const batchRows = this.config.LIVE_EXPORT_BATCH_ROWS;
-    let inserts: ExportRow[] = [];
-    let upserts: ExportRow[] = [];
-    const fields = [...new Set(columns.map((column) => column.sourceField))];
+  /** Reads the source in pages (the next page is read while the previous one is written). */
+  private async streamPages(
+    pages: SourcePages,
+    writer: BatchWriter,
+    counters: RunCounters,
+    signal: AbortSignal,
+    decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
+  ): Promise<void> {
     let cursor: string | null = null;
     do {
-      if (signal.aborted) break;
-      const page = await source.readPage(table.sourceTable, { after: cursor, pageSize: PAGE_SIZE, fields });
-      counters.rowsRead += page.records.length;
-      for (const record of page.records) {
-        const values: CanonicalValue[] = new Array(columns.length);
-        const byColumn: Record<string, CanonicalValue> = {};
-        for (let index = 0; index < columns.length; index += 1) {
-          const column = columns[index]!;
-          const value = column.convert(record.values[column.sourceField] ?? null);
-          values[index] = value;
-          byColumn[column.column] = value;
-        }
-        const hash = hasher(values);
-        const known = existing.get(record.remoteId);
-        if (known === undefined) {
-          inserts.push({ id: record.remoteId, hash, values: byColumn });
-        } else {
-          existing.delete(record.remoteId);
-          if (known !== hash) upserts.push({ id: record.remoteId, hash, values: byColumn });
-        }
-        if (inserts.length + upserts.length >= batchRows) {
-          await flush({ inserts, upserts, deletes: [] });
-          inserts = [];
-          upserts = [];
-        }
+      if (signal.aborted) return;
+      const page: ExportSourcePage<ExportSourceRow> = await pages(cursor);
+      counters.rowsRead += page.rows.length;
+      for (const row of page.rows) {
+        const how = decide(row.id, row.hash);
+        if (how !== null) await writer.add(how, row);
       }
       cursor = page.next;
     } while (cursor !== null);
-    if (!signal.aborted && inserts.length + upserts.length > 0) await flush({ inserts, upserts, deletes: [] });
-    // Rows inserted in this run are never in `existing`; what is left there left the source.
-    const removed = [...existing.keys()];
-    for (let start = 0; start < removed.length && !signal.aborted; start += batchRows) {
-      await flush({ inserts: [], upserts: [], deletes: removed.slice(start, start + batchRows) });
+  }
+
+  /**
+   * A destination that already holds rows: scan `(id, hash)` of both sides (hashed inside the source database)
+   * at the same time, each in one statement; as soon as the destination's pairs are in, every source pair is
+   * compared on arrival and new or changed ids are fetched (full rows with their hashes) and written in chunks
+   * while the source scan goes on. Ids the source no longer has are deleted at the end. When most rows
+   * changed (a re-saved plan), the rest is streamed instead of fetched by id.
+   */
+  private async incremental(
+    layer: LiveExportSource,
+    target: LiveExportTarget,
+    table: LiveExportPlanTable,
+    fields: string[],
+    salt: string,
+    writer: BatchWriter,
+    counters: RunCounters,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const existing = new Map<string, string | null>();
+    const wanted = new Map<string, 'insert' | 'upsert'>();
+    let early: [string, string][] | null = [];
+    let seen = 0;
+    let streaming = false;
+    let queue: string[] = [];
+    /** The chain of fetch-and-write steps (one at a time, in order); the first failure stops it. */
+    let chain: Promise<void> = Promise.resolve();
+    let failed = false;
+    const dispatched = new Set<string>();
+    const fetchWrite = (ids: string[]): void => {
+      for (const id of ids) dispatched.add(id);
+      chain = chain.then(async () => {
+        if (failed || signal.aborted) return;
+        const rows = await layer.readSourceRowsById(table.sourceTable, ids, { fields, salt });
+        // An id gone from the source since the scan is simply absent (the next run removes it).
+        for (const row of rows) await writer.add(wanted.get(row.id) ?? 'upsert', row);
+        await writer.flush();
+      });
+      chain.catch(() => (failed = true));
+    };
+    const compare = (id: string, hash: string): void => {
+      seen += 1;
+      const known = existing.get(id);
+      if (known === undefined) {
+        wanted.set(id, 'insert');
+      } else {
+        existing.delete(id);
+        if (known === hash) return;
+        wanted.set(id, 'upsert');
+      }
+      if (streaming) return;
+      if (seen >= STREAM_MIN_ROWS && wanted.size > seen * STREAM_ABOVE) {
+        streaming = true;
+        return;
+      }
+      queue.push(id);
+      if (queue.length >= FETCH_ROWS) {
+        fetchWrite(queue);
+        queue = [];
+      }
+    };
+    const destination = target.scanExportHashes
+      ? target.scanExportHashes(table.destinationTable, (id, hash) => existing.set(id, hash), { signal }).then(() => undefined)
+      : this.destinationHashes(target, table, signal).then((found) => {
+          for (const [id, hash] of found) existing.set(id, hash);
+        });
+    const destinationRead = destination.then(() => {
+      for (const [id, hash] of early!) compare(id, hash);
+      early = null;
+    });
+    let sourceRows: number;
+    try {
+      [, sourceRows] = await Promise.all([
+        destinationRead,
+        layer.scanSourceHashes(table.sourceTable, { fields, salt, signal }, (id, hash) => (early === null ? compare(id, hash) : early.push([id, hash]))),
+      ]);
+    } catch (error) {
+      failed = true;
+      await chain.catch(() => undefined); // no write is left running behind the failure
+      throw error;
     }
-    if (pendingWrite) await pendingWrite;
+    if (queue.length > 0 && !streaming) fetchWrite(queue);
+    await chain;
+    if (signal.aborted) return;
+    if (streaming) {
+      // Streaming re-reads every row with its hash: a row changed since the scan is written as it is now.
+      await this.stream(layer, table, fields, salt, writer, counters, signal, (id) => (dispatched.has(id) ? null : (wanted.get(id) ?? null)));
+    } else {
+      counters.rowsRead += sourceRows;
+    }
+    // Ids still in `existing` left the source.
+    if (!signal.aborted) await writer.deletes([...existing.keys()]);
+  }
+}
+
+type SourcePages = (after: string | null) => Promise<ExportSourcePage<ExportSourceRow>>;
+
+/**
+ * Converts source rows to the destination columns and writes them in batches of `LIVE_EXPORT_BATCH_ROWS`,
+ * each one destination transaction, one batch in flight while the caller reads on.
+ */
+class BatchWriter {
+  private inserts: ExportRow[] = [];
+  private upserts: ExportRow[] = [];
+  private pending: Promise<void> | null = null;
+  private readonly names: string[];
+  private readonly batchRows: number;
+
+  constructor(
+    private readonly target: LiveExportTarget,
+    private readonly table: LiveExportPlanTable,
+    private readonly columns: ColumnPlan[],
+    private readonly counters: RunCounters,
+    private readonly signal: AbortSignal,
+    private readonly structure: (info: ExportTableInfo | null) => RunFailure | null,
+    batchRows: number,
+  ) {
+    this.names = columns.map((column) => column.column);
+    this.batchRows = batchRows;
+  }
+
+  async add(how: 'insert' | 'upsert', row: ExportSourceRow): Promise<void> {
+    const values: Record<string, CanonicalValue> = {};
+    for (const column of this.columns) values[column.column] = column.convert(row.values[column.sourceField] ?? null);
+    (how === 'insert' ? this.inserts : this.upserts).push({ id: row.id, hash: row.hash, values });
+    if (this.inserts.length + this.upserts.length >= this.batchRows) await this.flush();
+  }
+
+  async deletes(ids: string[]): Promise<void> {
+    await this.flush();
+    const size = this.batchRows;
+    for (let start = 0; start < ids.length && !this.signal.aborted; start += size) {
+      await this.start({ inserts: [], upserts: [], deletes: ids.slice(start, start + size) });
+    }
+  }
+
+  /** Writes what is queued and waits for every batch. */
+  async done(): Promise<void> {
+    await this.flush();
+    if (this.pending) await this.pending;
+    this.pending = null;
+  }
+
+  /** Starts writing what is queued (after the batch in flight). */
+  async flush(): Promise<void> {
+    if (this.inserts.length + this.upserts.length === 0) return;
+    const batch = { inserts: this.inserts, upserts: this.upserts, deletes: [] };
+    this.inserts = [];
+    this.upserts = [];
+    await this.start(batch);
+  }
+
+  /** Waits for the batch in flight, then starts this one. */
+  private async start(batch: { inserts: ExportRow[]; upserts: ExportRow[]; deletes: string[] }): Promise<void> {
+    if (this.pending) await this.pending;
+    this.pending = null;
+    if (this.signal.aborted) return;
+    const started = this.write(batch);
+    started.catch(() => undefined); // awaited at the next batch or at the end
+    this.pending = started;
+  }
+
+  private async write(batch: { inserts: ExportRow[]; upserts: ExportRow[]; deletes: string[] }): Promise<void> {
+    const name = this.table.destinationTable;
+    try {
+      const result = await this.target.writeExportBatch(name, { columns: this.names, ...batch }, { signal: this.signal });
+      this.counters.rowsWritten += result.upserted;
+      this.counters.rowsRemoved += result.deleted;
+    } catch (error) {
+      if (isExportAborted(error)) throw error;
+      // The table may have been changed under the run: say so precisely when it was.
+      const now = await this.target.inspectExportTable(name).catch(() => undefined);
+      const structure = now === undefined ? null : this.structure(now);
+      throw structure ?? error;
+    }
   }
 }

@@ -6,12 +6,16 @@
  * A table an export writes carries two hidden columns besides the mapped ones:
  * - `lockstep_source_id` (text, unique): the source record's remote id. Rows with NULL here (or rows the export
  *   never wrote) are someone else's: no write or delete of the target ever touches them.
- * - `lockstep_row_hash` (text): the hash of the exported values (`exportRowHash`), so a run writes only rows
- *   whose values changed.
+ * - `lockstep_row_hash` (text): the hash of the row's mapped SOURCE values, salted with the plan's fingerprint
+ *   (`exportPlanFingerprint`), so a run writes only rows whose source values (or the plan) changed.
+ *
+ * A connector that serves as a live export source computes those hashes inside its own database
+ * (`LiveExportSource`, the optional `readSource*` members of the same object): a run then reads only
+ * `(id, hash)` pairs from both sides and fetches full rows for new and changed ids alone.
  */
 import { conversionSeverity, type CanonicalValue, type TypeClass } from '@lockstep/domain';
 import { createHash } from 'node:crypto';
-import type { FieldSpec } from './connector';
+import type { Connection, FieldSpec } from './connector';
 
 export const EXPORT_ID_COLUMN = 'lockstep_source_id';
 export const EXPORT_HASH_COLUMN = 'lockstep_row_hash';
@@ -85,7 +89,54 @@ export interface ExportBatch {
   deletes: string[];
 }
 
-export interface LiveExportTarget {
+/** The mapped source fields a source-side read covers, and the salt every hash it returns includes. */
+export interface ExportSourceOptions {
+  /** Source field remote ids, in plan order (each once). */
+  fields: string[];
+  /** Hex text (at least 16 characters): `exportPlanFingerprint` of the table's plan. */
+  salt: string;
+}
+
+export interface ExportSourceHash {
+  /** The record's remote id, exactly as `readPage` gives it. */
+  id: string;
+  /** The row's hash over `fields` (and the salt), computed by the source database. */
+  hash: string;
+}
+
+/** A source row with its hash; both come from one statement, so the hash always describes these values. */
+export interface ExportSourceRow extends ExportSourceHash {
+  /** Canonical values keyed by source field remote id (as `readPage` decodes them). */
+  values: Record<string, CanonicalValue>;
+}
+
+export interface ExportSourcePage<T> {
+  rows: T[];
+  /** Pass as `after` for the next page; null on the last page. */
+  next: string | null;
+}
+
+/**
+ * Source side of a live export: keyset pages (in the table's key order) of row hashes computed inside the
+ * source database over a canonical text of the mapped fields, so a run with few changes never moves whole
+ * rows. The same row always gets the same hash for the same salt; a change of any field in `fields` changes it.
+ */
+export interface LiveExportSource {
+  /**
+   * Every `(id, hash)` of the table in ONE statement (one snapshot), streamed to `onRow` in no particular order
+   * (a plain table scan: no sort, no index walk). Aborting `signal` drops the statement's connection and makes
+   * the call reject with an `ExportAbortedError`. Resolves with the number of rows.
+   */
+  scanSourceHashes(table: string, options: ExportSourceOptions & { signal?: AbortSignal }, onRow: (id: string, hash: string) => void): Promise<number>;
+  readSourceHashes(table: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceHash>>;
+  /** Full rows with their hashes (the first run's streaming read). */
+  readSourceRows(table: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceRow>>;
+  /** Rows by remote id with their hashes; ids that do not exist (any more) are absent. */
+  readSourceRowsById(table: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]>;
+}
+
+/** The object a connection's `liveExport` returns: a destination, and (optionally) a source. */
+export interface LiveExportTarget extends Partial<LiveExportSource> {
   /**
    * Creates the table with the two hidden columns and the mapped columns (typed from the source through the
    * connector's `createTable`/`createField` type mapping), or adds the mapped columns an existing table lacks.
@@ -96,6 +147,12 @@ export interface LiveExportTarget {
   inspectExportTable(name: string): Promise<ExportTableInfo | null>;
   /** Keyset pages of `(lockstep_source_id, lockstep_row_hash)` over the rows with a non-null id. */
   readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage>;
+  /**
+   * Every `(lockstep_source_id, lockstep_row_hash)` with a non-null id in ONE statement, streamed to `onRow` in
+   * no particular order (a plain table scan). Aborting `signal` drops the connection; the call then rejects
+   * with an `ExportAbortedError`. Resolves with the number of rows.
+   */
+  scanExportHashes?(name: string, onRow: (id: string, hash: string | null) => void, options?: ExportWriteOptions): Promise<number>;
   /** Upserts and deletes in ONE transaction: all of the batch is written, or none of it. */
   writeExportBatch(name: string, batch: ExportBatch, options?: ExportWriteOptions): Promise<{ upserted: number; deleted: number }>;
 }
@@ -140,13 +197,30 @@ export function exportStructureProblems(info: ExportTableInfo | null, name: stri
   return problems;
 }
 
+/** The source-side export reads of a connection, or null when its connector does not compute hashes itself. */
+export function exportSourceOf(connection: Connection): LiveExportSource | null {
+  const layer = connection.liveExport;
+  if (!layer || typeof layer.scanSourceHashes !== 'function' || typeof layer.readSourceHashes !== 'function' || typeof layer.readSourceRows !== 'function' || typeof layer.readSourceRowsById !== 'function') {
+    return null;
+  }
+  return layer as LiveExportSource;
+}
+
 /**
- * The hash function of a table's rows: a hash of the exported values in column order, salted with the column
- * names and the source classes (so a mapping change rewrites every row once).
+ * The fingerprint of a planned table (32 hex characters): the mapped source fields, destination columns, their
+ * classes and details, and the destination columns' current types. Row hashes are salted with it, so saving a
+ * different plan (or retyping a destination column) rewrites every row once.
  */
-export function exportRowHasher(columns: readonly ExportColumnExpectation[]): (values: readonly CanonicalValue[]) => string {
-  const salt = JSON.stringify(columns.map((column) => [column.column, column.sourceClass]));
-  return (values) => createHash('sha1').update(salt).update(JSON.stringify(values)).digest('base64url');
+export function exportPlanFingerprint(parts: unknown): string {
+  return createHash('sha1').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}
+
+/**
+ * The hash a source without `LiveExportSource` gets (computed by the run from `readPage` values): the salted
+ * hash of the mapped source values in `fields` order.
+ */
+export function exportRowHasher(salt: string, fields: readonly string[]): (values: Record<string, CanonicalValue>) => string {
+  return (values) => createHash('sha1').update(salt).update(JSON.stringify(fields.map((field) => values[field] ?? null))).digest('base64url');
 }
 
 export function isExportAborted(error: unknown): error is ExportAbortedError {

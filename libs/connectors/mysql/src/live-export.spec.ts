@@ -2,7 +2,16 @@
  * The live export destination layer against the real MariaDB server: provisioning, inspection, the
  * keyset read of ids and hashes, the one-transaction batch (inserts, upserts, deletes) and abort.
  */
-import { EXPORT_HASH_COLUMN, EXPORT_ID_COLUMN, ExportAbortedError, exportStructureProblems, type ExportRow } from '@lockstep/connectors-core';
+import {
+  EXPORT_HASH_COLUMN,
+  EXPORT_ID_COLUMN,
+  ExportAbortedError,
+  exportSourceOf,
+  exportStructureProblems,
+  type ExportRow,
+  type ExportSourceHash,
+  type LiveExportSource,
+} from '@lockstep/connectors-core';
 import { mysqlConnector } from './declaration';
 import type { MysqlConnection } from './connection';
 import { createTestDatabase, nativeClient, testUrl, type TestDatabase } from './test/server';
@@ -180,3 +189,153 @@ describe('MySQL/MariaDB live export target', () => {
     expect((await tableRows('locked')).map((found) => found['name'])).toEqual(['after']);
   });
 });
+
+describe('MySQL/MariaDB live export source', () => {
+  const SALT = '0123456789abcdef0123456789abcdef';
+  const FIELDS = ['name', 'code', 'legacy', 'qty', 'price', 'ratio', 'active', 'at', 'day', 'doc'];
+  let source: LiveExportSource;
+
+  async function allHashes(fields = FIELDS, salt = SALT, limit = 4): Promise<Map<string, string>> {
+    const seen = new Map<string, string>();
+    let after: string | null = null;
+    do {
+      const page: { rows: ExportSourceHash[]; next: string | null } = await source.readSourceHashes('src', { fields, salt, after, limit });
+      for (const found of page.rows) seen.set(found.id, found.hash);
+      after = page.next;
+    } while (after !== null);
+    return seen;
+  }
+
+  beforeAll(async () => {
+    await db.admin.query(`CREATE TABLE src (
+      id INT NOT NULL PRIMARY KEY, name VARCHAR(100) NULL, code VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+      legacy VARCHAR(20) CHARACTER SET latin1 NULL, qty BIGINT NULL, price DECIMAL(12,3) NULL, ratio DOUBLE NULL, active TINYINT(1) NULL,
+      at TIMESTAMP(6) NULL DEFAULT NULL, day DATE NULL, doc JSON NULL, unmapped TEXT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
+    for (let i = 1; i <= 10; i += 1) {
+      await db.admin.query(
+        `INSERT INTO src VALUES (?, ?, ?, ?, ?, ?, ?, ?, TIMESTAMP '2024-01-01 00:00:00' + INTERVAL ? SECOND, DATE '2024-01-01' + INTERVAL ? DAY, ?, 'x')`,
+        [i, `name ${i}`, `C${i}`, `l${i}`, i * 7, (i * 1.5).toFixed(3), i / 3, i % 2, i, i, JSON.stringify({ i })],
+      );
+    }
+    await db.admin.query(`INSERT INTO src (id, name) VALUES (11, NULL), (12, ''), (13, ?)`, ['tab\there, \'quoted\', back\\slash\nnewline']);
+    source = exportSourceOf(connection)!;
+  });
+
+  it('is offered by the connection', () => {
+    expect(source).not.toBeNull();
+  });
+
+  it('pages (id, hash) in key order, with the same hashes as the row reads and stable across sessions', async () => {
+    const hashes = await allHashes();
+    expect([...hashes.keys()]).toEqual(Array.from({ length: 13 }, (_, index) => String(index + 1)));
+    expect(new Set(hashes.values()).size).toBe(13);
+    const rows = [];
+    let after: string | null = null;
+    do {
+      const page = await source.readSourceRows('src', { fields: FIELDS, salt: SALT, after, limit: 5 });
+      rows.push(...page.rows);
+      after = page.next;
+    } while (after !== null);
+    expect(rows.map((found) => [found.id, found.hash])).toEqual([...hashes.entries()]);
+    // Values are decoded exactly as readPage decodes them.
+    const page = await connection.readPage('src', { pageSize: 100, fields: FIELDS });
+    expect(rows.map((found) => found.values)).toEqual(page.records.map((record) => record.values));
+    expect(rows[12]!.values['name']).toBe('tab\there, \'quoted\', back\\slash\nnewline');
+    const byId = await source.readSourceRowsById('src', ['3', '13', '99', 'not a number'], { fields: FIELDS, salt: SALT });
+    expect(byId.map((found) => [found.id, found.hash]).sort()).toEqual([
+      ['13', hashes.get('13')],
+      ['3', hashes.get('3')],
+    ]);
+    expect(byId.find((found) => found.id === '3')!.values).toEqual(rows[2]!.values);
+    const other = (await mysqlConnector.connect({ connectionString: testUrl() }, db.name, { egress, poolSize: 1 })) as MysqlConnection;
+    try {
+      const again = exportSourceOf(other)!;
+      const page2 = await again.readSourceHashes('src', { fields: FIELDS, salt: SALT, limit: 100 });
+      expect(new Map(page2.rows.map((found) => [found.id, found.hash]))).toEqual(hashes);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('changes a row\'s hash when any mapped field changes, and only then', async () => {
+    const before = await allHashes();
+    const changes = [
+      `name = 'name 1 '`,
+      `code = 'c1'`,
+      `legacy = 'L1'`,
+      'qty = qty + 1',
+      'price = price + 0.001',
+      'ratio = ratio + 1e-12',
+      'active = 1 - active',
+      'at = at + INTERVAL 1 MICROSECOND',
+      'day = day + INTERVAL 1 DAY',
+      `doc = '{"i":2}'`,
+      'name = NULL',
+      `name = 'NULL'`,
+    ];
+    for (const change of changes) {
+      await db.admin.query(`UPDATE src SET ${change} WHERE id = 1`);
+      const after = await allHashes();
+      expect({ change, differs: after.get('1') !== before.get('1') }).toEqual({ change, differs: true });
+      for (const [id, hash] of after) if (id !== '1') expect(hash).toBe(before.get(id));
+      before.set('1', after.get('1')!);
+    }
+    expect(before.get('11')).not.toBe(before.get('12'));
+    await db.admin.query(`UPDATE src SET unmapped = 'changed'`);
+    expect(await allHashes()).toEqual(before);
+    await db.admin.query(`UPDATE src SET name = 'a,b', unmapped = 'c' WHERE id = 2`);
+    const joined = (await allHashes(['name', 'unmapped'])).get('2');
+    await db.admin.query(`UPDATE src SET name = 'a', unmapped = 'b,c' WHERE id = 2`);
+    expect((await allHashes(['name', 'unmapped'])).get('2')).not.toBe(joined);
+  });
+
+  it('scans every (id, hash) of both sides in one statement, the same pairs the pages give', async () => {
+    const scanned = new Map<string, string>();
+    const count = await source.scanSourceHashes('src', { fields: FIELDS, salt: SALT }, (id, hash) => scanned.set(id, hash));
+    expect(count).toBe(13);
+    expect(scanned).toEqual(await allHashes());
+    await connection.liveExport.provisionExportTable({ name: 'scanned', columns: COLUMNS });
+    await connection.liveExport.writeExportBatch('scanned', { columns: NAMES, upserts: [], inserts: [row(1, 'a'), row(2, 'b', { name: 'tab\there' })], deletes: [] });
+    await db.admin.query(`INSERT INTO scanned (name) VALUES ('foreign')`);
+    const destination = new Map<string, string | null>();
+    expect(await connection.liveExport.scanExportHashes!('scanned', (id, hash) => destination.set(id, hash))).toBe(2);
+    expect(destination).toEqual(new Map([
+      ['1', 'h1-a'],
+      ['2', 'h2-b'],
+    ]));
+  });
+
+  it('aborts a hash scan waiting on a lock within a second, and the connection stays usable', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: controller.signal }, () => undefined)).rejects.toBeInstanceOf(ExportAbortedError);
+    const locker = await nativeClient();
+    await locker.query(`LOCK TABLES \`${db.name}\`.src WRITE`);
+    const running = new AbortController();
+    const outcome = source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: running.signal }, () => undefined).then(
+      () => 'finished',
+      (error: unknown) => error,
+    );
+    for (let i = 0; i < 100; i += 1) {
+      const [waiting] = await db.admin.query(`SELECT 1 FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE '%metadata lock%'`, [db.name]);
+      if ((waiting as unknown[]).length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const started = Date.now();
+    running.abort();
+    const error = await outcome;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(error).toBeInstanceOf(ExportAbortedError);
+    await locker.query('UNLOCK TABLES');
+    await locker.end();
+    expect((await allHashes()).size).toBe(13);
+  });
+
+  it('salts every hash: another plan fingerprint gives other hashes', async () => {
+    const one = await allHashes();
+    const two = await allHashes(FIELDS, 'fedcba9876543210fedcba9876543210');
+    for (const [id, hash] of one) expect(two.get(id)).not.toBe(hash);
+    await expect(source.readSourceHashes('src', { fields: ['nope'], salt: SALT, limit: 10 })).rejects.toMatchObject({ kind: 'not_found' });
+  });
+});
+

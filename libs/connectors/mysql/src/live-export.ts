@@ -7,6 +7,13 @@
  * A batch is one transaction: multi-row `INSERT ... ON DUPLICATE KEY UPDATE` (1,000 rows a statement) for
  * new and changed rows, then `DELETE ... WHERE lockstep_source_id IN (...)`, so rows with a NULL id (someone
  * else's) are never touched. An abort kills the running statement (`KILL QUERY`) and rolls back.
+ *
+ * As a source (`LiveExportSource`), a row's hash is computed by the server over
+ * `CONCAT_WS(',', salt, QUOTE(CAST(field AS BINARY)), ...)`: QUOTE makes the text unambiguous (NULL is the bare
+ * word NULL, every value a quoted, escaped string), BINARY avoids collation clashes, and the session's fixed
+ * `time_zone = '+00:00'` makes TIMESTAMP text stable. The hash is CRC32 and CRC32C of that text together
+ * (64 bits, MariaDB 10.8+, far cheaper than MD5 there) or MD5 elsewhere. Values and the hash of a row always
+ * come from the same statement.
  */
 import {
   ConnectorError,
@@ -16,19 +23,37 @@ import {
   type ExportBatch,
   type ExportHashPage,
   type ExportTableInfo,
+  type ExportSourceHash,
+  type ExportSourceOptions,
+  type ExportSourcePage,
+  type ExportSourceRow,
   type ExportTableSpec,
   type ExportWriteOptions,
+  type LiveExportSource,
   type LiveExportTarget,
   type ProvisionResult,
 } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
-import { exec, rows, type Db } from './db';
-import { loadTableMeta, type TableMeta } from './schema';
+import { exec, rows, type Db, type Row } from './db';
+import { keyParam, LOOKUP_CHUNK, planRecord, readColumns, readPlan, type ReadPlan } from './records';
+import { loadTableMeta, requireKey, type TableKey, type TableMeta } from './schema';
 import { chunk, derivedName, placeholders, quoteIdent, quoteString } from './sql';
-import { encodeValue, nativeColumnType, ValueError, type ClassifiedColumn, type ServerInfo } from './types';
+import { atLeast, encodeValue, keyText, nativeColumnType, ValueError, type ClassifiedColumn, type ServerInfo } from './types';
 
 /** Rows per INSERT statement. */
 const ROWS_PER_STATEMENT = 1000;
+const MAX_SOURCE_PAGE = 100_000;
+/** The select alias of a row's hash in source reads. */
+const HASH_ALIAS = 'lockstep_export_row_hash';
+
+/** What a source-side read selects: the key, the mapped fields (decoded as `readPage` decodes them), the hash. */
+interface SourceRead {
+  table: string;
+  key: TableKey;
+  plan: ReadPlan;
+  fields: string[];
+  hash: string;
+}
 
 function idCollation(server: ServerInfo): string {
   return server.flavor === 'mariadb' ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
@@ -40,9 +65,11 @@ function checkName(name: string, what: string): void {
   if ([...name].length > 64) throw new ConnectorError('invalid_data', `The ${what} name "${name}" is longer than MySQL's 64 characters`);
 }
 
-export class MysqlLiveExport implements LiveExportTarget {
+export class MysqlLiveExport implements LiveExportTarget, LiveExportSource {
   /** Descriptions of the tables this target writes, read at `inspectExportTable` (each run does it first). */
   private readonly metas = new Map<string, TableMeta>();
+  /** Descriptions of the tables read as a source (a connection lives for one run). */
+  private readonly sources = new Map<string, Promise<TableMeta>>();
 
   constructor(
     private readonly db: Db,
@@ -235,5 +262,168 @@ export class MysqlLiveExport implements LiveExportTarget {
       if (aborted || signal?.aborted) throw new ExportAbortedError();
       throw error;
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // source side
+
+  private sourceMeta(name: string): Promise<TableMeta> {
+    let known = this.sources.get(name);
+    if (!known) {
+      known = this.db.server().then((server) =>
+        this.db.withConnection((connection) => loadTableMeta(connection, this.database(), name, server), `Could not read table "${name}"`),
+      );
+      known.catch(() => this.sources.delete(name));
+      this.sources.set(name, known);
+    }
+    return known;
+  }
+
+  private async sourceRead(name: string, options: ExportSourceOptions): Promise<SourceRead> {
+    const meta = await this.sourceMeta(name);
+    const key = requireKey(meta);
+    if (!/^[0-9a-f]{16,}$/.test(options.salt)) throw new ConnectorError('invalid_data', 'The export salt must be hex text of at least 16 characters');
+    const wanted = [...new Set(options.fields)];
+    for (const field of wanted) {
+      if (meta.byName.get(field)?.read !== true) throw new ConnectorError('not_found', `Field "${field}" does not exist or cannot be read in table "${name}"`);
+    }
+    const columns = readColumns(meta, wanted);
+    const fields = columns.map((column) => column.name);
+    // Values are taken from the driver row into a fresh object (never in place: the row also holds the hash).
+    const plan: ReadPlan = { ...readPlan(meta, fields), inPlace: false };
+    const text = `CONCAT_WS(',', ${[quoteString(options.salt), ...fields.map((field) => `QUOTE(CAST(${quoteIdent(field)} AS BINARY))`)].join(', ')})`;
+    const server = await this.db.server();
+    const hash = server.flavor === 'mariadb' && atLeast(server, 10, 8) ? `CONCAT(HEX(CRC32(${text})), '.', HEX(CRC32C(${text})))` : `MD5(${text})`;
+    return { table: quoteIdent(meta.name), key, plan, fields, hash };
+  }
+
+  private sourceRow(read: SourceRead, row: Row): ExportSourceRow {
+    const hash = String(row[HASH_ALIAS]);
+    const record = planRecord(read.plan, row);
+    return { id: record.remoteId, hash, values: record.values };
+  }
+
+  async readSourceHashes(name: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceHash>> {
+    const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
+    const read = await this.sourceRead(name, options);
+    const k = quoteIdent(read.key.column);
+    const params: unknown[] = [];
+    let where = `${k} IS NOT NULL`;
+    if (options.after !== undefined && options.after !== null) {
+      const after = keyParam(read.key, options.after);
+      if (after === undefined) throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
+      where += ` AND ${k} > ?`;
+      params.push(after);
+    }
+    params.push(limit + 1);
+    const found = await this.db.withConnection(async (connection) => {
+      const [result] = await connection.query({ sql: `SELECT ${k}, ${read.hash} FROM ${read.table} WHERE ${where} ORDER BY ${k} LIMIT ?`, values: params, rowsAsArray: true });
+      return result as unknown as [unknown, unknown][];
+    }, `Could not read table "${name}"`);
+    const count = Math.min(found.length, limit);
+    const page: ExportSourceHash[] = new Array(count);
+    for (let index = 0; index < count; index += 1) page[index] = { id: keyText(found[index]![0]), hash: String(found[index]![1]) };
+    return { rows: page, next: found.length > limit ? page[count - 1]!.id : null };
+  }
+
+  /**
+   * Streams one statement's rows (as arrays) to `onRow` on a pooled connection. An abort kills the statement
+   * (`KILL QUERY` from another pooled connection, as a batch write's abort does).
+   */
+  private async stream(sql: string, onRow: (row: unknown[]) => void, signal: AbortSignal | undefined, context: string): Promise<number> {
+    if (signal?.aborted) throw new ExportAbortedError();
+    try {
+      return await this.db.withConnection(async (connection) => {
+        const onAbort = (): void => {
+          this.db.rows(`KILL QUERY ${Number(connection.threadId)}`).catch(() => undefined);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const core = connection.connection as unknown as { query(options: { sql: string; rowsAsArray: boolean }): NodeJS.EventEmitter };
+        try {
+          return await new Promise<number>((resolve, reject) => {
+            let count = 0;
+            let failure: unknown = null;
+            core
+              .query({ sql, rowsAsArray: true })
+              .on('result', (row: unknown[]) => {
+                if (failure !== null) return;
+                count += 1;
+                try {
+                  onRow(row);
+                } catch (error) {
+                  failure = error;
+                }
+              })
+              .on('error', reject)
+              .on('end', () => (failure === null ? resolve(count) : reject(failure)));
+          });
+        } finally {
+          signal?.removeEventListener('abort', onAbort);
+        }
+      }, context);
+    } catch (error) {
+      if (signal?.aborted) throw new ExportAbortedError();
+      throw error;
+    }
+  }
+
+  async scanExportHashes(name: string, onRow: (id: string, hash: string | null) => void, options: ExportWriteOptions = {}): Promise<number> {
+    const id = quoteIdent(EXPORT_ID_COLUMN);
+    return this.stream(
+      `SELECT ${id}, ${quoteIdent(EXPORT_HASH_COLUMN)} FROM ${quoteIdent(name)} WHERE ${id} IS NOT NULL`,
+      (row) => onRow(String(row[0]), row[1] === null ? null : String(row[1])),
+      options.signal,
+      `Could not read table "${name}"`,
+    );
+  }
+
+  async scanSourceHashes(name: string, options: ExportSourceOptions & { signal?: AbortSignal }, onRow: (id: string, hash: string) => void): Promise<number> {
+    const read = await this.sourceRead(name, options);
+    const k = quoteIdent(read.key.column);
+    return this.stream(
+      `SELECT ${k}, ${read.hash} FROM ${read.table} WHERE ${k} IS NOT NULL`,
+      (row) => onRow(keyText(row[0]), String(row[1])),
+      options.signal,
+      `Could not read table "${name}"`,
+    );
+  }
+
+  async readSourceRows(name: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceRow>> {
+    const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
+    const read = await this.sourceRead(name, options);
+    const k = quoteIdent(read.key.column);
+    const params: unknown[] = [];
+    let where = `${k} IS NOT NULL`;
+    if (options.after !== undefined && options.after !== null) {
+      const after = keyParam(read.key, options.after);
+      if (after === undefined) throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
+      where += ` AND ${k} > ?`;
+      params.push(after);
+    }
+    params.push(limit + 1);
+    const found = await this.db.rows(
+      `SELECT ${read.plan.selectList}, ${read.hash} AS ${quoteIdent(HASH_ALIAS)} FROM ${read.table} WHERE ${where} ORDER BY ${k} LIMIT ?`,
+      params,
+      `Could not read table "${name}"`,
+    );
+    const count = Math.min(found.length, limit);
+    const page: ExportSourceRow[] = new Array(count);
+    for (let index = 0; index < count; index += 1) page[index] = this.sourceRow(read, found[index]!);
+    return { rows: page, next: found.length > limit ? page[count - 1]!.id : null };
+  }
+
+  async readSourceRowsById(name: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]> {
+    const read = await this.sourceRead(name, options);
+    const params = [...new Set(ids)].map((id) => keyParam(read.key, id)).filter((param) => param !== undefined);
+    const result: ExportSourceRow[] = [];
+    for (const part of chunk(params, LOOKUP_CHUNK)) {
+      const found = await this.db.rows(
+        `SELECT ${read.plan.selectList}, ${read.hash} AS ${quoteIdent(HASH_ALIAS)} FROM ${read.table} WHERE ${quoteIdent(read.key.column)} IN (${placeholders(part.length)})`,
+        part,
+        `Could not read table "${name}"`,
+      );
+      for (const row of found) result.push(this.sourceRow(read, row));
+    }
+    return result;
   }
 }

@@ -2,7 +2,16 @@
  * The live export destination layer against the real PostgreSQL server: provisioning, inspection, the
  * keyset read of ids and hashes, the one-transaction batch (inserts, upserts, deletes) and abort.
  */
-import { EXPORT_HASH_COLUMN, EXPORT_ID_COLUMN, ExportAbortedError, exportStructureProblems, type ExportRow } from '@lockstep/connectors-core';
+import {
+  EXPORT_HASH_COLUMN,
+  EXPORT_ID_COLUMN,
+  ExportAbortedError,
+  exportSourceOf,
+  exportStructureProblems,
+  type ExportRow,
+  type ExportSourceHash,
+  type LiveExportSource,
+} from '@lockstep/connectors-core';
 import { postgresConnector } from './declaration';
 import type { PostgresConnection } from './connection';
 import { createTestDatabase, type TestDatabase } from './test/pg-test-db';
@@ -176,3 +185,152 @@ describe('PostgreSQL live export target', () => {
     expect((await tableRows('locked')).map((found) => found['name'])).toEqual(['after']);
   });
 });
+
+describe('PostgreSQL live export source', () => {
+  const SALT = '0123456789abcdef0123456789abcdef';
+  const FIELDS = ['name', 'qty', 'price', 'ratio', 'active', 'at', 'day', 'doc', 'docb', 'tags', 'uid'];
+  let source: LiveExportSource;
+
+  async function allHashes(fields = FIELDS, salt = SALT, limit = 4): Promise<Map<string, string>> {
+    const seen = new Map<string, string>();
+    let after: string | null = null;
+    do {
+      const page: { rows: ExportSourceHash[]; next: string | null } = await source.readSourceHashes('src', { fields, salt, after, limit });
+      for (const found of page.rows) seen.set(found.id, found.hash);
+      after = page.next;
+    } while (after !== null);
+    return seen;
+  }
+
+  beforeAll(async () => {
+    await db.admin.query(`CREATE TABLE ${SCHEMA}.src (
+      id integer PRIMARY KEY, name text, qty bigint, price numeric(12,3), ratio double precision, active boolean, at timestamptz,
+      day date, doc json, docb jsonb, tags text[], uid uuid, unmapped text)`);
+    await db.admin.query(`INSERT INTO ${SCHEMA}.src
+      SELECT i, 'name ' || i, i * 7, i * 1.5, i / 3.0, i % 2 = 0, timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
+             date '2024-01-01' + i, json_build_object('i', i), jsonb_build_object('i', i), ARRAY['a', 'b' || i], md5(i::text)::uuid, 'x'
+      FROM generate_series(1, 10) AS i`);
+    await db.admin.query(`INSERT INTO ${SCHEMA}.src (id, name) VALUES (11, NULL), (12, ''), (13, E'tab\there, "quoted", back\\\\slash\nnewline')`);
+    source = exportSourceOf(connection)!;
+  });
+
+  it('is offered by the connection', () => {
+    expect(source).not.toBeNull();
+  });
+
+  it('pages (id, hash) in key order, with the same hashes as the row reads and stable across sessions', async () => {
+    const hashes = await allHashes();
+    expect([...hashes.keys()]).toEqual(Array.from({ length: 13 }, (_, index) => String(index + 1)));
+    expect(new Set(hashes.values()).size).toBe(13);
+    const rows = [];
+    let after: string | null = null;
+    do {
+      const page = await source.readSourceRows('src', { fields: FIELDS, salt: SALT, after, limit: 5 });
+      rows.push(...page.rows);
+      after = page.next;
+    } while (after !== null);
+    expect(rows.map((found) => [found.id, found.hash])).toEqual([...hashes.entries()]);
+    // Values are decoded exactly as readPage decodes them.
+    const page = await connection.readPage('src', { pageSize: 100, fields: FIELDS });
+    expect(rows.map((found) => found.values)).toEqual(page.records.map((record) => record.values));
+    expect(rows[12]!.values['name']).toBe('tab\there, "quoted", back\\slash\nnewline');
+    const byId = await source.readSourceRowsById('src', ['3', '13', '99', 'not a number'], { fields: FIELDS, salt: SALT });
+    expect(byId.map((found) => [found.id, found.hash]).sort()).toEqual([
+      ['13', hashes.get('13')],
+      ['3', hashes.get('3')],
+    ]);
+    expect(byId.find((found) => found.id === '3')!.values).toEqual(rows[2]!.values);
+    const other = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, { egress, poolSize: 1 })) as PostgresConnection;
+    try {
+      const again = exportSourceOf(other)!;
+      const page2 = await again.readSourceHashes('src', { fields: FIELDS, salt: SALT, limit: 100 });
+      expect(new Map(page2.rows.map((found) => [found.id, found.hash]))).toEqual(hashes);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('changes a row\'s hash when any mapped field changes, and only then', async () => {
+    const before = await allHashes();
+    const changes = [
+      `name = 'name 1 '`,
+      'qty = qty + 1',
+      'price = price + 0.001',
+      'ratio = ratio + 1e-12',
+      'active = NOT active',
+      `at = at + interval '1 microsecond'`,
+      'day = day + 1',
+      `doc = '{"i": 1}'::json`, // same value, other text: json keeps the text
+      `docb = docb || '{"j": null}'`,
+      `tags = ARRAY['a', 'b1', NULL]`,
+      `uid = md5('other')::uuid`,
+      'name = NULL',
+    ];
+    for (const change of changes) {
+      await db.admin.query(`UPDATE ${SCHEMA}.src SET ${change} WHERE id = 1`);
+      const after = await allHashes();
+      expect({ change, differs: after.get('1') !== before.get('1') }).toEqual({ change, differs: true });
+      for (const [id, hash] of after) if (id !== '1') expect(hash).toBe(before.get(id));
+      before.set('1', after.get('1')!);
+    }
+    // NULL and the empty string hash differently; a field not mapped changes nothing.
+    expect(before.get('11')).not.toBe(before.get('12'));
+    await db.admin.query(`UPDATE ${SCHEMA}.src SET unmapped = 'changed'`);
+    expect(await allHashes()).toEqual(before);
+    // Text moving between two fields changes the hash (the encoding is unambiguous).
+    await db.admin.query(`UPDATE ${SCHEMA}.src SET name = 'a,b', doc = NULL, docb = NULL WHERE id = 2`);
+    const joined = (await allHashes(['name', 'unmapped'])).get('2');
+    await db.admin.query(`UPDATE ${SCHEMA}.src SET name = 'a', unmapped = 'b,changed' WHERE id = 2`);
+    await db.admin.query(`UPDATE ${SCHEMA}.src SET unmapped = 'b,changed' WHERE id <> 2`);
+    expect((await allHashes(['name', 'unmapped'])).get('2')).not.toBe(joined);
+  });
+
+  it('scans every (id, hash) of both sides in one statement, the same pairs the pages give', async () => {
+    const scanned = new Map<string, string>();
+    const count = await source.scanSourceHashes('src', { fields: FIELDS, salt: SALT }, (id, hash) => scanned.set(id, hash));
+    expect(count).toBe(13);
+    expect(scanned).toEqual(await allHashes());
+    await connection.liveExport.provisionExportTable({ name: 'scanned', columns: COLUMNS });
+    await connection.liveExport.writeExportBatch('scanned', { columns: NAMES, upserts: [], inserts: [row(1, 'a'), row(2, 'b', { name: 'tab\there' })], deletes: [] });
+    await db.admin.query(`INSERT INTO ${SCHEMA}.scanned (name) VALUES ('foreign')`);
+    const destination = new Map<string, string | null>();
+    expect(await connection.liveExport.scanExportHashes!('scanned', (id, hash) => destination.set(id, hash))).toBe(2);
+    expect(destination).toEqual(new Map([
+      ['1', 'h1-a'],
+      ['2', 'h2-b'],
+    ]));
+  });
+
+  it('aborts a hash scan waiting on a lock within a second, and the connection stays usable', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: controller.signal }, () => undefined)).rejects.toBeInstanceOf(ExportAbortedError);
+    await db.admin.query('BEGIN');
+    await db.admin.query(`LOCK TABLE ${SCHEMA}.src IN ACCESS EXCLUSIVE MODE`);
+    const running = new AbortController();
+    const outcome = source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: running.signal }, () => undefined).then(
+      () => 'finished',
+      (error: unknown) => error,
+    );
+    for (let i = 0; i < 100; i += 1) {
+      const waiting = await db.admin.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      if (waiting.rows.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const started = Date.now();
+    running.abort();
+    const error = await outcome;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(error).toBeInstanceOf(ExportAbortedError);
+    await db.admin.query('COMMIT');
+    expect((await allHashes()).size).toBe(13);
+  });
+
+  it('salts every hash: another plan fingerprint gives other hashes', async () => {
+    const one = await allHashes();
+    const two = await allHashes(FIELDS, 'fedcba9876543210fedcba9876543210');
+    for (const [id, hash] of one) expect(two.get(id)).not.toBe(hash);
+    await expect(source.readSourceHashes('src', { fields: ['nope'], salt: SALT, limit: 10 })).rejects.toMatchObject({ kind: 'not_found' });
+  });
+});
+

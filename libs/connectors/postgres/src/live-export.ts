@@ -9,6 +9,12 @@
  * then `INSERT ... SELECT ... ON CONFLICT (lockstep_source_id) DO UPDATE`. Deletes name
  * `lockstep_source_id` values, so rows with a NULL id (someone else's) are never touched. An abort cancels the
  * running statement (`pg_cancel_backend`) and rolls the transaction back.
+ *
+ * As a source (`LiveExportSource`), a row's hash is computed by the server over the row's text output
+ * `ROW(<fields>)::text` (unambiguous: NULL is an empty unquoted field, strings with delimiters are quoted; the
+ * pool's sessions fix TimeZone=UTC, DateStyle, IntervalStyle and extra_float_digits, so the text of a value is
+ * stable): `hashtextextended(text, seed)` (64 bits, seeded with the plan fingerprint) on PostgreSQL 11+, else
+ * `md5(salt || text)`. Values and the hash of a row always come from the same statement.
  */
 import {
   ConnectorError,
@@ -20,19 +26,38 @@ import {
   type ExportHashPage,
   type ExportRow,
   type ExportTableInfo,
+  type ExportSourceHash,
+  type ExportSourceOptions,
+  type ExportSourcePage,
+  type ExportSourceRow,
   type ExportTableSpec,
   type ExportWriteOptions,
+  type LiveExportSource,
   type LiveExportTarget,
   type ProvisionResult,
 } from '@lockstep/connectors-core';
-import type { Pool } from 'pg';
+import type { CanonicalValue } from '@lockstep/domain';
+import { escapeLiteral, type Pool } from 'pg';
 import { loadTable, type Queryable, type TableMeta } from './catalog';
-import { copyField, CopyInQuery } from './copy';
-import { ident, identifierTooLong, qualified } from './sql';
-import { encodeValue, nativeTypeFor, type ColumnKind } from './types';
+import { copyField, CopyInQuery, CopyOutQuery, unescapeCopy } from './copy';
+import { ident, identifierTooLong, isUuid, qualified } from './sql';
+import { decoderFor, encodeValue, nativeTypeFor, SERVICE_ID_COLUMN, type ColumnKind, type Decoder } from './types';
 
 const TEXT_TYPES = new Set(['text', 'varchar', 'bpchar']);
 const STAGE = 'lockstep_export_stage';
+const MAX_SOURCE_PAGE = 100_000;
+const INT_RANGES: Record<string, bigint> = { int2: 32767n, int4: 2147483647n, int8: 9223372036854775807n };
+
+/** What a source-side read selects: the key, the mapped fields (decoded as `readPage` decodes them), the hash. */
+interface SourceRead {
+  target: string;
+  key: string;
+  keyCast: string;
+  fields: string[];
+  decoders: Decoder[];
+  hash: string;
+  validKey: (id: string) => boolean;
+}
 
 export interface PostgresExportContext {
   pool: Pool;
@@ -57,9 +82,12 @@ function checkColumnName(name: string): void {
   }
 }
 
-export class PostgresLiveExport implements LiveExportTarget {
+export class PostgresLiveExport implements LiveExportTarget, LiveExportSource {
   /** Descriptions of the tables this target writes, read at `inspectExportTable` (each run does it first). */
   private readonly metas = new Map<string, TableMeta>();
+  /** Descriptions of the tables read as a source (a connection lives for one run). */
+  private readonly sources = new Map<string, Promise<TableMeta>>();
+  private version: Promise<number> | null = null;
 
   constructor(private readonly context: PostgresExportContext) {}
 
@@ -280,5 +308,234 @@ export class PostgresLiveExport implements LiveExportTarget {
         client.release(broken);
       }
     }, `Could not write to table "${name}"`);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // source side
+
+  private serverVersion(): Promise<number> {
+    this.version ??= this.db.query('SHOW server_version_num').then((result) => Number(result.rows[0]?.['server_version_num'] ?? 0));
+    return this.version;
+  }
+
+  private sourceMeta(name: string): Promise<TableMeta> {
+    let known = this.sources.get(name);
+    if (!known) {
+      known = loadTable(this.db, this.context.schema(), name).then((meta) => {
+        if (!meta) throw new ConnectorError('not_found', `Table "${name}" does not exist in schema "${this.context.schema()}"`, { appCode: '42P01' });
+        return meta;
+      });
+      known.catch(() => this.sources.delete(name));
+      this.sources.set(name, known);
+    }
+    return known;
+  }
+
+  private async sourceRead(name: string, options: ExportSourceOptions): Promise<SourceRead> {
+    const meta = await this.sourceMeta(name);
+    const key = meta.keyColumn;
+    if (key === null) {
+      throw new ConnectorError('unsupported', `Table "${name}" has no single-column primary key; prepare it for sync first (it gets a ${SERVICE_ID_COLUMN} column)`);
+    }
+    if (!/^[0-9a-f]{16,}$/.test(options.salt)) throw new ConnectorError('invalid_data', 'The export salt must be hex text of at least 16 characters');
+    const fields = [...new Set(options.fields)];
+    const decoders = fields.map((field) => {
+      if (meta.fieldById.get(field)?.read !== true) {
+        throw new ConnectorError('not_found', `Field "${field}" does not exist or cannot be read in table "${name}"`, { appCode: '42703' });
+      }
+      return decoderFor(meta.kinds.get(field)!);
+    });
+    // ROW(...)::text of no fields is "()": every row then has the same hash (only ids matter).
+    const text = `ROW(${fields.map(ident).join(', ')})::text`;
+    const seed = BigInt(`0x${options.salt.slice(0, 15)}`).toString();
+    const hash = (await this.serverVersion()) >= 110000 ? `hashtextextended(${text}, ${seed})::text` : `md5(${escapeLiteral(options.salt)} || ${text})`;
+    const keyColumn = meta.columnByName.get(key)!;
+    const limit = INT_RANGES[keyColumn.baseName];
+    return {
+      target: qualified(meta.schema, meta.name),
+      key: ident(key),
+      keyCast: keyColumn.castType,
+      fields,
+      decoders,
+      hash,
+      validKey: (id) => {
+        if (limit !== undefined) return /^-?\d{1,20}$/.test(id) && BigInt(id) <= limit && BigInt(id) >= -limit - 1n;
+        if (keyColumn.baseName === 'uuid') return isUuid(id);
+        return true;
+      },
+    };
+  }
+
+  private sourceRow(read: SourceRead, cells: (string | null)[]): ExportSourceRow {
+    const values: Record<string, CanonicalValue> = {};
+    const { fields, decoders } = read;
+    for (let index = 0; index < fields.length; index += 1) {
+      const text = cells[index + 1];
+      values[fields[index]!] = text === null || text === undefined ? null : decoders[index]!(text);
+    }
+    return { id: cells[0] ?? '', hash: cells[fields.length + 1] ?? '', values };
+  }
+
+  async readSourceHashes(name: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceHash>> {
+    const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
+    return this.guard(async () => {
+      const read = await this.sourceRead(name, options);
+      const values: unknown[] = [limit + 1];
+      let where = `${read.key} IS NOT NULL`;
+      if (options.after !== undefined && options.after !== null) {
+        values.push(options.after);
+        where += ` AND ${read.key} > $2::${read.keyCast}`;
+      }
+      const { rows } = await this.context.pool.query<[string, string]>({
+        text: `SELECT ${read.key}, ${read.hash} FROM ${read.target} WHERE ${where} ORDER BY ${read.key} LIMIT $1`,
+        values,
+        rowMode: 'array',
+      });
+      const count = Math.min(rows.length, limit);
+      const page: ExportSourceHash[] = new Array(count);
+      for (let index = 0; index < count; index += 1) page[index] = { id: rows[index]![0], hash: rows[index]![1] };
+      return { rows: page, next: rows.length > limit ? page[count - 1]!.id : null };
+    }, `Could not read table "${name}"`);
+  }
+
+  /**
+   * `COPY (query) TO STDOUT` on a pooled client, line by line. An abort cancels the statement
+   * (`pg_cancel_backend` from another pooled client, as a batch write's abort does) and rejects at once.
+   */
+  private async copyOut(text: string, onLine: (line: string) => void, signal?: AbortSignal): Promise<number> {
+    if (signal?.aborted) throw new ExportAbortedError();
+    const client = await this.context.pool.connect();
+    let broken: Error | undefined;
+    let count = 0;
+    let abort: (() => void) | null = null;
+    const aborted = new Promise<never>((_, reject) => {
+      abort = () => {
+        this.context.pool.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]).catch(() => undefined);
+        reject(new ExportAbortedError());
+      };
+    });
+    aborted.catch(() => undefined);
+    const onAbort = (): void => abort?.();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const query = client.query(
+        new CopyOutQuery(text, (line) => {
+          count += 1;
+          onLine(line);
+        }),
+      );
+      const done = new Promise<void>((resolve, reject) => {
+        query.on('error', (error: Error) => {
+          broken = error;
+          reject(error);
+        });
+        query.on('end', () => (query.failure === null ? resolve() : reject(query.failure)));
+      });
+      done.catch(() => undefined);
+      try {
+        await Promise.race([done, aborted]);
+      } catch (error) {
+        if (signal?.aborted) {
+          // The client goes back to the pool only once its (canceled) statement has ended.
+          await done.catch(() => undefined);
+          throw new ExportAbortedError();
+        }
+        throw error;
+      }
+      return count;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      client.release(broken);
+    }
+  }
+
+  /** Hands `onRow` the two fields of a COPY line `id<TAB>hash` (hash may be NULL). */
+  private static pairLine(line: string, onRow: (id: string, hash: string | null) => void): void {
+    const tab = line.indexOf('\t');
+    let id = line.slice(0, tab);
+    let hash: string | null = line.slice(tab + 1);
+    if (line.indexOf('\\') !== -1) {
+      if (id.indexOf('\\') !== -1) id = unescapeCopy(id);
+      hash = hash === '\\N' ? null : hash.indexOf('\\') !== -1 ? unescapeCopy(hash) : hash;
+    }
+    onRow(id, hash);
+  }
+
+  async scanExportHashes(name: string, onRow: (id: string, hash: string | null) => void, options: ExportWriteOptions = {}): Promise<number> {
+    return this.guard(async () => {
+      const id = ident(EXPORT_ID_COLUMN);
+      const target = qualified(this.context.schema(), name);
+      return this.copyOut(`COPY (SELECT ${id}, ${ident(EXPORT_HASH_COLUMN)} FROM ${target} WHERE ${id} IS NOT NULL) TO STDOUT`, (line) => PostgresLiveExport.pairLine(line, onRow), options.signal);
+    }, `Could not read table "${name}"`);
+  }
+
+  async scanSourceHashes(name: string, options: ExportSourceOptions & { signal?: AbortSignal }, onRow: (id: string, hash: string) => void): Promise<number> {
+    return this.guard(async () => {
+      const read = await this.sourceRead(name, options);
+      return this.copyOut(
+        `COPY (SELECT ${read.key}, ${read.hash} FROM ${read.target} WHERE ${read.key} IS NOT NULL) TO STDOUT`,
+        (line) => PostgresLiveExport.pairLine(line, (id, hash) => onRow(id, hash ?? '')),
+        options.signal,
+      );
+    }, `Could not read table "${name}"`);
+  }
+
+  async readSourceRows(name: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceRow>> {
+    const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
+    return this.guard(async () => {
+      const read = await this.sourceRead(name, options);
+      let where = `${read.key} IS NOT NULL`;
+      // COPY takes no parameters: the lower bound is a quoted literal, cast to the key's type.
+      if (options.after !== undefined && options.after !== null) where += ` AND ${read.key} > ${escapeLiteral(options.after)}::${read.keyCast}`;
+      const select = [read.key, ...read.fields.map(ident), read.hash].join(', ');
+      const rows: ExportSourceRow[] = [];
+      let more = false;
+      const client = await this.context.pool.connect();
+      let broken: Error | undefined;
+      try {
+        const query = client.query(
+          new CopyOutQuery(`COPY (SELECT ${select} FROM ${read.target} WHERE ${where} ORDER BY ${read.key} LIMIT ${limit + 1}) TO STDOUT`, (line) => {
+            if (rows.length >= limit) {
+              more = true;
+              return;
+            }
+            const cells: (string | null)[] = line.split('\t');
+            if (line.indexOf('\\') !== -1) {
+              for (let index = 0; index < cells.length; index += 1) {
+                const cell = cells[index]!;
+                if (cell === '\\N') cells[index] = null;
+                else if (cell.indexOf('\\') !== -1) cells[index] = unescapeCopy(cell);
+              }
+            }
+            rows.push(this.sourceRow(read, cells));
+          }),
+        );
+        await new Promise<void>((resolve, reject) => {
+          query.on('error', (error: Error) => {
+            broken = error;
+            reject(error);
+          });
+          query.on('end', () => (query.failure === null ? resolve() : reject(query.failure)));
+        });
+      } finally {
+        client.release(broken);
+      }
+      return { rows, next: more ? rows[rows.length - 1]!.id : null };
+    }, `Could not read table "${name}"`);
+  }
+
+  async readSourceRowsById(name: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]> {
+    return this.guard(async () => {
+      const read = await this.sourceRead(name, options);
+      const wanted = [...new Set(ids.filter(read.validKey))];
+      if (wanted.length === 0) return [];
+      const select = [read.key, ...read.fields.map(ident), read.hash].join(', ');
+      const { rows } = await this.context.pool.query<(string | null)[]>({
+        text: `SELECT ${select} FROM ${read.target} WHERE ${read.key} = ANY ($1::${read.keyCast}[])`,
+        values: [wanted],
+        rowMode: 'array',
+      });
+      return rows.map((cells) => this.sourceRow(read, cells));
+    }, `Could not read table "${name}"`);
   }
 }
