@@ -2,13 +2,12 @@ import { Global, type MiddlewareConsumer, Module, type NestModule } from '@nestj
 import { AccountsModule } from '../accounts/accounts.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { ConnectorsModule } from '../connectors/connectors.module';
-import { IssuesService } from '../issues/issues.service';
+import { IssuesModule } from '../issues/issues.module';
+import { LiveExportModule } from '../live-export/live-export.module';
 import { MappingsModule } from '../mappings/mappings.module';
-import { OperationsService } from '../operations/operations.service';
+import { OperationsModule } from '../operations/operations.module';
 import { PendingDeletesModule } from '../pending-deletes/pending-deletes.module';
-import { RecordTables } from '../records/record-tables';
-import { RecordsRepository } from '../records/records.repository';
-import { RecordsService } from '../records/records.service';
+import { RecordsModule } from '../records/records.module';
 import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
@@ -17,7 +16,6 @@ import { ReviewConsoleController } from './review.controller';
 import { SignInController } from './sign-in.controller';
 import { SyncsConsoleController } from './syncs.controller';
 import { LiveExportsConsoleController } from './live-exports.controller';
-import { LiveExportsConsoleModule } from './live-exports.module';
 
 /**
  * The console's infrastructure, global so that (1) its form-body middleware runs before the API's JSON body
@@ -37,9 +35,7 @@ export class ConsoleCoreModule implements NestModule {
 
 /** Lockstep's web console under `/app` (issue 7): sign-in, API keys, connect, review and start, overview, pending deletes. */
 @Module({
-  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule, LiveExportsConsoleModule],
+  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule, IssuesModule, OperationsModule, RecordsModule, LiveExportModule],
   controllers: [SignInController, ApiKeysConsoleController, SyncsConsoleController, ReviewConsoleController, PendingDeletesConsoleController, LiveExportsConsoleController],
-  // The issues, operations and records modules keep their services to themselves; the console uses its own instances.
-  providers: [IssuesService, OperationsService, RecordsService, RecordsRepository, RecordTables],
 })
 export class ConsoleModule {}

@@ -10,5 +10,6 @@ import { RecordsService } from './records.service';
   imports: [SyncsModule],
   controllers: [RecordsController],
   providers: [RecordsService, RecordsRepository, RecordTables],
+  exports: [RecordsService, RecordTables],
 })
 export class RecordsModule {}
