@@ -1,5 +1,7 @@
 import { liveExportWorld, type LiveExportWorld, type RunBody } from './support/live-export-worker';
-import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
+import { exportCaptureOf } from '@lockstep/connectors-core';
+import { findConnector } from '@lockstep/connectors-registry';
+import { PG_URL, scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
 import { bearer } from './support/test-app';
 import { mysqlDestination, mysqlSource, pgDestination, pgSource } from './support/live-export';
 
@@ -57,6 +59,16 @@ describe('live export with the worker process (through HTTP)', () => {
       source.map((row) => ({ ...row, sid: String(row['id']) })),
     );
     return source.length;
+  }
+
+  /** The token of the export change capture on a table of the PostgreSQL source (null when none is installed). */
+  async function captureToken(table: string): Promise<string | null> {
+    const connection = await findConnector('postgres')!.connect({ connectionString: PG_URL }, pg.schema, { egress: { allowPrivate: true, allowLoopback: true } });
+    try {
+      return await exportCaptureOf(connection)!.sourceCaptureToken(table);
+    } finally {
+      await connection.close();
+    }
   }
 
   /** A copy of `big` rows: every row the export wrote, as (a, b) states counted. */
@@ -119,13 +131,25 @@ describe('live export with the worker process (through HTTP)', () => {
     await pg.sql(`INSERT INTO ${pg.schema}.items (id, name, qty) VALUES (1001, 'new one', 1), (1002, 'new two', 2)`);
     await pg.sql(`DELETE FROM ${pg.schema}.items WHERE id IN (5, 6, 7, 8)`);
     const second = await w.finished((await w.trigger(lex.id)).id);
-    expect(second).toMatchObject({ state: 'succeeded', rows_read: 998, rows_written: 6, rows_removed: 4 });
+    // The first run installed the export's change capture in the source: only the 6 logged rows that still
+    // exist are read (5-8 are gone and removed).
+    expect(second).toMatchObject({ state: 'succeeded', rows_read: 6, rows_written: 6, rows_removed: 4 });
     expect(await expectItemsMirror('items_copy')).toBe(998);
     expect(await my.sql(`SELECT name, qty, lockstep_row_hash FROM items_copy WHERE lockstep_source_id IS NULL`)).toEqual([{ name: 'kept by hand', qty: 42, lockstep_row_hash: null }]);
 
     const third = await w.finished((await w.trigger(lex.id)).id);
-    expect(third).toMatchObject({ state: 'succeeded', rows_read: 998, rows_written: 0, rows_removed: 0 });
+    expect(third).toMatchObject({ state: 'succeeded', rows_read: 0, rows_written: 0, rows_removed: 0 });
     expect((await w.runs(lex.id)).map((run) => run.id)).toEqual([third.id, second.id, first.id]);
+
+    // Deleting the export removes its change capture from the source (the worker does it shortly after).
+    expect(await captureToken('items')).not.toBeNull();
+    const deleted = (await w.t.http().delete(`/v1/live-export/live-exports/${lex.id}`).set(bearer(w.keys.write)).expect(200)).body;
+    expect(deleted.note).toContain('change capture');
+    const deadline = Date.now() + 30_000;
+    while ((await captureToken('items')) !== null) {
+      if (Date.now() > deadline) throw new Error('the deleted export\'s change capture is still installed after 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   });
 
   it('a schedule fires at its slot under the test clock: exactly one `schedule` run per slot, none once disabled', async () => {
@@ -277,7 +301,7 @@ describe('live export with the worker process (through HTTP)', () => {
     // And the next run is clean: nothing to write.
     await my.sql(`UPDATE crash_src SET b = 'changed' WHERE id = 7`);
     const next = await w.finished((await w.trigger(lex.id)).id);
-    expect(next).toMatchObject({ state: 'succeeded', rows_read: BIG, rows_written: 1, rows_removed: 0 });
+    expect(next).toMatchObject({ state: 'succeeded', rows_read: 1, rows_written: 1, rows_removed: 0 });
     expect(await pg.sql(`SELECT b FROM ${pg.schema}.crash_copy WHERE lockstep_source_id = '7'`)).toEqual([{ b: 'changed' }]);
   });
 });

@@ -120,6 +120,14 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(2) @Max(3600)
   LIVE_EXPORT_STALE_SECONDS = 30;
 
+  /**
+   * Live export: a run whose source has the export's change capture writes only the rows changed since the last
+   * run, but compares every row (hashes of both sides) at least this often, to repair what capture cannot see
+   * (a destination edited by hand, a source transaction open longer than the capture's hold window).
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(8760)
+  LIVE_EXPORT_FULL_COMPARE_HOURS = 24;
+
   /** Live export tests only: the scheduler's "now" comes from the Redis key `<QUEUE_PREFIX>:live-export:clock` (ms) when set. */
   @Transform(toBool)
   LIVE_EXPORT_TEST_CLOCK = false;

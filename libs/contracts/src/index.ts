@@ -2,3 +2,4 @@ export * from './errors';
 export * from './ids';
 export * from './scopes';
 export * from './pagination';
+export * from './dto';

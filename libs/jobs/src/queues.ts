@@ -28,6 +28,8 @@ export interface JobMap {
     run: { runId: string };
     /** Find schedules whose slot is due and queue one run per slot (repeatable; safe to run on every worker). */
     tick: Record<string, never>;
+    /** The export was deleted: remove its change capture from the source database (released `live_export_captures` rows). */
+    'release-captures': { liveExportId: string };
   };
 }
 
@@ -45,6 +47,7 @@ export const SYNC_JOBS = {
 export const LIVE_EXPORT_JOBS = {
   run: 'run',
   tick: 'tick',
+  releaseCaptures: 'release-captures',
 } as const satisfies Record<string, JobName<'live-export'>>;
 
 /** Default options: bounded retries with exponential backoff; finished jobs do not pile up in Redis. */

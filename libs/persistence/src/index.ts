@@ -5,3 +5,4 @@ export * from './migrate';
 export * from './persistence.module';
 export * from './credentials/credential-cipher';
 export * from './issues/credential-issues';
+export * from './live-export-captures';

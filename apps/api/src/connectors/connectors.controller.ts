@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ConnectorListDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
-import { ConnectorListDto } from './connector.dto';
 import { ConnectorCatalog } from './connector-catalog';
 import { toConnectorDto } from './connectors.mapper';
 

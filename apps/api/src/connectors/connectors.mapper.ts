@@ -1,6 +1,6 @@
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
+import type { ConnectorDto } from '@lockstep/contracts';
 import { planIncludes } from '@lockstep/domain';
-import type { ConnectorDto } from './connector.dto';
 
 export function toConnectorDto(connector: ConnectorDeclaration, accountPlan: string): ConnectorDto {
   const { auth, capabilities } = connector;

@@ -1,7 +1,7 @@
 import type { BaseInfo, ConnectorDeclaration } from '@lockstep/connectors-core';
+import type { LiveExportDto, RunDto, ScheduleDto } from '@lockstep/contracts';
 import type { LiveExportEntity } from '@lockstep/persistence';
 import type { LiveExportSide } from '../live-export/live-export-access';
-import type { LiveExportDto, RunDto, ScheduleDto } from '../live-export/live-export.dto';
 import { type ConsoleSession, csrfInput } from './console-session';
 import { badge, when } from './format';
 import { html, type SafeHtml } from './html';

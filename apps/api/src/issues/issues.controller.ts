@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ISSUE_TYPES, IssueDto, IssueListDto, IssueRetryDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
-import { IssueDto, IssueListDto, IssueRetryDto, ISSUE_TYPES } from './issues.dto';
 import { IssuesService } from './issues.service';
 
 const ISSUE_ID = { name: 'id', description: 'Issue id (`iss_...`).' };

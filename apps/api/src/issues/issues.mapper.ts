@@ -1,6 +1,6 @@
+import type { IssueDto, IssueRecordDto } from '@lockstep/contracts';
 import type { IssueType, Remediation, SideName } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
-import type { IssueDto, IssueRecordDto } from './issues.dto';
 
 /** A `sync_issues` row with its record's remote ids (from `record_links`). */
 export interface IssueRow {

@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode, isId, ISSUE_TYPES, type IssueDto, type IssueListDto, type IssueRetryDto } from '@lockstep/contracts';
 import type { AuthContext } from '../common/auth/auth-context';
 import { enumParam, requireSyncParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
-import { type IssueDto, type IssueListDto, type IssueRetryDto, ISSUE_TYPES } from './issues.dto';
 import { type IssueRow, toIssueDto } from './issues.mapper';
 
 export const ISSUES_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };

@@ -1,12 +1,12 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { LiveExportConnectorListDto } from '@lockstep/contracts';
 import { planIncludes } from '@lockstep/domain';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope } from '../common/auth/auth.decorators';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { LiveExportAccess } from './live-export-access';
 import { connectorRoles } from './live-export-connections';
-import { LiveExportConnectorListDto } from './live-export.dto';
 
 @ApiTags('Live export')
 @ApiBearerAuth('api_key')

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ExportMappingsDocumentDto, ExportValidationResultDto, SaveDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
 import { LiveExportMappingsService } from './live-export-mappings.service';
-import { ExportMappingsDocumentDto, ExportValidationResultDto, SaveDto } from './live-export.dto';
 import { LIVE_EXPORT_ID } from './live-exports.controller';
 
 const etag = (version: number) => `"${version}"`;

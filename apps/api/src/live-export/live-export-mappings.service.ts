@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { DomainError, ErrorCode, type ExportValidationResultDto, type SavedTableDto, type SaveDto } from '@lockstep/contracts';
 import { type Connection, type ExportColumnExpectation, exportStructureProblems, isConnectorError } from '@lockstep/connectors-core';
 import {
   buildLiveExportPlan,
@@ -20,7 +20,6 @@ import { canonicalJson } from '../common/idempotency/idempotency.interceptor';
 import { LiveExportAccess, LiveExportLinks } from './live-export-access';
 import { LiveExportConnections } from './live-export-connections';
 import { LiveExportSchemaService } from './live-export-schema.service';
-import type { ExportValidationResultDto, SaveDto, SavedTableDto } from './live-export.dto';
 import { planTablesDto, toSaveDto } from './live-export.mapper';
 
 export interface MappingsView {

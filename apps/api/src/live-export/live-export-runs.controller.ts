@@ -1,10 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { RunDto, RunListDto, ScheduleDto, SchedulePatchDto, TriggerDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
 import { LiveExportRunsService } from './live-export-runs.service';
-import { RunDto, RunListDto, ScheduleDto, SchedulePatchDto, TriggerDto } from './live-export.dto';
 import { LIVE_EXPORT_ID } from './live-exports.controller';
 
 const RUN_ID = { name: 'id', description: 'Run id (`run_...`).' };

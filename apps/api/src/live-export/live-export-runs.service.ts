@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, QueryFailedError } from 'typeorm';
-import { DomainError, ErrorCode, isId, newId } from '@lockstep/contracts';
+import { DomainError, ErrorCode, isId, newId, type RunDto, type RunListDto, type ScheduleDto, type SchedulePatchDto } from '@lockstep/contracts';
 import { isLiveExportCadence, isTimeOfDay, isTimeZone, type LiveExportCadence, type LiveExportScheduleSpec, nextSlot } from '@lockstep/domain';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
 import { LiveExportRunEntity, LiveExportScheduleEntity, type LiveExportEntity } from '@lockstep/persistence';
@@ -9,7 +9,6 @@ import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, parseLimit } from '../common/pagination/cursor.service';
 import { LiveExportAccess, type LiveExportGate, LiveExportLinks } from './live-export-access';
 import { LIVE_EXPORT_LIST_LIMIT, LiveExportsService } from './live-exports.service';
-import type { RunDto, RunListDto, ScheduleDto, SchedulePatchDto } from './live-export.dto';
 import { toRunDto, toScheduleDto } from './live-export.mapper';
 
 const ACTIVE_RUN_INDEX = 'live_export_runs_one_active';

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { DomainError, ErrorCode, type LocationListDto, type SourceFieldListDto, type SourceTableListDto } from '@lockstep/contracts';
 import { exportDefaultName, isExportableField } from '@lockstep/domain';
 import type { LiveExportEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { LiveExportAccess, LiveExportLinks, type LiveExportSide } from './live-export-access';
 import { LiveExportConnections } from './live-export-connections';
-import type { LocationListDto, SourceFieldListDto, SourceTableListDto } from './live-export.dto';
 
 /**
  * Source tables and fields, destination locations: read live from the apps (nothing cached). Link fields,

@@ -1,8 +1,8 @@
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
+import type { LiveExportDto, RunDto, SavedTableDto, SaveDto, ScheduleDto } from '@lockstep/contracts';
 import type { LiveExportPlan } from '@lockstep/domain';
 import type { LiveExportEntity, LiveExportRunEntity, LiveExportScheduleEntity } from '@lockstep/persistence';
 import type { LiveExportLinks } from './live-export-access';
-import type { LiveExportDto, RunDto, SaveDto, SavedTableDto, ScheduleDto } from './live-export.dto';
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 

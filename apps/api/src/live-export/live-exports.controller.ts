@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { CreateLiveExportDto, DeletedLiveExportDto, LiveExportDto, LiveExportListDto, LocationListDto, SourceFieldListDto, SourceTableListDto, UpdateLiveExportDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope } from '../common/auth/auth.decorators';
 import { Idempotent } from '../common/idempotency/idempotency.interceptor';
 import { ApiErrors } from '../common/openapi/api-errors';
 import { LiveExportSchemaService } from './live-export-schema.service';
-import { CreateLiveExportDto, DeletedLiveExportDto, LiveExportDto, LiveExportListDto, LocationListDto, SourceFieldListDto, SourceTableListDto, UpdateLiveExportDto } from './live-export.dto';
 import { LiveExportsService } from './live-exports.service';
 
 export const LIVE_EXPORT_ID = { name: 'id', description: 'Live export id (`lex_...`).' };
@@ -81,7 +81,7 @@ export class LiveExportsController {
 
   @Delete(':id')
   @RequiredScope('readwrite')
-  @ApiOperation({ summary: 'Delete a live export', description: 'Deletes the export, its schedule and its run history; an active run is canceled (a running copy stops within a second). Tables already created in the destination stay, with their rows.' })
+  @ApiOperation({ summary: 'Delete a live export', description: 'Deletes the export, its schedule and its run history; an active run is canceled (a running copy stops within a second). Tables already created in the destination stay, with their rows. The change capture the export installed in the source database (triggers `lockstep_export_*` / `lockstep_x*`) is removed by the worker shortly after.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: DeletedLiveExportDto })
   @ApiErrors({ 403: ['live_export_unavailable'], 404: ['not_found'] })

@@ -3,14 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
 import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
 import type { BaseInfo, ConnectorDeclaration, Credentials } from '@lockstep/connectors-core';
-import { JobProducer, QUEUES } from '@lockstep/jobs';
-import { LiveExportEntity } from '@lockstep/persistence';
+import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
+import { LiveExportEntity, RELEASE_CAPTURES_SQL } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { LiveExportAccess, LiveExportLinks, type LiveExportSide } from './live-export-access';
 import { LiveExportConnections, resolveLocation } from './live-export-connections';
-import type { CreateLiveExportDto, DeletedLiveExportDto, DestinationPatchDto, LiveExportDto, LiveExportListDto, SourcePatchDto, UpdateLiveExportDto } from './live-export.dto';
+import type { CreateLiveExportDto, DeletedLiveExportDto, DestinationPatchDto, LiveExportDto, LiveExportListDto, SourcePatchDto, UpdateLiveExportDto } from '@lockstep/contracts';
 import { toLiveExportDto } from './live-export.mapper';
 
 export const LIVE_EXPORT_LIST_LIMIT: LimitRule = { min: 1, max: 25, default: 10 };
@@ -151,7 +151,7 @@ export class LiveExportsService {
 
   async remove(auth: AuthContext, id: string): Promise<DeletedLiveExportDto> {
     const { entity } = await this.access.load(auth, id, 'write');
-    const canceled = await this.dataSource.transaction(async (m) => {
+    const outcome = await this.dataSource.transaction(async (m) => {
       const runs: { id: string; state: string }[] = await m.query(
         // (A CTE so the driver returns the rows themselves, not [rows, count] as for a bare UPDATE.)
         `WITH canceled AS (
@@ -162,15 +162,20 @@ export class LiveExportsService {
          SELECT id, state FROM canceled`,
         [entity.id],
       );
+      // The export's change capture in the source database is removed by the worker afterwards.
+      const [, released] = (await m.query(RELEASE_CAPTURES_SQL, [entity.id])) as [unknown, number];
       await m.getRepository(LiveExportEntity).delete({ id: entity.id });
-      return runs[0] ?? null;
+      return { run: runs[0] ?? null, released };
     });
+    const canceled = outcome.run;
     if (canceled) await this.removeQueuedJob(canceled.id);
+    // Best effort: the worker's sweep also picks up released captures whose job never arrived.
+    if (outcome.released > 0) await this.jobs.add(QUEUES.liveExport, LIVE_EXPORT_JOBS.releaseCaptures, { liveExportId: entity.id }, { jobId: `release:${entity.id}` }).catch(() => undefined);
     return {
       id: entity.id,
       deleted: true,
       canceled_run: canceled?.id ?? null,
-      note: 'The live export, its schedule and its run history are deleted. Tables it created in the destination stay, with their rows.',
+      note: 'The live export, its schedule and its run history are deleted. Tables it created in the destination stay, with their rows; the change capture it installed in the source database is removed shortly.',
     };
   }
 

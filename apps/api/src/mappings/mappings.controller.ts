@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { MappingsDocumentDto, ValidateRequestDto, ValidationResultDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope, RequiresSubscription } from '../common/auth/auth.decorators';
 import { Idempotent } from '../common/idempotency/idempotency.interceptor';
 import { ApiErrors } from '../common/openapi/api-errors';
-import { MappingsDocumentDto, ValidateRequestDto, ValidationResultDto } from './mappings.dto';
 import { MappingsService } from './mappings.service';
 
 const SYNC_ID = { name: 'sync_id', description: 'Sync id (`sync_...`).' };

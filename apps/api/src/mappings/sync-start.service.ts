@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { DomainError, ErrorCode, type SyncDto } from '@lockstep/contracts';
 import { isCreate, transition } from '@lockstep/domain';
 import { type StartOptions, SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
-import type { SyncDto } from '../syncs/sync.dto';
 import { isConnected, SyncAccess } from '../syncs/sync-access';
 import { SyncsService } from '../syncs/syncs.service';
 import { MappingsService } from './mappings.service';

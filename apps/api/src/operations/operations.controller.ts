@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { OperationDto, OperationListDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
-import { OperationDto, OperationListDto } from './operations.dto';
 import { OperationsService } from './operations.service';
 
 @ApiTags('Monitoring')

@@ -1,6 +1,6 @@
+import type { OperationDto, OperationListItemDto } from '@lockstep/contracts';
 import type { FieldChange, SideName } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
-import type { OperationDto, OperationListItemDto } from './operations.dto';
 
 /** An `operations` row as the service reads it (`field_changes` only for the single form). */
 export interface OperationRow {

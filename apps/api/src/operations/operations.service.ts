@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode, isId, type OperationDto, type OperationListDto } from '@lockstep/contracts';
 import { SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sinceParam, tableParam } from '../common/http/query-params';
@@ -9,7 +9,6 @@ import { CursorService, type LimitRule, parseLimit } from '../common/pagination/
 import { resolveTableRef } from '../schema/table-ref';
 import { SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
-import type { OperationDto, OperationListDto } from './operations.dto';
 import { type OperationRow, toOperationDto, toOperationListItem } from './operations.mapper';
 
 export const OPERATIONS_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };

@@ -1,9 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { PendingDeleteListDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
-import { PendingDeleteListDto } from './pending-deletes.dto';
 import { PendingDeletesService } from './pending-deletes.service';
 
 @ApiTags('Pending deletes')

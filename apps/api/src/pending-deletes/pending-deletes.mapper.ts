@@ -1,6 +1,6 @@
+import type { PendingDeleteDto } from '@lockstep/contracts';
 import type { PendingDeleteEntity, SideName } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
-import type { PendingDeleteDto } from './pending-deletes.dto';
 
 /** A held delete after a person's decision (printed by `lockstep pending-delete ...`). */
 export interface PendingDeleteDecisionView {

@@ -2,14 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, In, Not } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode, isId, type PendingDeleteListDto } from '@lockstep/contracts';
 import { PendingDeleteEntity, PendingDeleteEventEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { enumParam, requireSyncParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
-import type { PendingDeleteListDto } from './pending-deletes.dto';
 import { type PendingDeleteDecisionView, type PendingDeleteListRow, toDecisionView, toPendingDeleteDto } from './pending-deletes.mapper';
 
 export type PendingDeleteDecision = 'approve' | 'ignore' | 'restore';

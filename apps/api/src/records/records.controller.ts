@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { RecordSearchDto, RecordStatusDto, RefetchRequestDto, RefetchResultDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
-import { RecordSearchDto, RecordStatusDto, RefetchRequestDto, RefetchResultDto } from './records.dto';
 import { RecordsService } from './records.service';
 
 const RECORD_ID = {

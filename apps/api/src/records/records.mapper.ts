@@ -1,21 +1,10 @@
+import type { PendingDeleteEventDto, QueuedOperationDto, RecordCopyDto, RecordHitCopyDto, RecordHitDto, RecordIssueDto, RecordOperationDto, RecordQueueEntryDto, RecordStatusDto, RecordTablesDto } from '@lockstep/contracts';
 import type { SideName } from '@lockstep/persistence';
 import { type PendingDeleteListRow, toPendingDeleteDto } from '../pending-deletes/pending-deletes.mapper';
 import { SIDES } from '../syncs/sync-access';
 import type { SyncLinks } from '../syncs/sync-links';
 import type { PairTables } from './record-tables';
 import type { IssueRow, LinkRow, MatchRow, OperationRow, PendingDeleteEventRow, PendingDeleteRow, QueueRow } from './records.repository';
-import type {
-  PendingDeleteEventDto,
-  QueuedOperationDto,
-  RecordCopyDto,
-  RecordHitCopyDto,
-  RecordHitDto,
-  RecordIssueDto,
-  RecordOperationDto,
-  RecordQueueEntryDto,
-  RecordStatusDto,
-  RecordTablesDto,
-} from './records.dto';
 
 const remoteOf = (link: LinkRow, side: SideName) => (side === 'left' ? link.left_remote_id : link.right_remote_id);
 const deletedOn = (link: LinkRow, side: SideName) => (side === 'left' ? link.left_deleted : link.right_deleted);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode, isId, type RecordSearchDto, type RecordStatusDto, type RefetchResultDto } from '@lockstep/contracts';
 import type { SideName } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sideParam, tableParam } from '../common/http/query-params';
@@ -7,7 +7,6 @@ import { type LimitRule, parseLimit } from '../common/pagination/cursor.service'
 import { type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
 import { type PairTables, RecordTables } from './record-tables';
-import type { RecordSearchDto, RecordStatusDto, RefetchResultDto } from './records.dto';
 import { hasCopy, toHitDto, toStatusDto } from './records.mapper';
 import { type LinkRow, RecordsRepository } from './records.repository';
 

@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { FieldListDto, SchemaLoadingDto, TableListDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
-import { FieldListDto, SchemaLoadingDto, TableListDto } from './schema.dto';
 import { isSchemaLoading } from './schema.mapper';
 import { SchemaService } from './schema.service';
 

@@ -1,6 +1,6 @@
+import type { FieldDto, FieldListDto, SchemaLoadingDto, TableDto, TableListDto } from '@lockstep/contracts';
 import type { SyncFieldEntity, SyncTableEntity } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
-import type { FieldDto, FieldListDto, SchemaLoadingDto, TableDto, TableListDto } from './schema.dto';
 
 export const SCHEMA_LOADING: SchemaLoadingDto = { loading: true };
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Connection } from '@lockstep/connectors-core';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode, type FieldListDto, isId, type SchemaLoadingDto, type TableListDto } from '@lockstep/contracts';
 import { transition } from '@lockstep/domain';
 import type { SideName, SyncEntity, SyncFieldEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -8,7 +8,6 @@ import { SideConnections } from '../syncs/side-connections';
 import { isSideName, type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
 import { BUSY, type Busy, SchemaLocks, type WhenBusy } from './schema-locks';
-import type { FieldListDto, SchemaLoadingDto, TableListDto } from './schema.dto';
 import { SCHEMA_LOADING, toFieldListDto, toTableListDto } from './schema.mapper';
 import { SchemaStore } from './schema.store';
 import { resolveTableRef } from './table-ref';

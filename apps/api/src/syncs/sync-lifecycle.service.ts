@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { DomainError, ErrorCode, type SyncDto } from '@lockstep/contracts';
 import { type LifecycleEvent, type LifecycleOutcome, transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import { SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
-import type { SyncDto } from './sync.dto';
 import { isConnected, type LoadedSync, SyncAccess } from './sync-access';
 import { SyncLinks } from './sync-links';
 import { SyncsService } from './syncs.service';

@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { BaseListDto, CreateSyncDto, DeletedSyncDto, SyncDto, SyncListDto, SyncStatusDto, UpdateSyncDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope, RequiresSubscription } from '../common/auth/auth.decorators';
 import { Idempotent } from '../common/idempotency/idempotency.interceptor';
 import { ApiErrors } from '../common/openapi/api-errors';
-import { BaseListDto, CreateSyncDto, DeletedSyncDto, SyncDto, SyncListDto, SyncStatusDto, UpdateSyncDto } from './sync.dto';
 import { SyncLifecycleService } from './sync-lifecycle.service';
 import { SyncsService } from './syncs.service';
 

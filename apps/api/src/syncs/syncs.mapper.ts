@@ -1,7 +1,6 @@
-import type { PendingAction } from '@lockstep/contracts';
+import type { PendingAction, SideDto, SyncDto, SyncStatusDto } from '@lockstep/contracts';
 import type { SyncEntity, SyncSideEntity } from '@lockstep/persistence';
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
-import type { SideDto, SyncDto, SyncStatusDto } from './sync.dto';
 import { isConnected, SIDES, type SyncSides } from './sync-access';
 import type { SyncLinks } from './sync-links';
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, In, IsNull, type Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
+import { type BaseListDto, type CreateSyncDto, type DeletedSyncDto, DomainError, ErrorCode, newId, type SideInputDto, type SidePatchDto, type SyncDto, type SyncListDto, type SyncStatusDto, type UpdateSyncDto } from '@lockstep/contracts';
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import { transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
@@ -20,7 +20,6 @@ import {
 import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, parseLimit } from '../common/pagination/cursor.service';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
-import type { BaseListDto, CreateSyncDto, DeletedSyncDto, SideInputDto, SidePatchDto, SyncDto, SyncListDto, SyncStatusDto, UpdateSyncDto } from './sync.dto';
 import { type BuiltSide, SideBuilder } from './side-builder';
 import { SideConnections } from './side-connections';
 import { isConnected, isSideName, type LoadedSync, SIDES, SyncAccess, type SyncSides } from './sync-access';

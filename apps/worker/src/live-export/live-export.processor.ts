@@ -1,6 +1,7 @@
 /**
  * The worker's live export consumer (queue `live-export`):
  * - job `run` `{runId}`: carries out one run (run-executor.ts); up to `LIVE_EXPORT_CONCURRENCY` at once;
+ * - job `release-captures` `{liveExportId}`: the export was deleted; removes its change capture from the source;
  * - job `tick` `{}`: a Bull repeatable job every 15 s (registered at boot by every worker; Bull keeps one
  *   schedule per name and interval), queuing scheduled runs (scheduler.ts);
  * - every few seconds, orphan recovery: a running run whose heartbeat is older than `LIVE_EXPORT_STALE_SECONDS`
@@ -25,6 +26,8 @@ export const TICK_EVERY_MS = 15_000;
 export const TEST_CLOCK_KEY = 'live-export:clock';
 /** A queued run older than this without a Bull job gets one again. */
 const LOST_JOB_SECONDS = 30;
+/** Released change captures older than this without a live job get one again. */
+const LOST_RELEASE_SECONDS = 600;
 
 @Injectable()
 export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -47,6 +50,7 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
   async onApplicationBootstrap(): Promise<void> {
     void this.queue.process(LIVE_EXPORT_JOBS.run, this.config.LIVE_EXPORT_CONCURRENCY, (job: Job<JobMap['live-export']['run']>) => this.run(job.data.runId));
     void this.queue.process(LIVE_EXPORT_JOBS.tick, 1, () => this.tick());
+    void this.queue.process(LIVE_EXPORT_JOBS.releaseCaptures, 1, (job: Job<JobMap['live-export']['release-captures']>) => this.releaseCaptures(job));
     await this.queue.add(LIVE_EXPORT_JOBS.tick, {}, { repeat: { every: TICK_EVERY_MS }, removeOnComplete: 10, removeOnFail: 10 });
     const every = Math.max(1000, Math.min(5000, (this.config.LIVE_EXPORT_STALE_SECONDS * 1000) / 3));
     this.sweepTimer = setInterval(() => void this.sweep(), every);
@@ -60,6 +64,13 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
 
   async run(runId: string): Promise<{ state: string | null }> {
     return { state: await this.executor.execute(runId) };
+  }
+
+  async releaseCaptures(job: Job<JobMap['live-export']['release-captures']>): Promise<{ removed: number }> {
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const removed = await this.executor.releaseCaptures(job.data.liveExportId, lastAttempt);
+    if (removed > 0) this.logger.log({ liveExportId: job.data.liveExportId, removed }, 'removed the change capture of a deleted live export');
+    return { removed };
   }
 
   /** "Now" for the scheduler: the test clock when enabled and set, else the real time. */
@@ -94,6 +105,13 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
       // A new job id: the dead worker's job may still be in Redis under `run:<id>`.
       for (const runId of requeued) await this.enqueue(runId, `run:${runId}:requeued`);
       if (requeued.length + failed.length > 0) this.logger.warn({ requeued, failed }, 'recovered live export runs of a stopped worker');
+      // Released captures whose job never arrived (Redis was down at the delete) get one.
+      for (const liveExportId of await this.executor.captureStore.staleReleases(LOST_RELEASE_SECONDS, accountId ?? null)) {
+        const job = await this.queue.getJob(`release:${liveExportId}`);
+        if (!job || (await job.isCompleted()) || (await job.isFailed())) {
+          await this.queue.add(LIVE_EXPORT_JOBS.releaseCaptures, { liveExportId }, { ...DEFAULT_JOB_OPTIONS, jobId: `release:${liveExportId}:${Date.now()}` });
+        }
+      }
       for (const runId of await this.executor.store.staleQueued(LOST_JOB_SECONDS, accountId)) {
         const jobs = await Promise.all([this.queue.getJob(`run:${runId}`), this.queue.getJob(`run:${runId}:requeued`)]);
         const alive = await Promise.all(jobs.map(async (job) => (job ? !(await job.isCompleted()) && !(await job.isFailed()) : false)));

@@ -19,6 +19,7 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '@lockstep/config';
 import {
   type Connection,
+  exportCaptureOf,
   exportPlanFingerprint,
   exportRowHasher,
   exportSourceOf,
@@ -26,6 +27,7 @@ import {
   type ExportSourcePage,
   type ExportSourceRow,
   type LiveExportSource,
+  type LiveExportSourceCapture,
   isConnectorError,
   isExportAborted,
   type ExportColumnExpectation,
@@ -36,6 +38,7 @@ import {
 import { findConnector } from '@lockstep/connectors-registry';
 import { conversionFor, type CanonicalValue, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
 import { type CredentialCipher, LiveExportEntity, liveExportOwner } from '@lockstep/persistence';
+import { type CaptureState, CaptureStore } from './capture-store';
 import { type RunCounters, type RunError, RunStore } from './run-store';
 
 const PAGE_SIZE = 5000;
@@ -47,6 +50,15 @@ const FETCH_ROWS = 1000;
 /** Rows compared before an incremental run may decide to stream instead. */
 const STREAM_MIN_ROWS = 10_000;
 const CANCEL_POLL_MS = 200;
+/** Log entries read per change-capture call. */
+const CHANGES_PAGE = 10_000;
+/** More changed ids than this in one run: compare everything instead of fetching each by id. */
+const CHANGES_FULL_ABOVE = 50_000;
+/**
+ * A capture checkpoint older than this is not trusted: the source's log keeps entries for 7 days, so a reader
+ * further behind could miss purged ones.
+ */
+const CHECKPOINT_MAX_AGE_MS = 6 * 24 * 3600_000;
 const HEARTBEAT_MS = 1000;
 
 /** A failure that ends the run with this code and message. */
@@ -81,6 +93,7 @@ interface ColumnPlan {
 export class RunExecutor {
   private readonly logger = new Logger('LiveExportRun');
   private readonly runs: RunStore;
+  private readonly captures: CaptureStore;
 
   constructor(
     private readonly db: DataSource,
@@ -88,6 +101,11 @@ export class RunExecutor {
     private readonly config: AppConfig,
   ) {
     this.runs = new RunStore(db);
+    this.captures = new CaptureStore(db);
+  }
+
+  get captureStore(): CaptureStore {
+    return this.captures;
   }
 
   get store(): RunStore {
@@ -144,6 +162,46 @@ export class RunExecutor {
     return finished ? outcome.state : null;
   }
 
+  /**
+   * Removes the change capture of a deleted export from its source database and deletes the released rows. A
+   * source that cannot be reached throws (the job retries with backoff); on the last attempt the rows go anyway
+   * and the triggers stay behind (logged, with their names, for a person to drop).
+   */
+  async releaseCaptures(liveExportId: string, lastAttempt: boolean): Promise<number> {
+    const released = await this.captures.released(liveExportId);
+    if (released.length === 0) return 0;
+    const first = released[0]!;
+    const declaration = first.connector ? findConnector(first.connector) : undefined;
+    let removed = 0;
+    try {
+      if (!declaration || !first.credentials) throw new Error(`the source connector "${first.connector}" is not installed or the source is not connected`);
+      const credentials = this.cipher.decrypt(first.credentials, liveExportOwner(liveExportId, 'source'));
+      const connection = await declaration.connect(credentials, first.base, {
+        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+        poolSize: 1,
+      });
+      try {
+        const capture = exportCaptureOf(connection);
+        for (const row of released) {
+          if (capture) await capture.stopSourceCapture(row.sourceTable);
+          await this.captures.forget(liveExportId, row.sourceTable);
+          removed += 1;
+        }
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      if (!lastAttempt) throw error;
+      const tables = released.map((row) => row.sourceTable);
+      this.logger.warn(
+        { liveExportId, tables, error: error instanceof Error ? error.message : String(error) },
+        'could not remove the change capture of a deleted live export from its source; its triggers on these tables (PostgreSQL lockstep_export_*, MySQL lockstep_xa*) can be dropped by hand',
+      );
+      for (const table of tables) await this.captures.forget(liveExportId, table);
+    }
+    return removed;
+  }
+
   private describe(error: unknown): RunError {
     if (error instanceof RunFailure) return { code: error.code, message: error.message };
     if (isConnectorError(error)) return { code: CONNECTOR_CODES[error.kind] ?? 'connection_failed', message: error.message };
@@ -177,9 +235,18 @@ export class RunExecutor {
       try {
         const target = destination.liveExport;
         if (!target) throw new RunFailure('connector_not_supported', `The ${destination.type} connector cannot be a live export destination`);
+        const states = await this.captures.load(exportRow.id);
         for (const table of plan.tables) {
           if (signal.aborted) return;
-          await this.copyTable(source, target, table, counters, signal);
+          await this.copyTable(exportRow.id, source, target, table, states.get(table.sourceTable) ?? null, counters, signal);
+        }
+        // Tables that left the plan: their capture is removed from the source (nothing reads it any more).
+        const capture = exportCaptureOf(source);
+        const mapped = new Set(plan.tables.map((table) => table.sourceTable));
+        for (const sourceTable of states.keys()) {
+          if (mapped.has(sourceTable) || signal.aborted) continue;
+          if (capture) await capture.stopSourceCapture(sourceTable);
+          await this.captures.forget(exportRow.id, sourceTable);
         }
       } finally {
         await destination.close();
@@ -214,7 +281,15 @@ export class RunExecutor {
     });
   }
 
-  private async copyTable(source: Connection, target: LiveExportTarget, table: LiveExportPlanTable, counters: RunCounters, signal: AbortSignal): Promise<void> {
+  private async copyTable(
+    liveExportId: string,
+    source: Connection,
+    target: LiveExportTarget,
+    table: LiveExportPlanTable,
+    state: CaptureState | null,
+    counters: RunCounters,
+    signal: AbortSignal,
+  ): Promise<void> {
     const info = await target.inspectExportTable(table.destinationTable);
     const invalid = this.structureFailure(table, info);
     if (invalid) throw invalid;
@@ -231,12 +306,33 @@ export class RunExecutor {
 
     if (layer) {
       const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
+      const capture = exportCaptureOf(source);
+      if (capture && state && probe.rows.length > 0 && (await this.captureUsable(capture, table, state, salt))) {
+        const next = await this.changesOnly(capture, layer, table, fields, salt, state.checkpoint, writer, counters, signal);
+        if (next !== null) {
+          await writer.done();
+          if (!signal.aborted) await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
+          return;
+        }
+        // Too many changes to fetch one by one: compare everything instead (below).
+      }
+      // The capture is installed (or found) before anything is read, and its checkpoint taken: every change
+      // committed after it reaches the next run through the log, everything before it is in this run's reads.
+      const started = capture ? await this.startCapture(capture, table) : null;
       if (probe.rows.length === 0) {
         // First run (or an emptied table): stream every source row straight into inserts.
         await this.stream(layer, table, fields, salt, writer, counters, signal, () => 'insert');
       } else {
         await this.incremental(layer, target, table, fields, salt, writer, counters, signal);
       }
+      await writer.done();
+      if (started && !signal.aborted) {
+        const now = new Date();
+        await this.captures.save(liveExportId, { sourceTable: table.sourceTable, destinationTable: table.destinationTable, token: started.token, checkpoint: started.checkpoint, salt, checkpointAt: now, fullCompareAt: now });
+      } else if (state && !signal.aborted) {
+        await this.captures.forget(liveExportId, table.sourceTable);
+      }
+      return;
     } else {
       // A source whose database cannot hash rows: stream it, hashing the mapped source values here.
       const existing = await this.destinationHashes(target, table, signal);
@@ -254,6 +350,76 @@ export class RunExecutor {
       if (!signal.aborted) await writer.deletes([...existing.keys()]);
     }
     await writer.done();
+  }
+
+  /**
+   * Whether this run may write only what the capture logged: the same plan (salt) and destination table, a
+   * full compare recent enough, a checkpoint younger than the log's retention, and the very installation the
+   * checkpoint belongs to (a capture removed and installed again may have missed changes in between).
+   */
+  private async captureUsable(capture: LiveExportSourceCapture, table: LiveExportPlanTable, state: CaptureState, salt: string): Promise<boolean> {
+    const now = Date.now();
+    if (state.salt !== salt || state.destinationTable !== table.destinationTable) return false;
+    if (now - state.fullCompareAt.getTime() >= this.config.LIVE_EXPORT_FULL_COMPARE_HOURS * 3600_000) return false;
+    if (now - state.checkpointAt.getTime() >= CHECKPOINT_MAX_AGE_MS) return false;
+    return (await capture.sourceCaptureToken(table.sourceTable)) === state.token;
+  }
+
+  /** Installs the capture; a source that will not take it (no trigger privilege, no usable key) is compared in full each run. */
+  private async startCapture(capture: LiveExportSourceCapture, table: LiveExportPlanTable): Promise<{ token: string; checkpoint: string } | null> {
+    try {
+      return await capture.startSourceCapture(table.sourceTable);
+    } catch (error) {
+      // No trigger privilege, or a table lock the install could not get in time: this run compares everything
+      // without it (and the next one tries again).
+      if (isConnectorError(error) && (error.kind === 'permission' || error.kind === 'unsupported' || error.kind === 'transient')) {
+        this.logger.warn({ table: table.sourceTable, error: error.message }, 'change capture could not be installed on the live export source; this run compares all rows');
+        return null;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Writes the rows the capture logged since `since`: fetched by id with their hashes and upserted; an id the
+   * source no longer has was deleted there and is removed. Returns the checkpoint to keep, or null (nothing
+   * written) when more ids changed than fetching one by one is worth.
+   */
+  private async changesOnly(
+    capture: LiveExportSourceCapture,
+    layer: LiveExportSource,
+    table: LiveExportPlanTable,
+    fields: string[],
+    salt: string,
+    since: string,
+    writer: BatchWriter,
+    counters: RunCounters,
+    signal: AbortSignal,
+  ): Promise<string | null> {
+    const ids = new Set<string>();
+    let checkpoint = since;
+    for (;;) {
+      if (signal.aborted) return checkpoint;
+      const page = await capture.readSourceChanges(table.sourceTable, checkpoint, { limit: CHANGES_PAGE });
+      for (const id of page.ids) ids.add(id);
+      if (ids.size > CHANGES_FULL_ABOVE) return null;
+      checkpoint = page.checkpoint;
+      if (!page.hasMore) break;
+    }
+    const changed = [...ids];
+    for (let start = 0; start < changed.length && !signal.aborted; start += FETCH_ROWS) {
+      const chunk = changed.slice(start, start + FETCH_ROWS);
+      const rows = await layer.readSourceRowsById(table.sourceTable, chunk, { fields, salt });
+      counters.rowsRead += rows.length;
+      const found = new Set<string>();
+      for (const row of rows) {
+        found.add(row.id);
+        await writer.add('upsert', row);
+      }
+      const gone = chunk.filter((id) => !found.has(id));
+      if (gone.length > 0) await writer.deletes(gone);
+    }
+    return checkpoint;
   }
 
   /** Every `(lockstep_source_id, lockstep_row_hash)` of the destination table. */

@@ -135,8 +135,52 @@ export interface LiveExportSource {
   readSourceRowsById(table: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]>;
 }
 
+/** A capture just installed (or found installed): what names it, and a checkpoint meaning "now". */
+export interface ExportCaptureStart {
+  /**
+   * Names this installation of the capture (the triggers and the log they write to). It changes whenever
+   * the capture was removed and installed again, so a reader holding an older token knows changes may be
+   * missing from the log and compares everything instead.
+   */
+  token: string;
+  /** Changes committed after this checkpoint are returned by `readSourceChanges`. Taken after the install. */
+  checkpoint: string;
+}
+
+export interface ExportChangePage {
+  /** Remote ids (as `readPage` gives them) of rows inserted, updated or deleted in this window, each once. */
+  ids: string[];
+  /** Pass as `since` next time; advance it only once the ids were written. */
+  checkpoint: string;
+  /** More log entries wait beyond `limit`. */
+  hasMore: boolean;
+}
+
+/**
+ * Change capture for live export sources (optional): the export's OWN triggers and log in the source
+ * database, separate from the change capture a sync installs (`prepareTable`), so removing one never affects
+ * the other. The log holds which keys changed, not values: a run reads the ids changed since its checkpoint
+ * and fetches those rows (`readSourceRowsById`); an id that no longer exists was deleted. Reads purge log
+ * entries older than the retention (7 days) now and then; a reader further behind must compare everything.
+ */
+export interface LiveExportSourceCapture {
+  /**
+   * Installs the capture on the table if missing (idempotent, concurrent callers are serialised; never adds a
+   * column or touches data) and returns its token and a checkpoint taken after the install. Null when the
+   * table cannot be captured (a view, or no single-column key matching the remote id). Throws a
+   * ConnectorError `permission` when the role may not create triggers.
+   */
+  startSourceCapture(table: string): Promise<ExportCaptureStart | null>;
+  /** The token of the capture installed on the table now; null when it is missing or incomplete. */
+  sourceCaptureToken(table: string): Promise<string | null>;
+  /** Ids changed after `since`, reading at most `limit` log entries. Every change after `since` is returned exactly once over consecutive calls. */
+  readSourceChanges(table: string, since: string, options: { limit: number }): Promise<ExportChangePage>;
+  /** Drops the table's capture triggers and its log entries. Idempotent; a table that is gone is fine. */
+  stopSourceCapture(table: string): Promise<void>;
+}
+
 /** The object a connection's `liveExport` returns: a destination, and (optionally) a source. */
-export interface LiveExportTarget extends Partial<LiveExportSource> {
+export interface LiveExportTarget extends Partial<LiveExportSource>, Partial<LiveExportSourceCapture> {
   /**
    * Creates the table with the two hidden columns and the mapped columns (typed from the source through the
    * connector's `createTable`/`createField` type mapping), or adds the mapped columns an existing table lacks.
@@ -204,6 +248,15 @@ export function exportSourceOf(connection: Connection): LiveExportSource | null 
     return null;
   }
   return layer as LiveExportSource;
+}
+
+/** The source-side change capture of a connection, or null when its connector has none. */
+export function exportCaptureOf(connection: Connection): LiveExportSourceCapture | null {
+  const layer = connection.liveExport;
+  if (!layer || typeof layer.startSourceCapture !== 'function' || typeof layer.sourceCaptureToken !== 'function' || typeof layer.readSourceChanges !== 'function' || typeof layer.stopSourceCapture !== 'function') {
+    return null;
+  }
+  return layer as LiveExportSourceCapture;
 }
 
 /**

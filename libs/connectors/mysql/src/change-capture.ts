@@ -17,10 +17,15 @@
  * server's clock) is taken to be a rollback and dropped. Holes are few (open transactions), so the
  * checkpoint stays small; it is capped at MAX_HOLES, keeping the newest. A transaction that stays open
  * longer than the hold window after writing is caught by the engine's periodic full scan.
+ *
+ * The window logic (`logCheckpoint`, `readLogWindow`) takes the log as a parameter: the live export's own
+ * capture (export-capture.ts) reads its log `lockstep_export_log` the same way. Holes are kept as runs of
+ * ids (a big transaction still open is one run, not thousands of ids); the sync's checkpoint text lists them
+ * id by id as it always did.
  */
 import { ConnectorError, type Change, type ChangeBatch } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
-import { exec, ORIGIN, rows } from './db';
+import { exec, ORIGIN, rows, type Row } from './db';
 import { readByKeys } from './records';
 import { CHANGE_LOG_TABLE, requireKey, type TableMeta } from './schema';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
@@ -113,13 +118,68 @@ export async function removeChangeCapture(
 ): Promise<void> {
   for (const event of TRIGGER_EVENTS)
     await exec(connection, `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName(event, table))}`);
-  if (await changeLogExists(connection, database))
+  if (await logExists(connection, database, CHANGE_LOG_TABLE))
     await exec(connection, `DELETE FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE table_name = ?`, [table]);
 }
 
+/**
+ * Runs `work` holding the database's setup lock (a named lock, 30 s wait): every install or removal of
+ * Lockstep's triggers and columns on this database (the sync's `prepareTable`, the live export's capture)
+ * runs under it, so two workers never set up the same table at once.
+ */
+export async function withSetupLock<T>(
+  connection: PoolConnection,
+  database: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const lock = derivedName('lockstep_setup', database);
+  const [row] = await rows(connection, 'SELECT GET_LOCK(?, 30) AS locked', [lock]);
+  if (Number(row?.locked) !== 1)
+    throw new ConnectorError('transient', 'Another table setup is running on this database; try again');
+  try {
+    return await work();
+  } finally {
+    await connection.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
+  }
+}
+
 /* ------------------------------------------------------------------------------------------------ */
-/* Checkpoints                                                                                       */
+/* Log windows: checkpoints over an AUTO_INCREMENT log (the sync's change log, the live export's log)  */
 /* ------------------------------------------------------------------------------------------------ */
+
+/** Log ids `from`..`to` (inclusive) that were not visible, first seen missing at `seenAt` (server time, ms). */
+export type HoleRange = [from: number, to: number, seenAt: number];
+
+/** Where a reader of a log stands (the sync and the live export each spell it as text their own way). */
+export interface LogCheckpoint {
+  /** Every log id up to here was delivered, belongs to another table, or lies in `holes`. */
+  high: number;
+  /** Runs of ids at or below `high` not visible yet, ascending and disjoint. */
+  holes: HoleRange[];
+}
+
+/** A log written by triggers and read in windows (`readLogWindow`). */
+export interface CaptureLog {
+  table: string;
+  /** At most this many hole ids are kept, the newest (an older one is given up, as if rolled back). */
+  maxHoleIds: number;
+  /** At most this many runs of hole ids (each is a `BETWEEN` in the read). */
+  maxHoleRanges: number;
+}
+
+/** The sync's change log: holes are listed id by id in its checkpoints, so it keeps at most MAX_HOLES. */
+export const CHANGE_LOG: CaptureLog = Object.freeze({
+  table: CHANGE_LOG_TABLE,
+  maxHoleIds: MAX_HOLES,
+  maxHoleRanges: MAX_HOLES,
+});
+
+/** A scan for holes at checkpoint time never looks further below the newest id than this. */
+const MAX_LOOKBACK_IDS = 1_000_000;
+/** Ids fetched per statement while looking for holes. */
+const GAP_SCAN_CHUNK = 100_000;
+/** Hole runs per statement when checking which became visible. */
+const RANGES_PER_STATEMENT = 500;
 
 export interface ChangeCheckpoint {
   /** Every log id up to here was either delivered, belongs to another table, or is listed in `holes`. */
@@ -163,19 +223,93 @@ export function decodeCheckpoint(text: string): ChangeCheckpoint {
   throw new ConnectorError('invalid_data', 'The change checkpoint is not one this connector issued');
 }
 
+/** The sync's checkpoint as a log checkpoint (single ids become runs; adjacent ids seen together merge). */
+function fromChangeCheckpoint(checkpoint: ChangeCheckpoint): LogCheckpoint {
+  const holes: HoleRange[] = [];
+  for (const [id, seenAt] of [...checkpoint.holes].sort((a, b) => a[0] - b[0])) {
+    const last = holes[holes.length - 1];
+    if (last && id <= last[1]) continue;
+    if (last && id === last[1] + 1 && seenAt === last[2]) last[1] = id;
+    else holes.push([id, id, seenAt]);
+  }
+  return { high: checkpoint.high, holes };
+}
+
+function toChangeCheckpoint(checkpoint: LogCheckpoint): ChangeCheckpoint {
+  const holes: [number, number][] = [];
+  for (const [from, to, seenAt] of checkpoint.holes)
+    for (let id = from; id <= to; id++) holes.push([id, seenAt]);
+  return { high: checkpoint.high, holes };
+}
+
+/** Runs of ids in (from, to] missing from `present` (ascending, may hold ids outside the range). Pure. */
+export function gapRanges(from: number, to: number, present: readonly number[]): [number, number][] {
+  const gaps: [number, number][] = [];
+  let expected = from + 1;
+  for (const id of present) {
+    if (id < expected || id > to) continue;
+    if (id > expected) gaps.push([expected, id - 1]);
+    expected = id + 1;
+  }
+  if (expected <= to) gaps.push([expected, to]);
+  return gaps;
+}
+
 /**
  * The ids in (from, to] missing from `present` (sorted ascending), newest `cap` only. Pure, for the tests.
  */
 export function missingIds(from: number, to: number, present: number[], cap = MAX_HOLES): number[] {
   const missing: number[] = [];
-  let expected = from + 1;
-  for (const id of [...present].sort((a, b) => a - b)) {
-    if (id <= from || id > to) continue;
-    for (let gap = expected; gap < id; gap++) missing.push(gap);
-    expected = id + 1;
-  }
-  for (let gap = expected; gap <= to; gap++) missing.push(gap);
+  const sorted = [...present].sort((a, b) => a - b);
+  for (const [low, high] of gapRanges(from, to, sorted))
+    for (let id = low; id <= high; id++) missing.push(id);
   return missing.slice(-cap);
+}
+
+/** `holes` without the ids in `present` (ascending): a run a visible id falls in splits around it. Pure. */
+export function subtractIds(holes: readonly HoleRange[], present: readonly number[]): HoleRange[] {
+  const result: HoleRange[] = [];
+  let index = 0;
+  for (const [from, to, seenAt] of holes) {
+    while (index < present.length && present[index] < from) index++;
+    let start = from;
+    while (index < present.length && present[index] <= to) {
+      if (present[index] > start) result.push([start, present[index] - 1, seenAt]);
+      start = Math.max(start, present[index] + 1);
+      index++;
+    }
+    if (start <= to) result.push([start, to, seenAt]);
+  }
+  return result;
+}
+
+/** Splits runs at `cutoff`: the parts at or below it, and those above. Pure. */
+export function splitHoles(holes: readonly HoleRange[], cutoff: number): [HoleRange[], HoleRange[]] {
+  const below: HoleRange[] = [];
+  const above: HoleRange[] = [];
+  for (const [from, to, seenAt] of holes) {
+    if (to <= cutoff) below.push([from, to, seenAt]);
+    else if (from > cutoff) above.push([from, to, seenAt]);
+    else {
+      below.push([from, cutoff, seenAt]);
+      above.push([cutoff + 1, to, seenAt]);
+    }
+  }
+  return [below, above];
+}
+
+/** Sorts runs and keeps the newest within `maxIds` ids and `maxRanges` runs. Pure. */
+export function capHoles(holes: readonly HoleRange[], maxIds: number, maxRanges: number): HoleRange[] {
+  const sorted = [...holes].sort((a, b) => a[0] - b[0]);
+  const kept: HoleRange[] = [];
+  let room = maxIds;
+  for (let index = sorted.length - 1; index >= 0 && room > 0 && kept.length < maxRanges; index--) {
+    const [from, to, seenAt] = sorted[index];
+    const start = Math.max(from, to - room + 1);
+    kept.push([start, to, seenAt]);
+    room -= to - start + 1;
+  }
+  return kept.reverse();
 }
 
 async function serverNowMs(connection: PoolConnection): Promise<number> {
@@ -183,30 +317,70 @@ async function serverNowMs(connection: PoolConnection): Promise<number> {
   return Number(row.now);
 }
 
-async function logIds(connection: PoolConnection, from: number, to: number): Promise<number[]> {
-  if (to <= from) return [];
-  const [count] = await rows(
-    connection,
-    `SELECT COUNT(*) AS n FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE id > ? AND id <= ?`,
-    [from, to],
-  );
-  if (Number(count.n) === to - from) return [];
-  // Only the newest part of a long range matters for holes (older ones would be dropped by the cap anyway).
-  const lower = Math.max(from, to - MAX_HOLES * 4);
-  const found = await rows(
-    connection,
-    `SELECT id FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE id > ? AND id <= ? ORDER BY id`,
-    [lower, to],
-  );
-  return missingIds(
-    lower,
-    to,
-    found.map((row) => Number(row.id)),
-  );
+async function ids(connection: PoolConnection, sql: string, values: unknown[]): Promise<number[]> {
+  const [result] = await connection.query({ sql, values, rowsAsArray: true });
+  return (result as unknown as [unknown][]).map((row) => Number(row[0]));
 }
 
-/** Runs `work` in a read-only transaction on one consistent snapshot. */
-async function inSnapshot<T>(connection: PoolConnection, work: () => Promise<T>): Promise<T> {
+/** Runs of ids in (from, to] not visible in `log` (any table's). One COUNT when there are none. */
+async function findGaps(
+  connection: PoolConnection,
+  log: string,
+  from: number,
+  to: number,
+): Promise<[number, number][]> {
+  if (to <= from) return [];
+  const table = quoteIdent(log);
+  const [count] = await rows(connection, `SELECT COUNT(*) AS n FROM ${table} WHERE id > ? AND id <= ?`, [
+    from,
+    to,
+  ]);
+  if (Number(count.n) === to - from) return [];
+  const gaps: [number, number][] = [];
+  let cursor = from;
+  for (;;) {
+    const found = await ids(
+      connection,
+      `SELECT id FROM ${table} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
+      [cursor, to, GAP_SCAN_CHUNK],
+    );
+    if (found.length === 0) break;
+    const last = found[found.length - 1];
+    gaps.push(...gapRanges(cursor, last, found));
+    cursor = last;
+    if (found.length < GAP_SCAN_CHUNK) break;
+  }
+  if (cursor < to) gaps.push([cursor + 1, to]);
+  return gaps;
+}
+
+/** The ids inside `holes` that are visible now (any table's), ascending. */
+async function visibleIds(
+  connection: PoolConnection,
+  log: string,
+  holes: readonly HoleRange[],
+): Promise<number[]> {
+  const found: number[] = [];
+  for (let start = 0; start < holes.length; start += RANGES_PER_STATEMENT) {
+    const part = holes.slice(start, start + RANGES_PER_STATEMENT);
+    found.push(
+      ...(await ids(
+        connection,
+        `SELECT id FROM ${quoteIdent(log)} WHERE ${part.map(() => '(id BETWEEN ? AND ?)').join(' OR ')} ORDER BY id`,
+        part.flatMap(([from, to]) => [from, to]),
+      )),
+    );
+  }
+  return found;
+}
+
+/**
+ * Runs `work` in a read-only transaction on one consistent snapshot. REPEATABLE READ is asked for explicitly:
+ * under READ COMMITTED (a server or session default) every statement would see a newer state, and an id
+ * committed between two statements could be neither delivered nor kept as a hole.
+ */
+export async function inSnapshot<T>(connection: PoolConnection, work: () => Promise<T>): Promise<T> {
+  await connection.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
   await connection.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
   try {
     const result = await work();
@@ -218,35 +392,151 @@ async function inSnapshot<T>(connection: PoolConnection, work: () => Promise<T>)
   }
 }
 
-async function changeLogExists(connection: PoolConnection, database: string): Promise<boolean> {
-  const [log] = await rows(
+export async function logExists(connection: PoolConnection, database: string, log: string): Promise<boolean> {
+  const [found] = await rows(
     connection,
     `SELECT 1 AS present FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
-    [database, CHANGE_LOG_TABLE],
+    [database, log],
   );
-  return log !== undefined;
+  return found !== undefined;
 }
+
+export interface LookbackOptions {
+  /** Look at least this many ids below the newest for transactions still open. */
+  ids: number;
+  /**
+   * And back to the ids logged this long ago (server clock, by `changed_at`), when that reaches further:
+   * a transaction that wrote within that time and is still open becomes a hole however many ids followed.
+   */
+  ms?: number;
+}
+
+/**
+ * A checkpoint meaning "now", in a consistent snapshot: the newest visible id, and as holes the ids below it
+ * (within the lookback) that are not visible: they belong to transactions still open, which commit after
+ * "now". A missing log gives `{ high: 0, holes: [] }`.
+ */
+export async function logCheckpoint(
+  connection: PoolConnection,
+  database: string,
+  log: CaptureLog,
+  lookback: LookbackOptions,
+): Promise<LogCheckpoint> {
+  if (!(await logExists(connection, database, log.table))) return { high: 0, holes: [] };
+  const table = quoteIdent(log.table);
+  return inSnapshot(connection, async () => {
+    const now = await serverNowMs(connection);
+    const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${table}`);
+    const high = Number(max.high);
+    let floor = high - lookback.ids;
+    if (lookback.ms !== undefined) {
+      // `changed_at` is the writing statement's start, so a long statement stamps late ids with an early time;
+      // the newest entry stamped before the window bounds the ids handed out since well enough.
+      const [old] = await rows(
+        connection,
+        `SELECT id FROM ${table} WHERE changed_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND ORDER BY changed_at DESC LIMIT 1`,
+        [Math.round(lookback.ms * 1000)],
+      );
+      floor = Math.min(floor, old ? Number(old.id) : 0);
+    }
+    floor = Math.max(0, floor, high - MAX_LOOKBACK_IDS);
+    const holes = (await findGaps(connection, log.table, floor, high)).map(([from, to]): HoleRange => [
+      from,
+      to,
+      now,
+    ]);
+    return { high, holes: capHoles(holes, log.maxHoleIds, log.maxHoleRanges) };
+  });
+}
+
+export interface LogWindow {
+  /** The table's log rows after the checkpoint (its holes, then above its high-water mark), ascending by id. */
+  entries: Row[];
+  checkpoint: LogCheckpoint;
+  hasMore: boolean;
+}
+
+/**
+ * Reads the table's log entries after `since` (at most `limit`, by id) and the checkpoint after them. Must run
+ * inside `inSnapshot`. Ids are examined up to a cutoff (the last entry returned when the limit cut the read
+ * short, else the newest visible id): hole ids at or below it that are visible now were returned (this
+ * table's) or are another table's, and leave the holes; those still missing stay while younger than
+ * `holdWindowMs` (else they count as rolled back); hole ids above the cutoff stay as they are, whatever their
+ * age, until a read reaches them. New holes are the ids missing between the old and the new high-water mark.
+ */
+export async function readLogWindow(
+  connection: PoolConnection,
+  log: CaptureLog,
+  tableName: string,
+  since: LogCheckpoint,
+  options: { limit: number; holdWindowMs: number; columns: string },
+): Promise<LogWindow> {
+  const table = quoteIdent(log.table);
+  const limit = Math.max(1, Math.floor(options.limit));
+  const now = await serverNowMs(connection);
+  const holeSql = since.holes.map(() => ' OR (id BETWEEN ? AND ?)').join('');
+  const found = await rows(
+    connection,
+    `SELECT ${options.columns} FROM ${table} WHERE table_name = ? AND (id > ?${holeSql}) ORDER BY id LIMIT ?`,
+    [tableName, since.high, ...since.holes.flatMap(([from, to]) => [from, to]), limit + 1],
+  );
+  const hasMore = found.length > limit;
+  const entries = found.slice(0, limit);
+  let cutoff = Number.MAX_SAFE_INTEGER;
+  let high = since.high;
+  if (hasMore) {
+    cutoff = Number(entries[entries.length - 1].id);
+    high = Math.max(high, cutoff);
+  } else {
+    const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${table}`);
+    high = Math.max(high, Number(max.high));
+  }
+  const [reached, later] = splitHoles(since.holes, cutoff);
+  const stillMissing = subtractIds(reached, await visibleIds(connection, log.table, reached)).filter(
+    ([, , seenAt]) => now - seenAt < options.holdWindowMs,
+  );
+  const fresh = (await findGaps(connection, log.table, since.high, high)).map(([from, to]): HoleRange => [
+    from,
+    to,
+    now,
+  ]);
+  const holes = capHoles([...stillMissing, ...later, ...fresh], log.maxHoleIds, log.maxHoleRanges);
+  return { entries, checkpoint: { high, holes }, hasMore };
+}
+
+/**
+ * Deletes a log's entries older than `days` (all tables), a bounded batch at a time. The ids are found with a
+ * plain (non-locking) read and deleted by primary key, so the purge only locks old rows: a ranged DELETE would
+ * take next-key locks and wait on (and block) the triggers of transactions still open. Rows with an empty
+ * table name are no table's entries (the live export log's marker) and stay.
+ */
+export async function purgeLog(connection: PoolConnection, log: string, days: number): Promise<number> {
+  const table = quoteIdent(log);
+  const old = await ids(
+    connection,
+    `SELECT id FROM ${table} WHERE changed_at < UTC_TIMESTAMP(6) - INTERVAL ? DAY AND table_name <> '' ORDER BY id LIMIT 5000`,
+    [days],
+  );
+  if (old.length === 0) return 0;
+  const result = await exec(
+    connection,
+    `DELETE FROM ${table} WHERE id IN (${placeholders(old.length)})`,
+    old,
+  );
+  return result.affectedRows;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The sync's change log                                                                             */
+/* ------------------------------------------------------------------------------------------------ */
 
 /**
  * A checkpoint meaning "now". A table without change capture (never prepared, or unprepared) simply has no
  * changes: the checkpoint is valid and readChanges returns nothing for it.
  */
 export async function currentCheckpoint(connection: PoolConnection, database: string): Promise<string> {
-  if (!(await changeLogExists(connection, database))) return encodeCheckpoint({ high: 0, holes: [] });
-  return inSnapshot(connection, async () => {
-    const now = await serverNowMs(connection);
-    const [max] = await rows(
-      connection,
-      `SELECT COALESCE(MAX(id), 0) AS high FROM ${quoteIdent(CHANGE_LOG_TABLE)}`,
-    );
-    const high = Number(max.high);
-    // Ids below the newest one that are not visible yet belong to transactions still open: their changes
-    // commit after "now", so they are holes to watch.
-    const holes = (await logIds(connection, Math.max(0, high - CHECKPOINT_LOOKBACK), high)).map(
-      (id): [number, number] => [id, now],
-    );
-    return encodeCheckpoint({ high, holes });
-  });
+  const checkpoint = await logCheckpoint(connection, database, CHANGE_LOG, { ids: CHECKPOINT_LOOKBACK });
+  return encodeCheckpoint(toChangeCheckpoint(checkpoint));
 }
 
 export interface ReadChangesParams {
@@ -263,58 +553,17 @@ export async function readChanges(
   params: ReadChangesParams,
 ): Promise<ChangeBatch> {
   const { meta } = params;
-  const checkpoint = decodeCheckpoint(params.since);
-  const limit = Math.max(1, Math.floor(params.limit));
+  const since = fromChangeCheckpoint(decodeCheckpoint(params.since));
   requireKey(meta);
-  if (!(await changeLogExists(connection, params.database)))
+  if (!(await logExists(connection, params.database, CHANGE_LOG_TABLE)))
     return { changes: [], checkpoint: params.since, hasMore: false };
-  const log = quoteIdent(CHANGE_LOG_TABLE);
   return inSnapshot(connection, async () => {
-    const now = await serverNowMs(connection);
-    const holeIds = checkpoint.holes.map(([id]) => id);
-    const holeClause = holeIds.length > 0 ? ` OR id IN (${placeholders(holeIds.length)})` : '';
-    const found = await rows(
-      connection,
-      `SELECT id, op, pk, origin, changed_at AS changedAt FROM ${log} WHERE table_name = ? AND (id > ?${holeClause}) ORDER BY id LIMIT ?`,
-      [meta.name, checkpoint.high, ...holeIds, limit + 1],
-    );
-    const hasMore = found.length > limit;
-    const delivered = found.slice(0, limit);
-    const deliveredIds = new Set(delivered.map((row) => Number(row.id)));
-
-    // Holes that are visible now but belong to other tables are settled too; visible ones of this table
-    // that did not fit under `limit` stay until delivered, whatever their age.
-    const settled = new Set<number>(deliveredIds);
-    const pending = new Set<number>();
-    if (holeIds.length > 0) {
-      const visible = await rows(
-        connection,
-        `SELECT id, table_name AS tableName FROM ${log} WHERE id IN (${placeholders(holeIds.length)})`,
-        holeIds,
-      );
-      for (const row of visible) {
-        if (String(row.tableName) !== meta.name) settled.add(Number(row.id));
-        else if (!deliveredIds.has(Number(row.id))) pending.add(Number(row.id));
-      }
-    }
-
-    let high = checkpoint.high;
-    const last = delivered[delivered.length - 1];
-    if (hasMore) {
-      if (last) high = Math.max(high, Number(last.id));
-    } else {
-      const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${log}`);
-      high = Math.max(high, Number(max.high));
-    }
-    const newHoles = (await logIds(connection, checkpoint.high, high)).map((id): [number, number] => [
-      id,
-      now,
-    ]);
-    const keptHoles = checkpoint.holes.filter(
-      ([id, seenAt]) => !settled.has(id) && (pending.has(id) || now - seenAt < params.holdWindowMs),
-    );
-    const holes = [...keptHoles, ...newHoles].sort((a, b) => a[0] - b[0]).slice(-MAX_HOLES);
-
+    const window = await readLogWindow(connection, CHANGE_LOG, meta.name, since, {
+      limit: params.limit,
+      holdWindowMs: params.holdWindowMs,
+      columns: 'id, op, pk, origin, changed_at AS changedAt',
+    });
+    const delivered = window.entries;
     const upserts = [
       ...new Set(delivered.filter((row) => String(row.op) !== 'delete').map((row) => String(row.pk))),
     ];
@@ -337,24 +586,15 @@ export async function readChanges(
         );
       }
     }
-    return { changes, checkpoint: encodeCheckpoint({ high, holes }), hasMore };
+    return {
+      changes,
+      checkpoint: encodeCheckpoint(toChangeCheckpoint(window.checkpoint)),
+      hasMore: window.hasMore,
+    };
   });
 }
 
-/**
- * Deletes change-log entries older than `days` (all tables), a bounded batch at a time. The ids are found
- * with a plain (non-locking) read and deleted by primary key, so the purge only locks old rows: a ranged
- * DELETE would take next-key locks and wait on (and block) the triggers of transactions still open.
- */
+/** Deletes change-log entries older than `days` (all tables), a bounded batch at a time (see `purgeLog`). */
 export async function purgeChangeLog(connection: PoolConnection, days: number): Promise<number> {
-  const log = quoteIdent(CHANGE_LOG_TABLE);
-  const old = await rows(
-    connection,
-    `SELECT id FROM ${log} WHERE changed_at < UTC_TIMESTAMP(6) - INTERVAL ? DAY ORDER BY id LIMIT 5000`,
-    [days],
-  );
-  if (old.length === 0) return 0;
-  const ids = old.map((row) => Number(row.id));
-  const result = await exec(connection, `DELETE FROM ${log} WHERE id IN (${placeholders(ids.length)})`, ids);
-  return result.affectedRows;
+  return purgeLog(connection, CHANGE_LOG_TABLE, days);
 }

@@ -29,19 +29,21 @@ import {
   readChanges,
   removeChangeCapture,
   triggerName,
+  withSetupLock,
 } from './change-capture';
 import { exec, rows, type Db } from './db';
 import { MetadataCache, type CacheHit } from '@lockstep/connectors-core';
 import * as records from './records';
 import {
   CHANGE_LOG_TABLE,
+  EXPORT_LOG_TABLE,
   listTableRows,
   loadTableMeta,
   SERVICE_ID_COLUMN,
   suggestsSchemaChange,
   type TableMeta,
 } from './schema';
-import { derivedName, quoteIdent, quoteString } from './sql';
+import { quoteIdent, quoteString } from './sql';
 import {
   hasExpressionDefaults,
   hasInvisibleColumns,
@@ -354,8 +356,8 @@ export class MysqlConnection implements Connection {
     const names = fields.map((field) => field.name);
     if (new Set(names).size !== names.length)
       throw new ConnectorError('invalid_data', 'Two fields have the same name');
-    if (name === CHANGE_LOG_TABLE)
-      throw new ConnectorError('invalid_data', `"${CHANGE_LOG_TABLE}" is the name of Lockstep's change log`);
+    if (name === CHANGE_LOG_TABLE || name === EXPORT_LOG_TABLE)
+      throw new ConnectorError('invalid_data', `"${name}" is the name of one of Lockstep's change logs`);
     const base = this.base();
     this.tables.invalidate(name);
     return this.db.withConnection(async (connection) => {
@@ -420,7 +422,7 @@ export class MysqlConnection implements Connection {
       tableRemoteId,
       async (connection, meta) => {
         if (meta.isView) return { serviceIdField: null, changeCapture: false };
-        return this.withSetupLock(connection, base, async () => {
+        return withSetupLock(connection, base, async () => {
           let current = await this.freshMeta(connection, tableRemoteId);
           const needsServiceId =
             current.key === null ||
@@ -444,25 +446,9 @@ export class MysqlConnection implements Connection {
     this.tables.invalidate(tableRemoteId);
     await this.db.withConnection(
       (connection) =>
-        this.withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
+        withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
       `Could not remove sync setup from "${tableRemoteId}"`,
     );
-  }
-
-  private async withSetupLock<T>(
-    connection: PoolConnection,
-    base: string,
-    work: () => Promise<T>,
-  ): Promise<T> {
-    const lock = derivedName('lockstep_setup', base);
-    const [row] = await rows(connection, 'SELECT GET_LOCK(?, 30) AS locked', [lock]);
-    if (Number(row?.locked) !== 1)
-      throw new ConnectorError('transient', 'Another table setup is running on this database; try again');
-    try {
-      return await work();
-    } finally {
-      await connection.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
-    }
   }
 
   private async addServiceIdColumn(connection: PoolConnection, meta: TableMeta): Promise<void> {

@@ -14,3 +14,4 @@ export {
   type ServerFlavor,
 } from './errors';
 export { CHANGE_LOG_TABLE, SERVICE_ID_COLUMN } from './schema';
+export { EXPORT_LOG_TABLE } from './export-capture';

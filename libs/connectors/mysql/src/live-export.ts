@@ -14,6 +14,10 @@
  * `time_zone = '+00:00'` makes TIMESTAMP text stable. The hash is CRC32 and CRC32C of that text together
  * (64 bits, MariaDB 10.8+, far cheaper than MD5 there) or MD5 elsewhere. Values and the hash of a row always
  * come from the same statement.
+ *
+ * As a source it also offers change capture (`LiveExportSourceCapture`, export-capture.ts): its own triggers
+ * log changed keys into `lockstep_export_log`, so a run reads the ids changed since its checkpoint instead of
+ * hashing the whole table.
  */
 import {
   ConnectorError,
@@ -21,6 +25,8 @@ import {
   EXPORT_ID_COLUMN,
   ExportAbortedError,
   type ExportBatch,
+  type ExportCaptureStart,
+  type ExportChangePage,
   type ExportHashPage,
   type ExportTableInfo,
   type ExportSourceHash,
@@ -30,11 +36,23 @@ import {
   type ExportTableSpec,
   type ExportWriteOptions,
   type LiveExportSource,
+  type LiveExportSourceCapture,
   type LiveExportTarget,
   type ProvisionResult,
 } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
+import { logExists } from './change-capture';
 import { exec, rows, type Db, type Row } from './db';
+import {
+  capturableKey,
+  EXPORT_LOG_TABLE,
+  exportCaptureToken,
+  exportCheckpoint,
+  installExportCapture,
+  purgeExportLog,
+  readExportChanges,
+  removeExportCapture,
+} from './export-capture';
 import { keyParam, LOOKUP_CHUNK, planRecord, readColumns, readPlan, type ReadPlan } from './records';
 import { loadTableMeta, requireKey, type TableKey, type TableMeta } from './schema';
 import { chunk, derivedName, placeholders, quoteIdent, quoteString } from './sql';
@@ -45,6 +63,8 @@ const ROWS_PER_STATEMENT = 1000;
 const MAX_SOURCE_PAGE = 100_000;
 /** The select alias of a row's hash in source reads. */
 const HASH_ALIAS = 'lockstep_export_row_hash';
+/** The export log is purged at most this often per connection (as the sync's change log is). */
+const PURGE_EVERY_MS = 10 * 60_000;
 
 /** What a source-side read selects: the key, the mapped fields (decoded as `readPage` decodes them), the hash. */
 interface SourceRead {
@@ -65,11 +85,12 @@ function checkName(name: string, what: string): void {
   if ([...name].length > 64) throw new ConnectorError('invalid_data', `The ${what} name "${name}" is longer than MySQL's 64 characters`);
 }
 
-export class MysqlLiveExport implements LiveExportTarget, LiveExportSource {
+export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, LiveExportSourceCapture {
   /** Descriptions of the tables this target writes, read at `inspectExportTable` (each run does it first). */
   private readonly metas = new Map<string, TableMeta>();
   /** Descriptions of the tables read as a source (a connection lives for one run). */
   private readonly sources = new Map<string, Promise<TableMeta>>();
+  private lastCapturePurge = 0;
 
   constructor(
     private readonly db: Db,
@@ -425,5 +446,63 @@ export class MysqlLiveExport implements LiveExportTarget, LiveExportSource {
       for (const row of found) result.push(this.sourceRow(read, row));
     }
     return result;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // source change capture (export-capture.ts)
+
+  async startSourceCapture(name: string): Promise<ExportCaptureStart | null> {
+    const database = this.database();
+    const server = await this.db.server();
+    return this.db.withConnection(async (connection) => {
+      const meta = await loadTableMeta(connection, database, name, server);
+      const key = await capturableKey(connection, database, meta);
+      if (!key) return null;
+      await installExportCapture(connection, database, name, key);
+      const token = await exportCaptureToken(connection, database, name, key);
+      if (!token) throw new ConnectorError('transient', `The change capture of "${name}" was removed while it was being installed; try again`);
+      // Taken after the install: every change committed after it is logged.
+      return { token, checkpoint: await exportCheckpoint(connection, database) };
+    }, `Could not install change capture on "${name}"`);
+  }
+
+  async sourceCaptureToken(name: string): Promise<string | null> {
+    const database = this.database();
+    const server = await this.db.server();
+    return this.db.withConnection(async (connection) => {
+      let meta: TableMeta;
+      try {
+        meta = await loadTableMeta(connection, database, name, server);
+      } catch (error) {
+        if (error instanceof ConnectorError && error.kind === 'not_found') return null;
+        throw error;
+      }
+      const key = await capturableKey(connection, database, meta);
+      return key ? exportCaptureToken(connection, database, name, key) : null;
+    }, `Could not read the change capture of "${name}"`);
+  }
+
+  async readSourceChanges(name: string, since: string, options: { limit: number }): Promise<ExportChangePage> {
+    const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
+    const database = this.database();
+    await this.purgeCaptureLog();
+    return this.db.withConnection((connection) => readExportChanges(connection, { database, table: name, since, limit }), `Could not read the changes of "${name}"`);
+  }
+
+  async stopSourceCapture(name: string): Promise<void> {
+    const database = this.database();
+    await this.db.withConnection((connection) => removeExportCapture(connection, database, name), `Could not remove the change capture of "${name}"`);
+  }
+
+  /** Deletes log entries past the retention now and then (a bounded batch); a failure never fails the read. */
+  private async purgeCaptureLog(): Promise<void> {
+    if (Date.now() - this.lastCapturePurge < PURGE_EVERY_MS) return;
+    this.lastCapturePurge = Date.now();
+    const database = this.database();
+    await this.db
+      .withConnection(async (connection) => {
+        if (await logExists(connection, database, EXPORT_LOG_TABLE)) await purgeExportLog(connection);
+      })
+      .catch(() => undefined);
   }
 }

@@ -15,6 +15,9 @@
  * pool's sessions fix TimeZone=UTC, DateStyle, IntervalStyle and extra_float_digits, so the text of a value is
  * stable): `hashtextextended(text, seed)` (64 bits, seeded with the plan fingerprint) on PostgreSQL 11+, else
  * `md5(salt || text)`. Values and the hash of a row always come from the same statement.
+ *
+ * Its change capture (`LiveExportSourceCapture`) is the export's own statement-level triggers and log
+ * (export-capture.ts), installed and removed here in a transaction under the setup advisory lock.
  */
 import {
   ConnectorError,
@@ -22,6 +25,8 @@ import {
   EXPORT_ID_COLUMN,
   ExportAbortedError,
   type ExportBatch,
+  type ExportCaptureStart,
+  type ExportChangePage,
   type ExportColumnInfo,
   type ExportHashPage,
   type ExportRow,
@@ -33,19 +38,44 @@ import {
   type ExportTableSpec,
   type ExportWriteOptions,
   type LiveExportSource,
+  type LiveExportSourceCapture,
   type LiveExportTarget,
   type ProvisionResult,
 } from '@lockstep/connectors-core';
 import type { CanonicalValue } from '@lockstep/domain';
 import { escapeLiteral, type Pool } from 'pg';
 import { loadTable, type Queryable, type TableMeta } from './catalog';
+import { decodeCheckpoint, encodeCheckpoint, INFRASTRUCTURE_SQL, type Checkpoint } from './change-capture';
 import { copyField, CopyInQuery, CopyOutQuery, unescapeCopy } from './copy';
 import { ident, identifierTooLong, isUuid, qualified } from './sql';
+import {
+  CAPTURE_LOCK_TIMEOUT,
+  CAPTURE_STATE_SQL,
+  CAPTURE_TRIGGERS,
+  captureKey,
+  captureToken,
+  distinctKeys,
+  evaluateCapture,
+  EXPORT_LOG,
+  EXPORT_PURGE_BATCH,
+  EXPORT_PURGE_EVERY_MS,
+  EXPORT_RESETS,
+  EXPORT_RETENTION_DAYS,
+  INFRASTRUCTURE_STATE_SQL,
+  infrastructureSql,
+  LAST_RESET_SQL,
+  PRESENT_TRIGGERS_SQL,
+  PURGE_EXPORT_LOG_SQL,
+  READ_EXPORT_CHANGES_SQL,
+  repairTriggerSql,
+  type CaptureStateDoc,
+} from './export-capture';
 import { decoderFor, encodeValue, nativeTypeFor, SERVICE_ID_COLUMN, type ColumnKind, type Decoder } from './types';
 
 const TEXT_TYPES = new Set(['text', 'varchar', 'bpchar']);
 const STAGE = 'lockstep_export_stage';
 const MAX_SOURCE_PAGE = 100_000;
+const MAX_CHANGE_PAGE = 100_000;
 const INT_RANGES: Record<string, bigint> = { int2: 32767n, int4: 2147483647n, int8: 9223372036854775807n };
 
 /** What a source-side read selects: the key, the mapped fields (decoded as `readPage` decodes them), the hash. */
@@ -82,12 +112,14 @@ function checkColumnName(name: string): void {
   }
 }
 
-export class PostgresLiveExport implements LiveExportTarget, LiveExportSource {
+export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, LiveExportSourceCapture {
   /** Descriptions of the tables this target writes, read at `inspectExportTable` (each run does it first). */
   private readonly metas = new Map<string, TableMeta>();
   /** Descriptions of the tables read as a source (a connection lives for one run). */
   private readonly sources = new Map<string, Promise<TableMeta>>();
   private version: Promise<number> | null = null;
+  /** When this object last purged the export log (see purgeOccasionally). */
+  private lastPurge = 0;
 
   constructor(private readonly context: PostgresExportContext) {}
 
@@ -537,5 +569,147 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource {
       });
       return rows.map((cells) => this.sourceRow(read, cells));
     }, `Could not read table "${name}"`);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // source change capture (export-capture.ts)
+
+  private async snapshot(): Promise<string> {
+    const { rows } = await this.db.query('SELECT pg_current_snapshot()::text AS snapshot');
+    return String(rows[0]!['snapshot']);
+  }
+
+  /** Runs `action` in a transaction holding the setup advisory lock, with a bounded wait for table locks. */
+  private async setupTransaction<T>(action: (client: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.context.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query(INFRASTRUCTURE_SQL[0]!); // serialises setups, the sync's included
+      await client.query(`SET LOCAL lock_timeout = '${CAPTURE_LOCK_TIMEOUT}'`);
+      const result = await action(client as unknown as Queryable);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** The capture's state on the table (key column `key`), or null when the table is gone. */
+  private static async captureState(db: Queryable, schema: string, table: string, key: string): Promise<CaptureStateDoc | null> {
+    const { rows } = await db.query(CAPTURE_STATE_SQL, [schema, table, key]);
+    if (rows.length === 0) return null;
+    return JSON.parse(String(rows[0]!['doc'])) as CaptureStateDoc;
+  }
+
+  /** The token of the capture described by `doc`, or null when it is incomplete. */
+  private static async tokenOf(db: Queryable, schema: string, table: string, doc: CaptureStateDoc): Promise<string | null> {
+    if (!evaluateCapture(doc).complete) return null;
+    const { rows } = await db.query(LAST_RESET_SQL, [schema, table]);
+    return captureToken(doc, String(rows[0]?.['id'] ?? '0'));
+  }
+
+  async startSourceCapture(table: string): Promise<ExportCaptureStart | null> {
+    return this.guard(async () => {
+      const schema = this.context.schema();
+      const token = await this.setupTransaction(async (db) => {
+        const meta = await loadTable(db, schema, table);
+        if (!meta) throw new ConnectorError('not_found', `Table "${table}" does not exist in schema "${schema}"`, { appCode: '42P01' });
+        const key = captureKey(meta);
+        if (key === null) return null;
+        let doc = await PostgresLiveExport.captureState(db, schema, table, key);
+        if (!doc || !evaluateCapture(doc).capturable) return null;
+        const present = (await db.query(INFRASTRUCTURE_STATE_SQL)).rows[0]!;
+        const infrastructure = infrastructureSql({
+          schema: present['schema'] === 't',
+          log: present['log'] === 't',
+          resets: present['resets'] === 't',
+          source: present['source'] === null || present['source'] === undefined ? null : String(present['source']),
+        });
+        for (const statement of infrastructure) await db.query(statement);
+        doc = (await PostgresLiveExport.captureState(db, schema, table, key))!;
+        // Triggers already installed as they should be are left alone, so the token stays the same.
+        const repairs = repairTriggerSql(schema, table, evaluateCapture(doc), doc.keyAttnum!);
+        for (const statement of repairs) await db.query(statement);
+        if (repairs.length > 0) doc = (await PostgresLiveExport.captureState(db, schema, table, key))!;
+        const installed = await PostgresLiveExport.tokenOf(db, schema, table, doc);
+        if (installed === null) throw new ConnectorError('transient', `The change capture of table "${table}" was installed but is incomplete`);
+        return installed;
+      });
+      if (token === null) return null;
+      // Taken once the install committed: every transaction that can still write without the triggers has
+      // ended (CREATE TRIGGER waited for them), so everything committed after this snapshot is logged.
+      return { token, checkpoint: encodeCheckpoint({ v: 1, s: await this.snapshot() }) };
+    }, `Could not start change capture on table "${table}"`);
+  }
+
+  async sourceCaptureToken(table: string): Promise<string | null> {
+    return this.guard(async () => {
+      const schema = this.context.schema();
+      const meta = await loadTable(this.db, schema, table);
+      const key = meta ? captureKey(meta) : null;
+      if (key === null) return null;
+      const doc = await PostgresLiveExport.captureState(this.db, schema, table, key);
+      return doc ? PostgresLiveExport.tokenOf(this.db, schema, table, doc) : null;
+    }, `Could not read the change capture of table "${table}"`);
+  }
+
+  async readSourceChanges(table: string, since: string, options: { limit: number }): Promise<ExportChangePage> {
+    const checkpoint = decodeCheckpoint(since);
+    const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_CHANGE_PAGE);
+    return this.guard(async () => {
+      const current = checkpoint.c ?? (await this.snapshot());
+      const { rows: logRows } = await this.db.query(`SELECT to_regclass('${EXPORT_LOG}') IS NOT NULL AS present`);
+      // No log, no capture: its token is null, which tells the reader to compare everything.
+      if (logRows[0]?.['present'] !== 't') return { ids: [], checkpoint: encodeCheckpoint({ v: 1, s: current }), hasMore: false };
+      await this.purgeOccasionally();
+      const { rows } = await this.db.query(READ_EXPORT_CHANGES_SQL, [
+        this.context.schema(),
+        table,
+        checkpoint.s,
+        current,
+        checkpoint.a?.[0] ?? null,
+        checkpoint.a?.[1] ?? null,
+        limit + 1,
+      ]);
+      const entries = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      const last = entries[entries.length - 1];
+      const next: Checkpoint = hasMore && last ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] } : { v: 1, s: current };
+      return { ids: distinctKeys(entries as { pk: unknown }[]), checkpoint: encodeCheckpoint(next), hasMore };
+    }, `Could not read the changes of table "${table}"`);
+  }
+
+  /**
+   * Retention: every EXPORT_PURGE_EVERY_MS a reader deletes up to EXPORT_PURGE_BATCH export-log entries older
+   * than the retention (all tables). Housekeeping only: a failure here does not fail the read.
+   */
+  private async purgeOccasionally(): Promise<void> {
+    if (Date.now() - this.lastPurge < EXPORT_PURGE_EVERY_MS) return;
+    this.lastPurge = Date.now();
+    await this.purgeExportLog().catch(() => undefined);
+  }
+
+  /** Deletes up to `batch` export-log entries older than the retention; returns how many. */
+  async purgeExportLog(batch = EXPORT_PURGE_BATCH): Promise<number> {
+    const result = await this.context.pool.query(PURGE_EXPORT_LOG_SQL, [EXPORT_RETENTION_DAYS, batch]);
+    return result.rowCount ?? 0;
+  }
+
+  async stopSourceCapture(table: string): Promise<void> {
+    await this.guard(async () => {
+      const schema = this.context.schema();
+      await this.setupTransaction(async (db) => {
+        const names = CAPTURE_TRIGGERS.map((trigger) => trigger.name);
+        const { rows } = await db.query(PRESENT_TRIGGERS_SQL, [schema, table, names]);
+        for (const row of rows) await db.query(`DROP TRIGGER IF EXISTS ${ident(String(row['name']))} ON ${qualified(schema, table)}`);
+        const present = (await db.query(INFRASTRUCTURE_STATE_SQL)).rows[0]!;
+        if (present['log'] === 't') await db.query(`DELETE FROM ${EXPORT_LOG} WHERE table_schema = $1 AND table_name = $2`, [schema, table]);
+        if (present['resets'] === 't') await db.query(`DELETE FROM ${EXPORT_RESETS} WHERE table_schema = $1 AND table_name = $2`, [schema, table]);
+      });
+    }, `Could not stop change capture on table "${table}"`);
   }
 }

@@ -9,6 +9,7 @@ import Bull, { type Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '@lockstep/config';
 import { newId } from '@lockstep/contracts';
+import { exportCaptureOf, type LiveExportSourceCapture } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import type { LiveExportPlan } from '@lockstep/domain';
 import { CredentialCipher, liveExportOwner } from '@lockstep/persistence';
@@ -118,4 +119,32 @@ export async function finished(db: DataSource, runId: string, timeoutMs = 45_000
 /** Waits until a worker process has registered on the queue (its tick repeatable exists). */
 export async function workerReady(queue: Queue): Promise<void> {
   await waitFor('the worker to register its live export tick', async () => (await queue.getRepeatableJobs()).some((job) => job.name === LIVE_EXPORT_JOBS.tick), 30_000, 100);
+}
+
+/** Runs `work` with the export capture layer of a source (to look at or remove its change capture as a person or another export would). */
+export async function withSourceCapture<T>(
+  source: { connector: 'postgres' | 'mysql'; base: string },
+  work: (capture: LiveExportSourceCapture) => Promise<T>,
+): Promise<T> {
+  const connection = await findConnector(source.connector)!.connect(credentials(source.connector), source.base, { egress });
+  try {
+    const capture = exportCaptureOf(connection);
+    if (!capture) throw new Error(`the ${source.connector} connector has no export change capture`);
+    return await work(capture);
+  } finally {
+    await connection.close();
+  }
+}
+
+export interface CaptureRow {
+  source_table: string;
+  destination_table: string;
+  token: string;
+  checkpoint: string;
+  full_compare_at: Date;
+  released_at: Date | null;
+}
+
+export async function capturesOf(db: DataSource, liveExportId: string): Promise<CaptureRow[]> {
+  return (await db.query(`SELECT * FROM live_export_captures WHERE live_export_id = $1 ORDER BY source_table`, [liveExportId])) as CaptureRow[];
 }

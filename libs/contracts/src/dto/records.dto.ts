@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { PendingDeleteDto } from '../pending-deletes/pending-deletes.dto';
+import { PendingDeleteDto } from './pending-deletes.dto';
 
 // ---- request ----
 

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
 import { LIVE_EXPORT_CADENCES } from '@lockstep/domain';
-import { PendingActionDto } from '../syncs/sync.dto';
+import { PendingActionDto } from './sync.dto';
 
 const AUTH_DOC =
   'Credentials, keyed by the connector\'s credential field ids exactly as `GET /live-export/connectors` lists them (for example `connectionString`). Only for `api_key` connectors (`oauth_auth_not_allowed` otherwise). Checked live before anything is stored (`connection_failed` with the app\'s reason). Omit it to leave the side unconnected (a `user_authorization` pending action; complete it later with PATCH). Never returned.';
@@ -374,7 +374,7 @@ export class RunDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) finished_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel on a running run; the worker stops within a second.' }) cancel_requested_at: string | null;
-  @ApiProperty({ description: 'Source rows read.' }) rows_read: number;
+  @ApiProperty({ description: 'Source rows read. A run that reads the source\'s change capture reads only the rows changed since the last run.' }) rows_read: number;
   @ApiProperty({ description: 'Destination rows inserted or updated.' }) rows_written: number;
   @ApiProperty({ description: 'Destination rows removed because they left the source.' }) rows_removed: number;
   @ApiProperty({ type: RunErrorDto, nullable: true, description: 'Why a failed run failed.' }) error: RunErrorDto | null;
