@@ -1,9 +1,10 @@
 /**
  * Live export change capture end to end (the real worker process against real PostgreSQL and MariaDB): the
  * first run installs the export's own capture in the source, later runs read only the rows it logged and still
- * end with an exact mirror (inserts, updates, deletes, a key change, bulk statements); a capture removed and
- * installed again in between, a destination row deleted by hand (restored by the periodic full compare), a table leaving the plan and a deleted export are each
- * handled as the README says. Run `npm run -s build` first (the worker runs from dist/).
+ * end with an exact mirror (inserts, updates, deletes, a key change, bulk statements). Also: a capture removed
+ * and installed again in between, a source login that may not create triggers, a destination row deleted by
+ * hand (restored by the periodic full compare), a table leaving the plan and a deleted export, each handled
+ * as the README says. Run `npm run -s build` first (the worker runs from dist/).
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Queue } from 'bull';
@@ -173,6 +174,27 @@ describe('live export change capture (worker process)', () => {
     expect(full).toMatchObject({ state: 'succeeded', rows_written: '1' });
     expect(await pg.sql(`SELECT email FROM ${pg.schema}.members_edited WHERE lockstep_source_id = '5'`)).toEqual([{ email: 'm5@example.com' }]);
     expect((await capturesOf(db, exportId))[0]!.full_compare_at.getTime()).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('a source login without the TRIGGER privilege gets no capture: every run compares all rows and the mirror stays exact', async () => {
+    const user = `lx_${Date.now().toString(36)}`;
+    await my.sql(`CREATE USER '${user}'@'%' IDENTIFIED BY 'pw'`);
+    await my.sql(`GRANT SELECT ON \`${my.database}\`.* TO '${user}'@'%'`);
+    try {
+      const spec = membersExport('members_no_trigger');
+      spec.source.url = `mysql://${user}:pw@127.0.0.1:3306`;
+      const exportId = await createSavedExport(db, accountId, spec);
+      expect(await run(exportId)).toMatchObject({ state: 'succeeded', error: null });
+      expect(await capturesOf(db, exportId)).toEqual([]);
+      await my.sql(`UPDATE members SET score = -1 WHERE id = 7`);
+      const second = await run(exportId);
+      expect(second).toMatchObject({ state: 'succeeded', rows_written: '1' });
+      expect(Number(second.rows_read)).toBeGreaterThan(2000); // every row compared
+      const mirror = await membersMirror('members_no_trigger');
+      expect(mirror.destination).toEqual(mirror.source);
+    } finally {
+      await my.sql(`DROP USER '${user}'@'%'`);
+    }
   });
 
   it('a table that leaves the plan loses its capture; a deleted export has its capture removed from the source', async () => {

@@ -19,7 +19,8 @@ import { MASTER_KEY, MYSQL_URL, PG_URL, waitFor } from '../../engine/testing/fix
 export const egress = { allowPrivate: true, allowLoopback: true };
 
 export interface ExportSpec {
-  source: { connector: 'postgres' | 'mysql'; base: string };
+  /** `url`: a connection string other than the test server's admin one (e.g. a role with fewer privileges). */
+  source: { connector: 'postgres' | 'mysql'; base: string; url?: string };
   destination: { connector: 'postgres' | 'mysql'; location: string };
   tables: LiveExportPlan['tables'];
   plan?: 'pro' | 'business';
@@ -47,7 +48,7 @@ export async function createSavedExport(db: DataSource, accountId: string, spec:
       accountId,
       spec.source.connector,
       spec.source.base,
-      cipher.encrypt(credentials(spec.source.connector), liveExportOwner(id, 'source')),
+      cipher.encrypt(spec.source.url ? { connectionString: spec.source.url } : credentials(spec.source.connector), liveExportOwner(id, 'source')),
       spec.destination.connector,
       spec.destination.location,
       cipher.encrypt(credentials(spec.destination.connector), liveExportOwner(id, 'destination')),
