@@ -171,15 +171,9 @@ export class RunExecutor {
     const released = await this.captures.released(liveExportId);
     if (released.length === 0) return 0;
     const first = released[0]!;
-    const declaration = first.connector ? findConnector(first.connector) : undefined;
     let removed = 0;
     try {
-      if (!declaration || !first.credentials) throw new Error(`the source connector "${first.connector}" is not installed or the source is not connected`);
-      const credentials = this.cipher.decrypt(first.credentials, liveExportOwner(liveExportId, 'source'));
-      const connection = await declaration.connect(credentials, first.base, {
-        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
-        poolSize: 1,
-      });
+      const connection = await this.connect(liveExportId, 'source', first.connector, first.credentials, first.base, 1);
       try {
         const capture = exportCaptureOf(connection);
         for (const row of released) {
@@ -209,16 +203,20 @@ export class RunExecutor {
   }
 
   private async open(exportRow: LiveExportEntity, side: 'source' | 'destination', base: string | null, poolSize: number): Promise<Connection> {
-    const connector = side === 'source' ? exportRow.sourceConnector : exportRow.destinationConnector;
-    const sealed = side === 'source' ? exportRow.sourceCredentials : exportRow.destinationCredentials;
-    const declaration = findConnector(connector);
+    const [connector, sealed] = side === 'source' ? [exportRow.sourceConnector, exportRow.sourceCredentials] : [exportRow.destinationConnector, exportRow.destinationCredentials];
+    return this.connect(exportRow.id, side, connector, sealed, base, poolSize);
+  }
+
+  /** Opens one side of an export from its connector and sealed credentials (bound to the export and side). */
+  private async connect(liveExportId: string, side: 'source' | 'destination', connector: string | null, sealed: Buffer | null, base: string | null, poolSize: number): Promise<Connection> {
+    const declaration = connector ? findConnector(connector) : undefined;
     if (!declaration) throw new RunFailure('connector_not_supported', `The ${side} connector "${connector}" is not installed`);
     if (!sealed) throw new RunFailure('auth_required', `The ${side} of this live export is not connected`);
-    const credentials = this.cipher.decrypt(sealed, liveExportOwner(exportRow.id, side));
+    const credentials = this.cipher.decrypt(sealed, liveExportOwner(liveExportId, side));
     return declaration.connect(credentials, base, {
       egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
       poolSize,
-      writeOrigin: `live-export:${exportRow.id}`,
+      writeOrigin: `live-export:${liveExportId}`,
     });
   }
 
@@ -236,12 +234,12 @@ export class RunExecutor {
         const target = destination.liveExport;
         if (!target) throw new RunFailure('connector_not_supported', `The ${destination.type} connector cannot be a live export destination`);
         const states = await this.captures.load(exportRow.id);
+        const capture = exportCaptureOf(source);
         for (const table of plan.tables) {
           if (signal.aborted) return;
-          await this.copyTable(exportRow.id, source, target, table, states.get(table.sourceTable) ?? null, counters, signal);
+          await this.copyTable(exportRow.id, source, capture, target, table, states.get(table.sourceTable) ?? null, counters, signal);
         }
         // Tables that left the plan: their capture is removed from the source (nothing reads it any more).
-        const capture = exportCaptureOf(source);
         const mapped = new Set(plan.tables.map((table) => table.sourceTable));
         for (const sourceTable of states.keys()) {
           if (mapped.has(sourceTable) || signal.aborted) continue;
@@ -284,6 +282,7 @@ export class RunExecutor {
   private async copyTable(
     liveExportId: string,
     source: Connection,
+    capture: LiveExportSourceCapture | null,
     target: LiveExportTarget,
     table: LiveExportPlanTable,
     state: CaptureState | null,
@@ -306,7 +305,6 @@ export class RunExecutor {
 
     if (layer) {
       const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
-      const capture = exportCaptureOf(source);
       if (capture && state && probe.rows.length > 0 && (await this.captureUsable(capture, table, state, salt))) {
         const next = await this.changesOnly(capture, layer, table, fields, salt, state.checkpoint, writer, counters, signal);
         if (next !== null) {

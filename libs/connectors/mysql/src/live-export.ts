@@ -85,6 +85,21 @@ function checkName(name: string, what: string): void {
   if ([...name].length > 64) throw new ConnectorError('invalid_data', `The ${what} name "${name}" is longer than MySQL's 64 characters`);
 }
 
+/** The keyset condition of a source page after `after` (in key order), with its parameters ending in `limit + 1`. */
+function keysetPage(key: TableKey, after: string | null | undefined, limit: number): { k: string; where: string; params: unknown[] } {
+  const k = quoteIdent(key.column);
+  const params: unknown[] = [];
+  let where = `${k} IS NOT NULL`;
+  if (after !== undefined && after !== null) {
+    const value = keyParam(key, after);
+    if (value === undefined) throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
+    where += ` AND ${k} > ?`;
+    params.push(value);
+  }
+  params.push(limit + 1);
+  return { k, where, params };
+}
+
 export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, LiveExportSourceCapture {
   /** Descriptions of the tables this target writes, read at `inspectExportTable` (each run does it first). */
   private readonly metas = new Map<string, TableMeta>();
@@ -327,16 +342,7 @@ export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, Live
   async readSourceHashes(name: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceHash>> {
     const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
     const read = await this.sourceRead(name, options);
-    const k = quoteIdent(read.key.column);
-    const params: unknown[] = [];
-    let where = `${k} IS NOT NULL`;
-    if (options.after !== undefined && options.after !== null) {
-      const after = keyParam(read.key, options.after);
-      if (after === undefined) throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
-      where += ` AND ${k} > ?`;
-      params.push(after);
-    }
-    params.push(limit + 1);
+    const { k, where, params } = keysetPage(read.key, options.after, limit);
     const found = await this.db.withConnection(async (connection) => {
       const [result] = await connection.query({ sql: `SELECT ${k}, ${read.hash} FROM ${read.table} WHERE ${where} ORDER BY ${k} LIMIT ?`, values: params, rowsAsArray: true });
       return result as unknown as [unknown, unknown][];
@@ -412,16 +418,7 @@ export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, Live
   async readSourceRows(name: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceRow>> {
     const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_SOURCE_PAGE);
     const read = await this.sourceRead(name, options);
-    const k = quoteIdent(read.key.column);
-    const params: unknown[] = [];
-    let where = `${k} IS NOT NULL`;
-    if (options.after !== undefined && options.after !== null) {
-      const after = keyParam(read.key, options.after);
-      if (after === undefined) throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
-      where += ` AND ${k} > ?`;
-      params.push(after);
-    }
-    params.push(limit + 1);
+    const { k, where, params } = keysetPage(read.key, options.after, limit);
     const found = await this.db.rows(
       `SELECT ${read.plan.selectList}, ${read.hash} AS ${quoteIdent(HASH_ALIAS)} FROM ${read.table} WHERE ${where} ORDER BY ${k} LIMIT ?`,
       params,
