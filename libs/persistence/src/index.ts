@@ -6,3 +6,4 @@ export * from './persistence.module';
 export * from './credentials/credential-cipher';
 export * from './issues/credential-issues';
 export * from './live-export-captures';
+export * from './copy-in';

@@ -151,7 +151,9 @@ export function startWorker(store: ServiceStore, accountId: string, logLevel: st
   const queuePrefix = `lockstep-bench-${randomBytes(4).toString('hex')}`;
   const logFile = join(tmpdir(), `${queuePrefix}-worker.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
+  // BENCH_WORKER_NODE_ARGS: extra node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+  const nodeArgs = (process.env['BENCH_WORKER_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/worker/src/main.js')], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -321,6 +321,49 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
     ).toBe(true);
   });
 
+  it('SIGKILL between a page written to MariaDB and its commit, then the source row of one such copy is deleted: the copy is recognised and deleted, not copied back', async () => {
+    const N = 20_000;
+    await tables(seedPg(N));
+    const { syncId, accountId } = await sync({ deleteApproval: 'auto_approve' });
+    const env = { ENGINE_PAGE_SIZE: '500', ENGINE_WRITE_BATCH: '250' };
+    const first = startWorker(accountId, env);
+    // Pages are written in id order, so rows on MariaDB above the committed count are copies whose links are not stored yet.
+    await waitFor(
+      'rows on MariaDB that the committed progress does not cover',
+      async () => {
+        const state = await progress(syncId);
+        const committed = state.initial_sync_progress?.pairs[0]?.processed.left ?? 0;
+        return state.initial_sync_phase === 'running' && (await rightCount()) > committed + 1 ? true : null;
+      },
+      90_000,
+      5,
+    );
+    await kill(first);
+    const committed = (await progress(syncId)).initial_sync_progress!.pairs[0]!.processed.left;
+    const [{ victim }] = await my!.sql<{ victim: number }>(`SELECT max(id) AS victim FROM items`);
+    expect(victim).toBeGreaterThan(committed);
+    expect((await db.query(`SELECT 1 FROM record_links WHERE sync_id = $1 AND left_remote_id = $2`, [syncId, String(victim)])) as unknown[]).toEqual([]);
+    await pg!.sql(`DELETE FROM items WHERE id = ${victim}`);
+
+    startWorker(accountId, env);
+    await waitFor('the initial sync done after the restart', async () => (await phase(db, syncId)) === 'done', 120_000, 250);
+    await waitEqual('both sides equal without the deleted row', (rows) => rows.length === N - 1);
+    expect(await my!.sql(`SELECT rid FROM items WHERE id = ${victim}`)).toEqual([]);
+    await expectConsistent(syncId, N - 1);
+    // The change log tells the story: the copy written before the crash, then its removal.
+    const ops = (await db.query(
+      `SELECT o.action, o.side, o.trigger, o.details FROM operations o JOIN record_links l ON l.id = o.record_id
+       WHERE o.sync_id = $1 AND l.left_remote_id IS NULL AND l.left_deleted ORDER BY o.seq`,
+      [syncId],
+    )) as { action: string; side: string; trigger: string; details: Record<string, unknown> | null }[];
+    expect(ops.map((op) => [op.action, op.side, op.trigger])).toEqual([
+      ['created', 'right', 'push'],
+      ['deleted', 'left', 'poll'],
+      ['deleted', 'right', 'push'],
+    ]);
+    expect(ops[0]!.details).toMatchObject({ recovered: true });
+  });
+
   it('SIGKILL in the middle of an update burst on both sides: after a restart both sides converge, every last edit survives', async () => {
     await tables(seedPg(500));
     const { syncId, accountId } = await sync();

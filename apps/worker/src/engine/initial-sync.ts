@@ -6,6 +6,7 @@
  * streamed page by page through `reconcile`, committing the page cursor with the page, so a crash resumes
  * from the last committed page. Pairs run in dependency order (relation targets first).
  */
+import { randomUUID } from 'node:crypto';
 import type { CanonicalValue, SideName } from '@lockstep/domain';
 import { newId } from '@lockstep/contracts';
 import type { RecordPage } from '@lockstep/connectors-core';
@@ -26,9 +27,15 @@ export interface PairProgress {
   created: { left: number; right: number };
   updated: { left: number; right: number };
   failed: number;
+  /** The runner working on the pair (see `takeUp`). */
+  runner?: string;
+  /** Set when another runner had begun the pair (after a crash, a pause or a restart): no pass is skipped then. */
+  resumed?: boolean;
 }
 
 export interface InitialProgress {
+  /** This initial sync's run: the seed of the service ids its creates derive (service-ids.ts). */
+  run?: string;
   pairs: PairProgress[];
 }
 
@@ -67,7 +74,7 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
     await ctx.fenced((tx) => tx.query(`UPDATE sync_sides SET checkpoint = $3, change_detection = 'change_feed', updated_at = now() WHERE sync_id = $1 AND side = $2`, [ctx.syncId, side, JSON.stringify({ tables: checkpoints })]));
   }
   await ctx.db.query(`DELETE FROM initial_sync_keys WHERE sync_id = $1`, [ctx.syncId]);
-  const progress: InitialProgress = { pairs: [] };
+  const progress: InitialProgress = { run: randomUUID(), pairs: [] };
   for (const pair of plan.pairs) progress.pairs.push(await stagePair(ctx, pair));
   await ctx.fenced(async (tx) => {
     await tx.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'sync_preview' AND resolved_at IS NULL`, [ctx.syncId]);
@@ -102,14 +109,19 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
 async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgress> {
   const match = pair.match;
   const counts = { left: 0, right: 0 };
+  const fieldOf = (side: SideName): string | null => (match ? (side === 'left' ? match.left.remoteId : match.right.remoteId) : null);
+  const read = (side: SideName, after: string | null, field: string | null) =>
+    ctx.sides[side].use((connection) => connection.readPage(sideEnd(pair, side).remoteId, { after, pageSize: Math.max(ctx.pageSize, 2000), fields: field ? [field] : [] }));
+  // Without a match field, or when one side is empty, there is nothing to pair up: the pass only counts.
+  const first = { left: await read('left', null, fieldOf('left')), right: await read('right', null, fieldOf('right')) };
+  const pairsUp = match !== null && first.left.records.length > 0 && first.right.records.length > 0;
   for (const side of SIDES) {
-    const table = sideEnd(pair, side).remoteId;
-    const field = match ? (side === 'left' ? match.left.remoteId : match.right.remoteId) : null;
+    const field = pairsUp ? fieldOf(side) : null;
     let after: string | null = null;
+    let page: RecordPage | null = first[side];
     do {
-      const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after, pageSize: Math.max(ctx.pageSize, 2000), fields: field ? [field] : [] }));
+      page ??= await read(side, after, field);
       counts[side] += page.records.length;
-      // Without a match field there is nothing to pair up: the pass only counts (every key would be null).
       if (page.records.length > 0 && match && field) {
         const keys = page.records.map((record) => {
           if (!match || !field) return null;
@@ -124,6 +136,7 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
         );
       }
       after = page.next;
+      page = null;
     } while (after);
   }
   // Fresh statistics: the planner otherwise assumes the bulk-filled table is empty and picks nested loops.
@@ -196,12 +209,40 @@ function prefetch(ctx: EngineContext, side: SideName, table: string, index: numb
   prefetched.set(ctx.sides[side], { key: `${index}|${table}|${cursor}`, at: Date.now(), page: readNow(ctx, side, table, cursor).catch(() => null) });
 }
 
-/** Running: one step (a page) at a time so the caller can check pause and lease between pages. Returns true when done. */
+/** Per runner (its side session lives as long as it does): a label, and the pairs it has taken up. */
+const runners = new WeakMap<object, { label: string; pairs: Set<number> }>();
+
+/**
+ * The first time a runner takes up a pair it writes its label into the pair's progress (committed before any
+ * page of it is written). A different label already there means another runner began the pair and stopped
+ * (a crash, a pause, a restart): the pair is `resumed`, and no pass is skipped after that.
+ */
+async function takeUp(ctx: EngineContext, progress: InitialProgress, entry: PairProgress): Promise<void> {
+  let runner = runners.get(ctx.sides.left);
+  if (!runner) runners.set(ctx.sides.left, (runner = { label: randomUUID(), pairs: new Set() }));
+  if (runner.pairs.has(entry.table_pair)) return;
+  if (entry.runner !== undefined && entry.runner !== runner.label) entry.resumed = true;
+  entry.runner = runner.label;
+  await ctx.fenced((tx) => saveProgress(tx, ctx.syncId, progress));
+  runner.pairs.add(entry.table_pair);
+}
+
+/** How long one step keeps taking pages before it returns to the runner (which checks pause and lease between steps). */
+const STEP_BUDGET_MS = 1000;
+
+/**
+ * Running: a step takes pages of one pass for about a second, then returns so the caller can check pause and
+ * lease. Pages are pipelined: a page's store commit (links, shadows, operations, the cursor) runs while the
+ * next page is read, decided and written to the app; commits stay in page order, and the step ends only after
+ * its last commit. A crash can therefore leave up to two pages written to the app but not committed; the
+ * replay from the committed cursor derives the same service ids and adopts those rows. Returns true when done.
+ */
 export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
   for (const index of ctx.plan.order) {
     const entry = progress.pairs.find((candidate) => candidate.table_pair === index);
     const pair = ctx.plan.pairs[index];
     if (!entry || !pair || entry.stage === 'done') continue;
+    await takeUp(ctx, progress, entry);
     if (entry.stage === 'link') {
       await ctx.fenced(async (tx) => {
         await tx.query(
@@ -224,57 +265,89 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
       return false;
     }
     const side: SideName = entry.stage === 'left' ? 'left' : 'right';
-    // The links table grows fast during an initial sync: keep the planner's statistics current so lookups stay indexed.
-    if ((entry.processed.left + entry.processed.right) % (ctx.pageSize * 20) === ctx.pageSize * 2) await ctx.db.query(`ANALYZE record_links`);
-    const table = sideEnd(pair, side).remoteId;
-    const page = await readPage(ctx, side, table, index, entry.cursor);
-    if (page.next) prefetch(ctx, side, table, index, page.next);
-    const ids = page.records.map((record) => record.remoteId);
-    const skipRows: { remote_id: string }[] = ids.length && entry.preview.duplicate_keys > 0
-      ? await ctx.db.query(
-          `SELECT k.remote_id FROM initial_sync_keys k WHERE k.sync_id = $1 AND k.table_pair = $2 AND k.side = $3 AND k.remote_id = ANY($4::text[])
-             AND k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)`,
-          [ctx.syncId, index, side, ids],
-        )
-      : [];
-    const skip = new Set(skipRows.map((row) => `${side}:${row.remote_id}`));
-    let records = page.records;
-    if (side === 'right' && ids.length) {
-      // Records the left pass already synced (matched or created) are done.
-      const doneRows: { right_remote_id: string }[] = await ctx.db.query(
-        `SELECT right_remote_id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND right_remote_id = ANY($3::text[]) AND right_shadow IS NOT NULL`,
-        [ctx.syncId, index, ids],
-      );
-      const done = new Set(doneRows.map((row) => row.right_remote_id));
-      records = records.filter((record) => !done.has(record.remoteId));
+    if (entry.preview[`${side}_records`] === 0 && entry.cursor === null && !entry.resumed) {
+      // The side was empty when the sync started, and this runner did the whole other pass: every record the side
+      // holds now is a copy that pass wrote (linked already) or was added since the checkpoint (the change feed
+      // after the initial sync delivers it). Reading the side again would find nothing to do.
+      entry.stage = side === 'left' ? 'right' : 'done';
+      await ctx.fenced((tx) => saveProgress(tx, ctx.syncId, progress));
+      return false;
     }
-    const next = page.next;
-    await reconcile(
-      ctx,
-      pair,
-      records.map((record) => ({ side, remoteId: record.remoteId, record, at: null })),
-      {
-        initial: true,
-        skip,
-        onCommit: async (tx, result) => {
-          entry.processed[side] += page.records.length;
-          entry.created.left += result.created.left;
-          entry.created.right += result.created.right;
-          entry.updated.left += result.updated.left;
-          entry.updated.right += result.updated.right;
-          entry.failed += result.failed;
-          entry.cursor = next;
-          if (!next) {
-            entry.stage = side === 'left' ? 'right' : 'done';
-            entry.cursor = null;
-          }
-          await saveProgress(tx, ctx.syncId, progress);
-        },
-      },
-    );
+    const table = sideEnd(pair, side).remoteId;
+    const started = Date.now();
+    let cursor = entry.cursor;
+    let processed = entry.processed.left + entry.processed.right;
+    let pending: Promise<void> | null = null;
+    try {
+      do {
+        // The links table grows fast during an initial sync: keep the planner's statistics current so lookups stay indexed.
+        if (processed % (ctx.pageSize * 20) === ctx.pageSize * 2) await ctx.db.query(`ANALYZE record_links`);
+        const page = await readPage(ctx, side, table, index, cursor);
+        if (page.next) prefetch(ctx, side, table, index, page.next);
+        const { records, skip } = await toReconcile(ctx, entry, side, page);
+        const next = page.next;
+        const result = await reconcile(
+          ctx,
+          pair,
+          records.map((record) => ({ side, remoteId: record.remoteId, record, at: null })),
+          {
+            initial: true,
+            skip,
+            ...(progress.run ? { initialRun: progress.run } : {}),
+            detach: { after: pending },
+            onCommit: async (tx, counts) => {
+              entry.processed[side] += page.records.length;
+              entry.created.left += counts.created.left;
+              entry.created.right += counts.created.right;
+              entry.updated.left += counts.updated.left;
+              entry.updated.right += counts.updated.right;
+              entry.failed += counts.failed;
+              entry.cursor = next;
+              if (!next) {
+                entry.stage = side === 'left' ? 'right' : 'done';
+                entry.cursor = null;
+              }
+              await saveProgress(tx, ctx.syncId, progress);
+            },
+          },
+        );
+        pending = result.commit ?? null;
+        processed += page.records.length;
+        cursor = next;
+      } while (cursor && Date.now() - started < STEP_BUDGET_MS);
+    } catch (error) {
+      await pending?.catch(() => undefined);
+      throw error;
+    }
+    await pending;
     return false;
   }
   return true;
+}
+
+/** The page's records this pass reconciles (with the ones not to create, for duplicate match keys). */
+async function toReconcile(ctx: EngineContext, entry: PairProgress, side: SideName, page: RecordPage): Promise<{ records: RecordPage['records']; skip: Set<string> }> {
+  const ids = page.records.map((record) => record.remoteId);
+  const skipRows: { remote_id: string }[] =
+    ids.length && entry.preview.duplicate_keys > 0
+      ? await ctx.db.query(
+          `SELECT k.remote_id FROM initial_sync_keys k WHERE k.sync_id = $1 AND k.table_pair = $2 AND k.side = $3 AND k.remote_id = ANY($4::text[])
+             AND k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)`,
+          [ctx.syncId, entry.table_pair, side, ids],
+        )
+      : [];
+  const skip = new Set(skipRows.map((row) => `${side}:${row.remote_id}`));
+  let records = page.records;
+  if (side === 'right' && ids.length) {
+    // Records the left pass already synced (matched or created) are done.
+    const doneRows: { right_remote_id: string }[] = await ctx.db.query(
+      `SELECT right_remote_id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND right_remote_id = ANY($3::text[]) AND right_shadow IS NOT NULL`,
+      [ctx.syncId, entry.table_pair, ids],
+    );
+    const done = new Set(doneRows.map((row) => row.right_remote_id));
+    records = records.filter((record) => !done.has(record.remoteId));
+  }
+  return { records, skip };
 }
 
 /** All pairs done: the sync is on. */

@@ -12,12 +12,14 @@ import { canonicalEqual, filterGate, mergeRecord, passesFilter, syncEnabled, typ
 import { newId } from '@lockstep/contracts';
 import { isConnectorError, type SourceRecord, type WriteResult } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
+import { applyConfirmedDeletes } from './deletes';
 import { carries, convertAcross, type FieldPlan, fieldEnd, type PairPlan, pairWrites, sideEnd } from './plan';
 import {
   contentHash,
   type Db,
   deletedOn,
   enqueue,
+  insertLinks,
   insertOperations,
   type LinkRow,
   loadLinks,
@@ -31,6 +33,8 @@ import {
   saveLinks,
   shadowOf,
 } from './store';
+import { createdBySync, initialServiceId } from './service-ids';
+import { isRetryableWriteError, retryableWriteError } from './write-errors';
 
 export interface Observation {
   side: SideName;
@@ -51,6 +55,16 @@ export interface ReconcileOptions {
   consumed?: string[];
   /** Per record, how often its queued push has already been tried (a deferred push backs off with each try). */
   attempts?: Map<string, number>;
+  /**
+   * The initial sync's run: new links take service ids derived from it (service-ids.ts), so their creates
+   * need no intent in the store first (a replay derives the same ids and the connector adopts the rows).
+   */
+  initialRun?: string;
+  /**
+   * Pipelining: the commit waits for `after` (the previous page's commit) and runs in the background while
+   * the caller goes on; the result carries it as `commit`, which the caller must await.
+   */
+  detach?: { after: Promise<void> | null };
 }
 
 /** A push deferred until a linked record exists on the target: retried after 1 s, 2 s, 4 s... at most 5 minutes apart. */
@@ -63,6 +77,8 @@ export interface ReconcileResult {
   updated: { left: number; right: number };
   failed: number;
   verifyDeletes: number;
+  /** With `detach`: the commit still running. */
+  commit?: Promise<void>;
 }
 
 const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
@@ -80,6 +96,11 @@ interface Unit {
   ops: OperationRow[];
   conflicts: { field: string; winner: SideName; reason: string }[];
   deferred: boolean;
+  /**
+   * A copy this sync created whose link never reached the store (a crash between the app write and the
+   * commit) and whose source record has since gone: linked as it is, and its source is taken as deleted.
+   */
+  orphan: boolean;
 }
 
 function mappedFields(pair: PairPlan, side: SideName): string[] {
@@ -184,7 +205,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   const unitFor = (link: LinkRow, isNew: boolean): Unit => {
     let unit = units.get(link.id);
     if (!unit) {
-      unit = { link, isNew, current: { left: null, right: null }, at: { left: null, right: null }, writes: { left: null, right: null }, shadow: { left: {}, right: {} }, ops: [], conflicts: [], deferred: false };
+      unit = { link, isNew, current: { left: null, right: null }, at: { left: null, right: null }, writes: { left: null, right: null }, shadow: { left: {}, right: {} }, ops: [], conflicts: [], deferred: false, orphan: false };
       units.set(link.id, unit);
     }
     return unit;
@@ -202,15 +223,20 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
       }
     }
     let isNew = false;
+    let orphan = false;
     if (!link) {
       if (options.skip?.has(`${o.side}:${o.remoteId}`)) continue;
       isNew = true;
-      link = blankLink(pair.index);
+      orphan = createdBySync(ctx.syncId, o.record.serviceId) && !byService.has(o.record.serviceId!.toLowerCase());
+      const serviceId = orphan ? o.record.serviceId!.toLowerCase() : options.initialRun ? initialServiceId(ctx.syncId, options.initialRun, pair.index, o.side, o.remoteId) : randomUUID();
+      link = blankLink(pair.index, serviceId);
       if (o.side === 'left') link.left_remote_id = o.remoteId;
       else link.right_remote_id = o.remoteId;
       byRemote[o.side].set(o.remoteId, link);
+      byService.set(serviceId, link);
     }
     const unit = unitFor(link, isNew);
+    unit.orphan ||= orphan;
     unit.current[o.side] = pick(o.record.values, fields[o.side]);
     unit.at[o.side] = o.at;
     // A record seen again on a side where it was marked deleted has reappeared: its pending delete closes by itself.
@@ -252,9 +278,11 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     const table = sideEnd(pair, target);
     if (creates.length > 0) {
       for (const unit of creates) unit.link.create_pending = target;
-      // The create intent: links exist (with their service id) before the app sees the create.
-      await ctx.fenced((tx) => saveCreateIntents(tx, ctx.syncId, creates.map((unit) => ({ link: unit.link, isNew: unit.isNew }))));
-      for (const unit of creates) unit.isNew = false;
+      // The create intent: links exist (with their service id) before the app sees the create. An initial
+      // sync's new links need none: their service ids are derived, so a replay derives them again.
+      const intents = creates.filter((unit) => !(unit.isNew && options.initialRun));
+      if (intents.length > 0) await ctx.fenced((tx) => saveCreateIntents(tx, ctx.syncId, intents.map((unit) => ({ link: unit.link, isNew: unit.isNew }))));
+      for (const unit of intents) unit.isNew = false;
     }
     // What each write stored: the record the connector read back inside its own write transaction, if it did.
     const written: { unit: Unit; stored: SourceRecord | null }[] = [];
@@ -344,6 +372,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
 
   // 7. Shadows, hashes, flags; then one fenced commit.
   const toSave: LinkRow[] = [];
+  const fresh: LinkRow[] = [];
   const operations: OperationRow[] = [];
   const seen = { left: [] as string[], right: [] as string[] };
   for (const unit of units.values()) {
@@ -367,20 +396,41 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
       const tried = options.attempts?.get(unit.link.id) ?? 0;
       queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: deferredDelayMs(tried), attempts: tried + 1 });
     }
-    toSave.push(unit.link);
+    (unit.isNew ? fresh : toSave).push(unit.link);
     operations.push(...unit.ops);
   }
   result.verifyDeletes = queue.filter((entry) => entry.type === 'verify_delete').length;
-  await ctx.fenced(async (tx) => {
-    await saveLinks(tx, ctx.syncId, toSave, seen);
-    await insertOperations(tx, ctx.syncId, operations);
-    await openRecordIssues(tx, ctx.syncId, issues);
-    await resolveRecordIssues(tx, ctx.syncId, succeeded.filter((entry) => !issues.some((issue) => issue.recordId === entry.recordId && issue.side === entry.side)));
-    if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
-    await enqueue(tx, ctx.syncId, queue);
-    await closeReappeared(tx, ctx.syncId, [...reappeared]);
-    if (options.onCommit) await options.onCommit(tx, result);
-  });
+  // A link stored for the first time has no open issue to clear.
+  const freshIds = new Set(fresh.map((link) => link.id));
+  const issueKeys = new Set(issues.map((issue) => `${issue.recordId}:${issue.side}`));
+  const resolved = succeeded.filter((entry) => !freshIds.has(entry.recordId) && !issueKeys.has(`${entry.recordId}:${entry.side}`));
+  const orphans = [...units.values()].filter((unit) => unit.orphan).map((unit) => ({ link: unit.link, side: other(unit.current.left ? 'left' : 'right') }));
+  const commit = async (): Promise<void> => {
+    await ctx.fenced(async (tx) => {
+      await insertLinks(tx, ctx.syncId, fresh, seen);
+      await saveLinks(tx, ctx.syncId, toSave, seen);
+      await insertOperations(tx, ctx.syncId, operations);
+      await openRecordIssues(tx, ctx.syncId, issues);
+      await resolveRecordIssues(tx, ctx.syncId, resolved);
+      if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
+      await enqueue(tx, ctx.syncId, queue);
+      await closeReappeared(tx, ctx.syncId, [...reappeared]);
+      if (options.onCommit) await options.onCommit(tx, result);
+    });
+    // The source of an orphaned copy is gone: the delete rules decide about the copy (a pending delete under review).
+    if (orphans.length > 0) await applyConfirmedDeletes(ctx, pair, orphans);
+  };
+  if (options.detach) {
+    const after = options.detach.after;
+    result.commit = (async () => {
+      if (after) await after;
+      await commit();
+    })();
+    // Awaited by the caller later; meanwhile a failure must not count as an unhandled rejection.
+    result.commit.catch(() => undefined);
+    return result;
+  }
+  await commit();
   return result;
 }
 
@@ -393,10 +443,10 @@ async function closeReappeared(tx: Db, syncId: string, recordIds: string[]): Pro
   for (const row of closed) await tx.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'closed', 'engine')`, [row.id, syncId, row.record_id]);
 }
 
-function blankLink(pair: number): LinkRow {
+function blankLink(pair: number, serviceId: string): LinkRow {
   return {
     id: newId('record'),
-    service_id: randomUUID(),
+    service_id: serviceId,
     table_pair: pair,
     name: null,
     left_remote_id: null,
@@ -460,6 +510,26 @@ function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relat
   const link = unit.link;
   const present = SIDES.filter((side) => unit.current[side] !== null);
   if (present.length === 0) return;
+  if (unit.orphan) {
+    // Our own copy, written before a crash: its create is recorded now, and nothing is written.
+    const side = present[0]!;
+    const current = unit.current[side]!;
+    for (const field of pair.fields) unit.shadow[side][fieldEnd(field, side).remoteId] = current[fieldEnd(field, side).remoteId] ?? null;
+    unit.ops.push({
+      record_id: link.id,
+      table_pair: pair.index,
+      side,
+      table_id: sideEnd(pair, side).id,
+      table_name: sideEnd(pair, side).name,
+      record_remote_id: remoteOf(link, side),
+      record_name: recordName(pair, side, current, remoteOf(link, side)),
+      action: 'created',
+      trigger: 'push',
+      field_changes: pair.fields.map((field) => ({ field: fieldEnd(field, side).name, before: null, after: current[fieldEnd(field, side).remoteId] ?? null })),
+      details: { recovered: true, reason: 'Written by this sync before a crash; its source record was gone when the sync resumed.' },
+    });
+    return;
+  }
   const shadows = { left: link.left_shadow as Values | null, right: link.right_shadow as Values | null };
   // Filters: a record failing them syncs in neither direction; the change that makes it fail still syncs.
   const before = shadows.left || shadows.right ? gate(pair, unit, { left: shadows.left, right: shadows.right }).passes : null;
@@ -668,13 +738,4 @@ function failWrite(ctx: EngineContext, pair: PairPlan, unit: Unit, target: SideN
   });
 }
 
-/** A write outcome that is not the record's fault (auth, transient, rate limit): the caller retries the whole round. */
-export function retryableWriteError(error: { message: string; kind: string }, side: SideName): Error & { connectorKind: string; side: SideName } {
-  return Object.assign(new Error(error.message), { connectorKind: error.kind, side });
-}
-
-export function isRetryableWriteError(error: unknown): error is Error & { connectorKind: string; side: SideName } {
-  return error instanceof Error && 'connectorKind' in error;
-}
-
-export { isConnectorError };
+export { isConnectorError, isRetryableWriteError, retryableWriteError };

@@ -3,10 +3,10 @@
  * a refetch runs after what is already queued) and the delete rules once an absence is confirmed, plus the
  * person's pending-delete decisions (approve, restore).
  */
-import { decideDelete, type SideName } from '@lockstep/domain';
-import { newId } from '@lockstep/contracts';
+import type { SideName } from '@lockstep/domain';
 import type { SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
+import { applyConfirmedDeletes, linkOperation as op } from './deletes';
 import { type PairPlan, sideEnd } from './plan';
 import { reconcile, retryableWriteError, type Observation } from './reconcile';
 import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, openRecordIssues, remoteOf } from './store';
@@ -85,88 +85,6 @@ async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueRow[
   // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
   await reconcile(ctx, pair, observations, { initial: false, consumed: entries.map((entry) => entry.id), attempts });
   if (confirmed.length > 0) await applyConfirmedDeletes(ctx, pair, confirmed);
-}
-
-/** Absences a read by id confirmed: the delete rules of the design (section 5). */
-export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, confirmed: { link: LinkRow; side: SideName }[]): Promise<void> {
-  // Re-read the links: the reconcile above may have changed them.
-  const fresh = new Map((await loadLinksById(ctx.db, confirmed.map((entry) => entry.link.id))).map((link) => [link.id, link]));
-  const ignored = new Set(
-    ((await ctx.db.query(`SELECT record_id FROM pending_deletes WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'ignored'`, [ctx.syncId, [...fresh.keys()]])) as { record_id: string }[]).map(
-      (row) => row.record_id,
-    ),
-  );
-  const operations: OperationRow[] = [];
-  const holds: { link: LinkRow; missing: SideName }[] = [];
-  const deletes: { link: LinkRow; side: SideName }[] = [];
-  const marks: { id: string; side: SideName; dead: boolean }[] = [];
-  for (const { link: stale, side } of confirmed) {
-    const link = fresh.get(stale.id);
-    if (!link || deletedOn(link, side)) continue;
-    const there = other(side);
-    const decision = decideDelete({
-      missingSide: side,
-      otherHasCopy: remoteOf(link, there) !== null && !deletedOn(link, there),
-      tableDirection: pair.direction,
-      otherDeleteBehavior: sideEnd(pair, there).deleteBehavior,
-      deleteApproval: ctx.deleteApproval,
-      ignored: ignored.has(link.id),
-    });
-    operations.push(op(pair, link, side, 'deleted', 'poll', { decision: decision.action }));
-    marks.push({ id: link.id, side, dead: decision.action === 'mark_deleted' && decision.dead });
-    if (decision.action === 'hold') holds.push({ link, missing: side });
-    if (decision.action === 'delete') deletes.push({ link, side: decision.side });
-  }
-  // Deletes under auto-approve are applied to the other side.
-  const deleted: { link: LinkRow; side: SideName }[] = [];
-  for (const target of SIDES) {
-    const batch = deletes.filter((entry) => entry.side === target);
-    if (batch.length === 0) continue;
-    await ctx.assertCanWrite();
-    const results = await ctx.sides[target].use((connection) => connection.deleteRecords(sideEnd(pair, target).remoteId, batch.map((entry) => remoteOf(entry.link, target)!)));
-    batch.forEach((entry, index) => {
-      const outcome = results[index]!;
-      if (outcome.ok) {
-        deleted.push(entry);
-        operations.push(op(pair, entry.link, target, 'deleted', 'push', null));
-      } else if (outcome.error.retryable || outcome.error.kind === 'auth') {
-        throw retryableWriteError(outcome.error, target);
-      }
-    });
-  }
-  await ctx.fenced(async (tx) => {
-    for (const mark of marks) {
-      await tx.query(`UPDATE record_links SET ${mark.side}_deleted = true, dead = dead OR $2, updated_at = now() WHERE id = $1`, [mark.id, mark.dead]);
-    }
-    for (const entry of deleted) await tx.query(`UPDATE record_links SET ${entry.side}_deleted = true, updated_at = now() WHERE id = $1`, [entry.link.id]);
-    for (const hold of holds) {
-      const id = newId('pendingDelete');
-      const inserted: { id: string }[] = await tx.query(
-        `INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (sync_id, record_id) WHERE state IN ('awaiting_review', 'ignored') DO NOTHING RETURNING id`,
-        [id, ctx.syncId, hold.link.id, pair.index, hold.missing, other(hold.missing)],
-      );
-      if (inserted.length > 0) await tx.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`, [id, ctx.syncId, hold.link.id]);
-    }
-    await insertOperations(tx, ctx.syncId, operations);
-  });
-}
-
-function op(pair: PairPlan, link: LinkRow, side: SideName, action: string, trigger: 'push' | 'poll', details: Record<string, unknown> | null): OperationRow {
-  const table = sideEnd(pair, side);
-  return {
-    record_id: link.id,
-    table_pair: pair.index,
-    side,
-    table_id: table.id,
-    table_name: table.name,
-    record_remote_id: remoteOf(link, side),
-    record_name: link.name,
-    action,
-    trigger,
-    field_changes: [],
-    details,
-  };
 }
 
 /** A person approved (delete the surviving copy) or restored (re-create the missing copy) a held delete. */

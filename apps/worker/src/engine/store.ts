@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { newId } from '@lockstep/contracts';
 import type { SideName } from '@lockstep/domain';
+import { copyIn } from '@lockstep/persistence';
 
 export type Db = Pick<EntityManager, 'query'>;
 
@@ -75,11 +76,13 @@ export function returnedRows<T>(result: unknown): T[] {
 
 export async function loadLinks(db: Db, syncId: string, pair: number, left: string[], right: string[], serviceIds: string[]): Promise<LinkRow[]> {
   if (left.length === 0 && right.length === 0 && serviceIds.length === 0) return [];
-  return db.query(
-    `SELECT ${LINK_COLUMNS} FROM record_links WHERE sync_id = $1 AND table_pair = $2
-       AND (left_remote_id = ANY($3::text[]) OR right_remote_id = ANY($4::text[]) OR service_id = ANY($5::uuid[]))`,
-    [syncId, pair, left, right, serviceIds],
-  );
+  // Only the conditions that can match (an empty list would still cost the planner an index scan).
+  const conditions: string[] = [];
+  const params: unknown[] = [syncId, pair];
+  if (left.length > 0) conditions.push(`left_remote_id = ANY($${params.push(left)}::text[])`);
+  if (right.length > 0) conditions.push(`right_remote_id = ANY($${params.push(right)}::text[])`);
+  if (serviceIds.length > 0) conditions.push(`service_id = ANY($${params.push(serviceIds)}::uuid[])`);
+  return db.query(`SELECT ${LINK_COLUMNS} FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND (${conditions.join(' OR ')})`, params);
 }
 
 export async function loadLinksById(db: Db, ids: string[]): Promise<LinkRow[]> {
@@ -109,6 +112,36 @@ export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: 
         left_seen_at = COALESCE(EXCLUDED.left_seen_at, l.left_seen_at), right_seen_at = COALESCE(EXCLUDED.right_seen_at, l.right_seen_at), updated_at = now()`,
     [JSON.stringify(rows), syncId],
   );
+}
+
+/** The transaction's start time as the server's text (`now()`): COPY rows carry it where an INSERT would call now(). */
+async function serverNow(db: Db): Promise<string> {
+  const rows: { now: string }[] = await db.query(`SELECT now()::text AS now`);
+  return rows[0]!.now;
+}
+
+const NEW_LINK_COLUMNS = [
+  'id', 'sync_id', 'table_pair', 'service_id', 'name', 'left_remote_id', 'right_remote_id', 'left_shadow', 'right_shadow', 'left_hash', 'right_hash',
+  'left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled', 'right_sync_disabled', 'dead', 'create_pending',
+  'left_seen_at', 'right_seen_at', 'created_at', 'updated_at',
+];
+
+/**
+ * Links stored for the first time (no row yet: no create intent was written for them), copied in one `COPY`.
+ * Falls back to `saveLinks` outside a PostgreSQL transaction.
+ */
+export async function insertLinks(db: Db, syncId: string, links: LinkRow[], seen: { left: string[]; right: string[] }): Promise<void> {
+  if (links.length === 0) return;
+  const now = await serverNow(db);
+  const seenLeft = new Set(seen.left);
+  const seenRight = new Set(seen.right);
+  const json = (value: Record<string, unknown> | null) => (value === null ? null : JSON.stringify(value));
+  const rows = links.map((link) => [
+    link.id, syncId, link.table_pair, link.service_id, link.name, link.left_remote_id, link.right_remote_id, json(link.left_shadow), json(link.right_shadow), link.left_hash, link.right_hash,
+    link.left_deleted, link.right_deleted, link.left_filtered, link.right_filtered, link.left_sync_disabled, link.right_sync_disabled, link.dead, link.create_pending,
+    seenLeft.has(link.id) ? now : null, seenRight.has(link.id) ? now : null, now, now,
+  ]);
+  if (!(await copyIn(db, 'record_links', NEW_LINK_COLUMNS, rows))) await saveLinks(db, syncId, links, seen);
 }
 
 /**
@@ -157,8 +190,17 @@ export interface OperationRow {
   details: Record<string, unknown> | null;
 }
 
+const OPERATION_COLUMNS = ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'table_name', 'record_remote_id', 'record_name', 'action', 'trigger', 'field_changes', 'details', 'occurred_at'];
+
+/** Operations in one `COPY` (in the order given: `seq` follows it; `occurred_at` is the transaction's time). */
 export async function insertOperations(db: Db, syncId: string, operations: OperationRow[]): Promise<void> {
   if (operations.length === 0) return;
+  const now = await serverNow(db);
+  const copied = operations.map((o) => [
+    newId('operation'), syncId, o.record_id, o.table_pair, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name, o.action, o.trigger,
+    JSON.stringify(o.field_changes ?? []), o.details === null ? null : JSON.stringify(o.details), now,
+  ]);
+  if (await copyIn(db, 'operations', OPERATION_COLUMNS, copied)) return;
   const rows = operations.map((operation) => ({ ...operation, id: newId('operation') }));
   await db.query(
     `INSERT INTO operations (id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details, occurred_at)
