@@ -158,9 +158,9 @@ describe('records and pending deletes on a live sync', () => {
 
   describe('refetch', () => {
     it('reads the copy again: a change made behind the engine\'s back (change capture off) reaches the other side', async () => {
-      await live.pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture`);
+      await live.pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
       await live.pg.sql(`UPDATE people SET email = 'edsger@goto.harmful' WHERE id = 6`);
-      await live.pg.sql(`ALTER TABLE people ENABLE TRIGGER lockstep_capture`);
+      await live.pg.sql(`ALTER TABLE people ENABLE TRIGGER lockstep_capture_ins, ENABLE TRIGGER lockstep_capture_upd, ENABLE TRIGGER lockstep_capture_del`);
       const edsger = await recordOf(6);
       const res = await refetch(edsger).expect(202);
       expect(res.body).toEqual({ record_id: edsger, sides: ['left', 'right'], url: `http://lockstep.test/v1/sync/records/${edsger}?sync=${S}` });
@@ -184,9 +184,9 @@ describe('records and pending deletes on a live sync', () => {
       expect(queued.right.queued_operations).toEqual([{ type: 'push', position: 1 }]);
 
       // Behind the engine's back, then the worker comes back.
-      await live.pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture`);
+      await live.pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
       await live.pg.sql(`UPDATE people SET email = 'adam@wealth.nations' WHERE id = 2`);
-      await live.pg.sql(`ALTER TABLE people ENABLE TRIGGER lockstep_capture`);
+      await live.pg.sql(`ALTER TABLE people ENABLE TRIGGER lockstep_capture_ins, ENABLE TRIGGER lockstep_capture_upd, ENABLE TRIGGER lockstep_capture_del`);
       live.startWorker();
       await live.pg.sql(`INSERT INTO people (id, name, email) VALUES (100, 'Newcomer', 'new@example.com')`);
       await waitUntil('the worker to run again', async () => (await contact(100)) !== undefined);

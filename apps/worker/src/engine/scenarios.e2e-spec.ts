@@ -346,7 +346,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
         [`CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL)`],
       );
       const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name']] }], { deleteApproval: 'review_required' }, { ENGINE_FULL_SCAN_SECONDS: '2' });
-      await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture`);
+      await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
       await pg.sql(`UPDATE people SET name = 'Ada L' WHERE id = 1`);
       await waitFor('full scan carried the update', async () => (await my.sql<{ name: string }>(`SELECT name FROM contacts WHERE id = 1`))[0]?.name === 'Ada L', 15_000);
       await pg.sql(`DELETE FROM people WHERE id = 2`);
@@ -366,7 +366,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
         [`CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL)`],
       );
       const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name']] }], { deleteApproval: 'auto_approve' }, { ENGINE_FULL_SCAN_SECONDS: '2' });
-      await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture`);
+      await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
       await pg.sql(`DELETE FROM people WHERE id = 2`);
       await waitFor('deleted on the right', async () => (await my.sql(`SELECT id FROM contacts WHERE id = 2`)).length === 0, 15_000);
       expect(await linkOf(syncId, 'left', 2)).toMatchObject({ left_deleted: true, right_deleted: true });
@@ -453,7 +453,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       const { pg, my } = await databases(pgSetup, mySetup);
       const { syncId } = await start(pg, my, pairs);
       // Change capture misses this edit: only the queue carries it.
-      await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture`);
+      await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
       await pg.sql(`UPDATE people SET name = 'Ada Lovelace' WHERE id = 1`);
       const link = await linkOf(syncId, 'left', 1);
       const inserted = await q<{ id: string; type: string }>(

@@ -116,7 +116,7 @@ SELECT json_build_object(
   'serviceIdUnique', EXISTS (
     SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = i.indkey[0]
     WHERE i.indrelid = rel.oid AND i.indisunique AND i.indnatts = 1 AND i.indpred IS NULL AND a.attname = '${SERVICE_ID_COLUMN}'),
-  'captureTrigger', EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel.oid AND tgname = 'lockstep_capture'),
+  'captureTrigger', (SELECT count(*) FROM pg_trigger WHERE tgrelid = rel.oid AND tgname IN ('lockstep_capture_ins', 'lockstep_capture_upd', 'lockstep_capture_del')) = 3 OR EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel.oid AND tgname = 'lockstep_capture_row'),
   -- tgtype bits: 1 row, 2 before, 4 insert.
   'copyable', rel.relkind IN ('r', 'p') AND NOT rel.relrowsecurity
     AND NOT EXISTS (SELECT 1 FROM pg_rewrite r WHERE r.ev_class = rel.oid AND r.ev_type = '3')

@@ -1,8 +1,42 @@
 /**
- * Change capture: row triggers write every insert, update and delete of a prepared table into
+ * Change capture: triggers write every insert, update and delete of a prepared table into
  * `lockstep.change_log`, tagged with the writing transaction's id (xid8) and with `origin = 'lockstep'`
- * when Lockstep's own connection wrote it (`set_config('lockstep.origin', 'lockstep', true)` in every write
- * transaction). Each change also sends `pg_notify('lockstep_changes', ...)` to wake a watcher.
+ * (or `lockstep:<writeOrigin>`) when Lockstep's own connection wrote it (each session of its pool runs
+ * `set_config('lockstep.origin', ..., false)` when it connects). Each statement that logged something also
+ * sends `pg_notify('lockstep_changes', ...)` to wake a watcher.
+ *
+ * Three STATEMENT-level AFTER triggers per table (the approach of export-capture.ts), all running
+ * `lockstep.capture_changes()`; one trigger per event because PostgreSQL refuses transition tables on a
+ * trigger with several events:
+ * - `lockstep_capture_ins` (NEW TABLE new_rows) logs an 'upsert' of every inserted key;
+ * - `lockstep_capture_del` (OLD TABLE old_rows) logs a 'delete' of every deleted key;
+ * - `lockstep_capture_upd` (OLD TABLE old_rows, NEW TABLE new_rows) logs a 'delete' of every old key that is
+ *   not among the new keys (a key change), then an 'upsert' of every new key. Transition tables carry no row
+ *   identity that survives an update (a ctid changes), so old and new rows are not paired: compared as sets,
+ *   which logs what a row trigger logs for each row, and correctly when keys move between rows (a swap or a
+ *   shift `SET id = id + 1`, where per-row pairs would end with a delete of a key that still exists).
+ * Each logs with ONE set-based `INSERT ... SELECT` per statement instead of a function call (and two dynamic
+ * queries) per row: a bulk write costs a fraction of what row triggers cost (a single-row statement costs
+ * somewhat more: one dynamic query is planned per statement). An empty transition table logs nothing and
+ * notifies nothing. TRUNCATE is not captured (it never was; the engine's full scan finds it).
+ *
+ * A partitioned table gets the statement triggers too: they see the rows its statements change in every
+ * partition (a move between partitions is a delete and an insert there), but not writes made directly to a
+ * partition, which the engine's full scan finds. (A row trigger would not do better: PostgreSQL clones it to
+ * the partitions, where it fires with the partition's name and logs changes no reader of the table asks for.)
+ * Partitions, inheritance children and foreign tables get one ROW-level trigger (`lockstep_capture_row`, same
+ * function) instead, as before: statement triggers of a child do not fire for writes made through its parent,
+ * its row triggers do; foreign tables take no transition tables.
+ *
+ * The key column travels as a trigger argument by attribute NUMBER (a rename of the column keeps the capture
+ * working), and a key is logged as its type's OUTPUT text (`format('%s', key)`) under the pool's session
+ * settings (`SET` clauses of the function): exactly the remote id `readPage` and `readByIds` return, whatever
+ * the writer's session says (`key::text` differs for `char(n)`, `boolean` and `inet`). The function is
+ * SECURITY DEFINER with a fixed search_path, so another role writing the table needs no rights on the log.
+ *
+ * Tables prepared by earlier versions have one row trigger `lockstep_capture` running
+ * `lockstep.capture_change('<key column name>')`; `prepareTable` replaces it. The old function is left in
+ * place (other tables may still use it until they are prepared again).
  *
  * Checkpoints are snapshots, not ids (the PgQ design). A bigserial id is drawn when a row is inserted, not
  * when its transaction commits, so ids commit out of order: a reader that remembers "the last id I saw"
@@ -13,17 +47,112 @@
  * window larger than `limit` is read in (xid, id) order with the position kept in the checkpoint.
  */
 import { ConnectorError } from '@lockstep/connectors-core';
+import { SESSION_SQL } from './config';
 import { ident, qualified } from './sql';
 
 export const LOCKSTEP_SCHEMA = 'lockstep';
 export const CHANGE_LOG = `${LOCKSTEP_SCHEMA}.change_log`;
 export const NOTIFY_CHANNEL = 'lockstep_changes';
-export const TRIGGER_NAME = 'lockstep_capture';
+export const CAPTURE_FUNCTION = `${LOCKSTEP_SCHEMA}.capture_changes`;
+/** The row trigger of earlier versions (replaced by `prepareTable`, dropped by `unprepareTable`). */
+export const LEGACY_TRIGGER_NAME = 'lockstep_capture';
 export const ORIGIN_SETTING = 'lockstep.origin';
 export const OWN_ORIGIN = 'lockstep';
 
+export interface SyncCaptureTrigger {
+  name: string;
+  event: 'INSERT' | 'UPDATE' | 'DELETE';
+  oldTable: string | null;
+  newTable: string | null;
+}
+
+/** The statement-level triggers of a plain table. */
+export const STATEMENT_TRIGGERS: readonly SyncCaptureTrigger[] = [
+  { name: 'lockstep_capture_ins', event: 'INSERT', oldTable: null, newTable: 'new_rows' },
+  { name: 'lockstep_capture_upd', event: 'UPDATE', oldTable: 'old_rows', newTable: 'new_rows' },
+  { name: 'lockstep_capture_del', event: 'DELETE', oldTable: 'old_rows', newTable: null },
+];
+
+/** The row-level trigger of tables statement triggers cannot capture (see `captureLevel`). */
+export const ROW_TRIGGER_NAME = 'lockstep_capture_row';
+
+/** Every trigger name the sync's capture has used, current and earlier. */
+export const ALL_TRIGGER_NAMES: readonly string[] = [...STATEMENT_TRIGGERS.map((trigger) => trigger.name), ROW_TRIGGER_NAME, LEGACY_TRIGGER_NAME];
+
 /** Serialises concurrent setups (CREATE SCHEMA IF NOT EXISTS can race). */
 const SETUP_LOCK_KEY = 7_215_530_101;
+
+/** The pool's session settings (config.ts) as the function's SET clauses: `SET TimeZone = 'UTC' SET ...`. */
+const SESSION_SETTINGS = SESSION_SQL.split(';')
+  .map((statement) => statement.trim())
+  .filter((statement) => statement !== '')
+  .join(' ');
+
+const ORIGIN = `nullif(current_setting('${ORIGIN_SETTING}', true), '')`;
+const NOTIFY = `PERFORM pg_notify('${NOTIFY_CHANNEL}', json_build_object('schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME)::text)`;
+/** The dynamic INSERT of log rows; the keys' query (with `%1$I` for the key column) is appended. */
+const LOG_INSERT = `'INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin) SELECT $1, $2, $3, k, $4 FROM ('`;
+
+/**
+ * The function body. Keys are the output text of the key column's values (`format('%s', ...)`), non-null.
+ * Dynamic SQL sees the transition tables (PL/pgSQL registers them for every SPI query of the call).
+ */
+export const CAPTURE_FUNCTION_BODY = `
+-- lockstep sync capture v2; runs with: ${SESSION_SETTINGS}
+DECLARE
+  key_column name;
+  origin text := ${ORIGIN};
+  logged bigint := 0;
+  counted bigint;
+  old_key text;
+  new_key text;
+BEGIN
+  -- A log dropped by hand must not make the application's writes fail: nothing is logged.
+  IF to_regclass('${CHANGE_LOG}') IS NULL THEN
+    RETURN NULL;
+  END IF;
+  SELECT a.attname INTO key_column FROM pg_attribute a
+  WHERE a.attrelid = TG_RELID AND a.attnum = TG_ARGV[0]::int2 AND NOT a.attisdropped;
+  IF key_column IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF TG_LEVEL = 'ROW' THEN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+      EXECUTE format('SELECT format(''%%s'', ($1).%I)', key_column) INTO old_key USING OLD;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+      EXECUTE format('SELECT format(''%%s'', ($1).%I)', key_column) INTO new_key USING NEW;
+    END IF;
+    IF old_key IS NOT NULL AND (TG_OP = 'DELETE' OR old_key IS DISTINCT FROM new_key) THEN
+      INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', old_key, origin);
+    END IF;
+    IF new_key IS NOT NULL THEN
+      INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'upsert', new_key, origin);
+    END IF;
+    ${NOTIFY};
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'UPDATE' THEN
+    -- Old keys no longer present (compared as text: numeric 1.0 and 1.00 are two remote ids) are deletes.
+    EXECUTE ${LOG_INSERT} || format('SELECT o.k FROM (SELECT format(''%%s'', r.%1$I) AS k FROM old_rows r WHERE r.%1$I IS NOT NULL) o
+        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE format(''%%s'', n.%1$I) = o.k)', key_column) || ') s(k)'
+      USING TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', origin;
+    GET DIAGNOSTICS logged = ROW_COUNT;
+  END IF;
+  IF TG_OP = 'DELETE' THEN
+    EXECUTE ${LOG_INSERT} || format('SELECT format(''%%s'', r.%1$I) FROM old_rows r WHERE r.%1$I IS NOT NULL', key_column) || ') s(k)'
+      USING TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', origin;
+  ELSE
+    EXECUTE ${LOG_INSERT} || format('SELECT format(''%%s'', r.%1$I) FROM new_rows r WHERE r.%1$I IS NOT NULL', key_column) || ') s(k)'
+      USING TG_TABLE_SCHEMA, TG_TABLE_NAME, 'upsert', origin;
+  END IF;
+  GET DIAGNOSTICS counted = ROW_COUNT;
+  IF logged + counted > 0 THEN
+    ${NOTIFY};
+  END IF;
+  RETURN NULL;
+END
+`;
 
 /** Statements that create the lockstep schema, the change log and the trigger function (idempotent). */
 export const INFRASTRUCTURE_SQL = [
@@ -42,32 +171,9 @@ export const INFRASTRUCTURE_SQL = [
   `CREATE INDEX IF NOT EXISTS change_log_table_xid ON ${CHANGE_LOG} (table_schema, table_name, xid, id)`,
   `CREATE INDEX IF NOT EXISTS change_log_committed_at ON ${CHANGE_LOG} (committed_at)`,
   // SECURITY DEFINER: another application's role writing the table needs no rights on the change log.
-  `CREATE OR REPLACE FUNCTION ${LOCKSTEP_SCHEMA}.capture_change() RETURNS trigger
-   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
-   DECLARE
-     key_column text := TG_ARGV[0];
-     origin text := nullif(current_setting('${ORIGIN_SETTING}', true), '');
-     old_key text;
-     new_key text;
-   BEGIN
-     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-       EXECUTE format('SELECT ($1).%I::text', key_column) INTO old_key USING OLD;
-     END IF;
-     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-       EXECUTE format('SELECT ($1).%I::text', key_column) INTO new_key USING NEW;
-     END IF;
-     IF old_key IS NOT NULL AND (TG_OP = 'DELETE' OR old_key IS DISTINCT FROM new_key) THEN
-       INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin)
-       VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', old_key, origin);
-     END IF;
-     IF new_key IS NOT NULL THEN
-       INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin)
-       VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'upsert', new_key, origin);
-     END IF;
-     PERFORM pg_notify('${NOTIFY_CHANNEL}', json_build_object('schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME)::text);
-     RETURN NULL;
-   END
-   $fn$`,
+  `CREATE OR REPLACE FUNCTION ${CAPTURE_FUNCTION}() RETURNS trigger
+   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp ${SESSION_SETTINGS}
+   AS $fn$${CAPTURE_FUNCTION_BODY}$fn$`,
 ];
 
 /** How long change-log entries are kept (a reader further behind relies on the engine's full scan). */
@@ -80,21 +186,54 @@ export const DEFAULT_RETENTION_DAYS = 7;
 export const PURGE_SQL = `DELETE FROM ${CHANGE_LOG} WHERE id IN (
   SELECT id FROM ${CHANGE_LOG} WHERE committed_at < now() - make_interval(days => $1::int) ORDER BY committed_at LIMIT $2)`;
 
-export function installTriggerSql(schema: string, table: string, keyColumn: string): string[] {
-  return [
-    `DROP TRIGGER IF EXISTS ${TRIGGER_NAME} ON ${qualified(schema, table)}`,
-    `CREATE TRIGGER ${TRIGGER_NAME} AFTER INSERT OR UPDATE OR DELETE ON ${qualified(schema, table)}
-     FOR EACH ROW EXECUTE FUNCTION ${LOCKSTEP_SCHEMA}.capture_change(${quoteLiteral(keyColumn)})`,
-  ];
+/**
+ * What `installTriggerSql` needs to know of a table ($1 schema, $2 table, $3 key column): its relkind, whether
+ * it is a partition or an inheritance child, and the key's attribute number. No row when the table is gone.
+ */
+export const CAPTURE_TARGET_SQL = `
+SELECT c.relkind, (c.relispartition OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)) AS child,
+       (SELECT a.attnum FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = $3 AND a.attnum > 0 AND NOT a.attisdropped) AS attnum
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2`;
+
+/**
+ * Statement triggers for a partitioned table and for a plain table outside an inheritance tree or at its top
+ * (a parent's statement triggers see the rows its statements change in children); a row trigger for a
+ * partition, an inheritance child or a foreign table (see the file comment).
+ */
+export function captureLevel(relkind: string, child: boolean): 'statement' | 'row' {
+  return relkind === 'p' || (relkind === 'r' && !child) ? 'statement' : 'row';
 }
 
-export function dropTriggerSql(schema: string, table: string): string {
-  return `DROP TRIGGER IF EXISTS ${TRIGGER_NAME} ON ${qualified(schema, table)}`;
+/**
+ * Drops every capture trigger (the earlier row trigger included) and creates those of `level`, passing the
+ * key's attribute number. Triggers keep the default enablement (fire unless session_replication_role is
+ * replica), as before.
+ */
+export function installTriggerSql(schema: string, table: string, keyAttnum: number, level: 'statement' | 'row'): string[] {
+  const target = qualified(schema, table);
+  const statements = ALL_TRIGGER_NAMES.map((name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${target}`);
+  const argument = `'${Math.trunc(keyAttnum)}'`;
+  if (level === 'row') {
+    statements.push(
+      `CREATE TRIGGER ${ident(ROW_TRIGGER_NAME)} AFTER INSERT OR UPDATE OR DELETE ON ${target}
+       FOR EACH ROW EXECUTE FUNCTION ${CAPTURE_FUNCTION}(${argument})`,
+    );
+    return statements;
+  }
+  for (const trigger of STATEMENT_TRIGGERS) {
+    const referencing = [trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`, trigger.newTable && `NEW TABLE AS ${trigger.newTable}`].filter(Boolean).join(' ');
+    statements.push(
+      `CREATE TRIGGER ${ident(trigger.name)} AFTER ${trigger.event} ON ${target} REFERENCING ${referencing}
+       FOR EACH STATEMENT EXECUTE FUNCTION ${CAPTURE_FUNCTION}(${argument})`,
+    );
+  }
+  return statements;
 }
 
-/** Trigger arguments are string literals in the DDL (they cannot be parameters). */
-function quoteLiteral(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
+/** Drops every capture trigger of the table, current and earlier. */
+export function dropTriggerSql(schema: string, table: string): string[] {
+  return ALL_TRIGGER_NAMES.map((name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${qualified(schema, table)}`);
 }
 
 export function addServiceIdSql(schema: string, table: string, column: string, hasColumn: boolean): string[] {

@@ -28,6 +28,8 @@ import { Client, escapeLiteral, Pool, type ClientConfig, type PoolClient, type Q
 import { listTables, loadTable, schemaExists, type Queryable, type TableMeta } from './catalog';
 import {
   addServiceIdSql,
+  CAPTURE_TARGET_SQL,
+  captureLevel,
   CHANGE_LOG,
   decodeCheckpoint,
   DEFAULT_RETENTION_DAYS,
@@ -1206,7 +1208,11 @@ export class PostgresConnection implements Connection {
         if (options.changeCapture) {
           for (const statement of INFRASTRUCTURE_SQL.slice(1)) await client.query(statement);
           const key = meta.primaryKey.length === 1 ? meta.primaryKey[0]! : SERVICE_ID_COLUMN;
-          for (const statement of installTriggerSql(meta.schema, meta.name, key)) await client.query(statement);
+          const { rows } = await client.query<Row>(CAPTURE_TARGET_SQL, [meta.schema, meta.name, key]);
+          const target = rows[0];
+          if (!target || target['attnum'] === null) throw new ConnectorError('not_found', `The key column "${key}" of table "${meta.name}" was not found`);
+          const level = captureLevel(String(target['relkind']), target['child'] === 't');
+          for (const statement of installTriggerSql(meta.schema, meta.name, Number(target['attnum']), level)) await client.query(statement);
         }
       });
       const after = await this.freshTable(tableRemoteId);
@@ -1220,7 +1226,7 @@ export class PostgresConnection implements Connection {
       const meta = await loadTable(this.db, this.schema(), tableRemoteId);
       if (!meta || meta.isView) return;
       await this.withWriteTransaction(async (client) => {
-        await client.query(dropTriggerSql(meta.schema, meta.name));
+        for (const statement of dropTriggerSql(meta.schema, meta.name)) await client.query(statement);
         const { rows } = await client.query<Row>(`SELECT to_regclass('${CHANGE_LOG}') IS NOT NULL AS present`);
         if (rows[0]?.['present'] === 't') {
           await client.query(`DELETE FROM ${CHANGE_LOG} WHERE table_schema = $1 AND table_name = $2`, [meta.schema, meta.name]);
