@@ -32,4 +32,14 @@ describe('scopes', () => {
   ] as const)('a %s key may call a %s endpoint: %p', (have, need, ok) => expect(scopeAllows(have, need)).toBe(ok));
 
   it.each([['read', true], ['admin', false], ['', false], [undefined, false]])('isScope(%p) = %p', (v, ok) => expect(isScope(v)).toBe(ok));
+
+  it('starts with the creation time, so ids made later sort after earlier ones, and stays unique', async () => {
+    const first = newId('operation');
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    const later = newId('operation');
+    expect(later > first).toBe(true);
+    const many = Array.from({ length: 20_000 }, () => newId('record'));
+    expect(new Set(many).size).toBe(many.length);
+    for (const id of many.slice(0, 100)) expect(isId('record', id)).toBe(true);
+  });
 });
