@@ -330,7 +330,8 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       // Right delete: the left side syncs deletes, auto-approved.
       await my.sql(`DELETE FROM contacts WHERE id = 4`);
       await waitFor('left copy deleted', async () => (await pg.sql(`SELECT id FROM people WHERE id = 4`)).length === 0);
-      expect(await linkOf(syncId, 'right', 4)).toMatchObject({ right_deleted: true, left_deleted: true });
+      // The app delete commits first, the links' marks right after it.
+      await waitFor('both copies marked deleted', async () => { const link = await linkOf(syncId, 'right', 4); return link?.left_deleted && link?.right_deleted ? link : null; }, 5_000);
       expect(await q(`SELECT * FROM pending_deletes WHERE sync_id = $1`, [syncId])).toEqual([]);
       // An edit of the protected right copy is not carried back as a new left record.
       await my.sql(`UPDATE contacts SET name = 'Linus T' WHERE id = 3`);
@@ -369,7 +370,8 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       await pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
       await pg.sql(`DELETE FROM people WHERE id = 2`);
       await waitFor('deleted on the right', async () => (await my.sql(`SELECT id FROM contacts WHERE id = 2`)).length === 0, 15_000);
-      expect(await linkOf(syncId, 'left', 2)).toMatchObject({ left_deleted: true, right_deleted: true });
+      // The app delete commits first, the links' marks right after it.
+      await waitFor('both copies marked deleted', async () => { const link = await linkOf(syncId, 'left', 2); return link?.left_deleted && link?.right_deleted ? link : null; }, 5_000);
       expect((await my.sql(`SELECT id FROM contacts`)).length).toBe(1);
     });
   });
