@@ -124,6 +124,13 @@ function recordName(pair: PairPlan, side: SideName, values: Values | null, remot
   return remoteId;
 }
 
+/** An operation on one side of a link (its record name from the values that side shows). */
+function operation(pair: PairPlan, link: LinkRow, side: SideName, values: Values | null, action: string, trigger: OperationRow['trigger'], changes: OperationRow['field_changes'], details: Record<string, unknown> | null): OperationRow {
+  const table = sideEnd(pair, side);
+  const remoteId = remoteOf(link, side);
+  return { record_id: link.id, table_pair: pair.index, side, table_id: table.id, table_name: table.name, record_remote_id: remoteId, record_name: recordName(pair, side, values, remoteId), action, trigger, field_changes: changes, details };
+}
+
 /** Translates relation values through record links of the target pair. */
 class Relations {
   private readonly maps = new Map<string, Map<string, string>>();
@@ -354,19 +361,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
         result.updated[target] += 1;
       }
       succeeded.push({ recordId: unit.link.id, side: target });
-      unit.ops.push({
-        record_id: unit.link.id,
-        table_pair: pair.index,
-        side: target,
-        table_id: table.id,
-        table_name: table.name,
-        record_remote_id: remoteOf(unit.link, target),
-        record_name: recordName(pair, target, values, remoteOf(unit.link, target)),
-        action: write.create ? 'created' : 'updated',
-        trigger: 'push',
-        field_changes: changes,
-        details: unit.conflicts.length > 0 ? { conflicts: unit.conflicts } : null,
-      });
+      unit.ops.push(operation(pair, unit.link, target, values, write.create ? 'created' : 'updated', 'push', changes, unit.conflicts.length > 0 ? { conflicts: unit.conflicts } : null));
     }
   }
 
@@ -515,19 +510,8 @@ function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relat
     const side = present[0]!;
     const current = unit.current[side]!;
     for (const field of pair.fields) unit.shadow[side][fieldEnd(field, side).remoteId] = current[fieldEnd(field, side).remoteId] ?? null;
-    unit.ops.push({
-      record_id: link.id,
-      table_pair: pair.index,
-      side,
-      table_id: sideEnd(pair, side).id,
-      table_name: sideEnd(pair, side).name,
-      record_remote_id: remoteOf(link, side),
-      record_name: recordName(pair, side, current, remoteOf(link, side)),
-      action: 'created',
-      trigger: 'push',
-      field_changes: pair.fields.map((field) => ({ field: fieldEnd(field, side).name, before: null, after: current[fieldEnd(field, side).remoteId] ?? null })),
-      details: { recovered: true, reason: 'Written by this sync before a crash; its source record was gone when the sync resumed.' },
-    });
+    const changes = pair.fields.map((field) => ({ field: fieldEnd(field, side).name, before: null, after: current[fieldEnd(field, side).remoteId] ?? null }));
+    unit.ops.push(operation(pair, link, side, current, 'created', 'push', changes, { recovered: true, reason: 'Written by this sync before a crash; its source record was gone when the sync resumed.' }));
     return;
   }
   const shadows = { left: link.left_shadow as Values | null, right: link.right_shadow as Values | null };
@@ -548,19 +532,7 @@ function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relat
       if (!shadow || !canonicalEqual(after, was)) changes.push({ field: end.name, before: was, after });
     }
     if (changes.length === 0 && shadow) return;
-    unit.ops.push({
-      record_id: link.id,
-      table_pair: pair.index,
-      side,
-      table_id: sideEnd(pair, side).id,
-      table_name: sideEnd(pair, side).name,
-      record_remote_id: remoteOf(link, side),
-      record_name: recordName(pair, side, current, remoteOf(link, side)),
-      action: shadow ? 'updated' : 'created',
-      trigger: 'poll',
-      field_changes: changes,
-      details: null,
-    });
+    unit.ops.push(operation(pair, link, side, current, shadow ? 'updated' : 'created', 'poll', changes, null));
   };
   for (const side of present) pollOps(side);
 
