@@ -114,11 +114,20 @@ export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: 
   );
 }
 
-/** The transaction's start time as the server's text (`now()`): COPY rows carry it where an INSERT would call now(). */
-async function serverNow(db: Db): Promise<string> {
-  const rows: { now: string }[] = await db.query(`SELECT now()::text AS now`);
-  return rows[0]!.now;
+/**
+ * The transaction's start time as the server's text (`now()`): COPY rows carry it where an INSERT would call
+ * now(). It is the same for the whole transaction, so it is read once per transaction.
+ */
+function serverNow(db: Db): Promise<string> {
+  let now = transactionTimes.get(db);
+  if (!now) {
+    now = db.query(`SELECT now()::text AS now`).then((rows: { now: string }[]) => rows[0]!.now);
+    transactionTimes.set(db, now);
+  }
+  return now;
 }
+
+const transactionTimes = new WeakMap<Db, Promise<string>>();
 
 const NEW_LINK_COLUMNS = [
   'id', 'sync_id', 'table_pair', 'service_id', 'name', 'left_remote_id', 'right_remote_id', 'left_shadow', 'right_shadow', 'left_hash', 'right_hash',
