@@ -2,7 +2,7 @@
  * The engine's SQL against the service store: record links, the per-record queue, operations and issues.
  * Bulk statements (jsonb_to_recordset / unnest) keep a page of a thousand records at a handful of round trips.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { newId } from '@lockstep/contracts';
 import type { SideName } from '@lockstep/domain';
@@ -57,11 +57,27 @@ export function stableJson(value: unknown): string {
     .join(',')}}`;
 }
 
+/** Per list of mapped fields: the distinct fields in `stableJson`'s key order, each with its JSON key prefix. */
+const hashKeys = new WeakMap<string[], { field: string; prefix: string }[]>();
+
+/**
+ * The content hash of a side's mapped values: sha1 (base64url) of the stable JSON of exactly those fields
+ * (missing ones as null). Equal to hashing `stableJson` of the picked values, without building the object.
+ */
 export function contentHash(values: Record<string, unknown> | null, fields: string[]): string | null {
   if (!values) return null;
-  const picked: Record<string, unknown> = {};
-  for (const field of fields) picked[field] = values[field] ?? null;
-  return createHash('sha1').update(stableJson(picked)).digest('base64url');
+  let keys = hashKeys.get(fields);
+  if (!keys) {
+    keys = [...new Set(fields)].sort().map((field) => ({ field, prefix: `${JSON.stringify(field)}:` }));
+    hashKeys.set(fields, keys);
+  }
+  let text = '{';
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    const value = values[key.field];
+    text += (index === 0 ? '' : ',') + key.prefix + (value === null || value === undefined ? 'null' : typeof value === 'object' ? stableJson(value) : JSON.stringify(value));
+  }
+  return hash('sha1', `${text}}`, 'base64url');
 }
 
 /**
@@ -74,14 +90,22 @@ export function returnedRows<T>(result: unknown): T[] {
   return result as T[];
 }
 
-export async function loadLinks(db: Db, syncId: string, pair: number, left: string[], right: string[], serviceIds: string[]): Promise<LinkRow[]> {
-  if (left.length === 0 && right.length === 0 && serviceIds.length === 0) return [];
+/**
+ * The links of records seen on either side, by remote id, and of records carrying a service id. A service id
+ * this sync derived (`own`) is looked up among all links (an orphaned copy is recognised by its absence). Any
+ * other service id only matters for adopting a row whose remote id was not stored yet (a create interrupted by
+ * a crash), so it is looked up among the links that lack a remote id on a side: a small partial index, where
+ * the full one would cost a random probe per record of a page (source rows often carry service ids of their own).
+ */
+export async function loadLinks(db: Db, syncId: string, pair: number, left: string[], right: string[], serviceIds: { own: string[]; unplaced: string[] }): Promise<LinkRow[]> {
+  if (left.length === 0 && right.length === 0 && serviceIds.own.length === 0 && serviceIds.unplaced.length === 0) return [];
   // Only the conditions that can match (an empty list would still cost the planner an index scan).
   const conditions: string[] = [];
   const params: unknown[] = [syncId, pair];
   if (left.length > 0) conditions.push(`left_remote_id = ANY($${params.push(left)}::text[])`);
   if (right.length > 0) conditions.push(`right_remote_id = ANY($${params.push(right)}::text[])`);
-  if (serviceIds.length > 0) conditions.push(`service_id = ANY($${params.push(serviceIds)}::uuid[])`);
+  if (serviceIds.own.length > 0) conditions.push(`service_id = ANY($${params.push(serviceIds.own)}::uuid[])`);
+  if (serviceIds.unplaced.length > 0) conditions.push(`(service_id = ANY($${params.push(serviceIds.unplaced)}::uuid[]) AND (left_remote_id IS NULL OR right_remote_id IS NULL))`);
   return db.query(`SELECT ${LINK_COLUMNS} FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND (${conditions.join(' OR ')})`, params);
 }
 
@@ -102,7 +126,7 @@ export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: 
      SELECT v.id, $2, v.table_pair, v.service_id::uuid, v.name, v.left_remote_id, v.right_remote_id, v.left_shadow, v.right_shadow, v.left_hash, v.right_hash,
         v.left_deleted, v.right_deleted, v.left_filtered, v.right_filtered, v.left_sync_disabled, v.right_sync_disabled, v.dead, v.create_pending,
         CASE WHEN v.left_seen THEN now() END, CASE WHEN v.right_seen THEN now() END, now()
-     FROM jsonb_to_recordset($1::jsonb) AS v(id text, table_pair integer, service_id text, name text, left_remote_id text, right_remote_id text, left_shadow jsonb, right_shadow jsonb,
+     FROM jsonb_to_recordset($1::jsonb) AS v(id text, table_pair integer, service_id text, name text, left_remote_id text, right_remote_id text, left_shadow json, right_shadow json,
         left_hash text, right_hash text, left_deleted boolean, right_deleted boolean, left_filtered boolean, right_filtered boolean, left_sync_disabled boolean,
         right_sync_disabled boolean, dead boolean, create_pending text, left_seen boolean, right_seen boolean)
      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, left_remote_id = EXCLUDED.left_remote_id, right_remote_id = EXCLUDED.right_remote_id,
@@ -213,9 +237,9 @@ export async function insertOperations(db: Db, syncId: string, operations: Opera
   const rows = operations.map((operation) => ({ ...operation, id: newId('operation') }));
   await db.query(
     `INSERT INTO operations (id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details, occurred_at)
-     SELECT v.id, $2, v.record_id, v.table_pair, v.side, v.table_id, v.table_name, v.record_remote_id, v.record_name, v.action, v.trigger, COALESCE(v.field_changes, '[]'::jsonb), v.details, clock_timestamp()
+     SELECT v.id, $2, v.record_id, v.table_pair, v.side, v.table_id, v.table_name, v.record_remote_id, v.record_name, v.action, v.trigger, COALESCE(v.field_changes, '[]'::json), v.details, clock_timestamp()
      FROM jsonb_to_recordset($1::jsonb) AS v(id text, record_id text, table_pair integer, side text, table_id text, table_name text, record_remote_id text, record_name text,
-        action text, trigger text, field_changes jsonb, details jsonb)`,
+        action text, trigger text, field_changes json, details json)`,
     [JSON.stringify(rows), syncId],
   );
 }

@@ -17,8 +17,8 @@ export class RecordLinkEntity {
   @Column({ type: 'text', nullable: true }) name: string | null;
   @Column({ name: 'left_remote_id', type: 'text', nullable: true }) leftRemoteId: string | null;
   @Column({ name: 'right_remote_id', type: 'text', nullable: true }) rightRemoteId: string | null;
-  @Column({ name: 'left_shadow', type: 'jsonb', nullable: true }) leftShadow: Shadow | null;
-  @Column({ name: 'right_shadow', type: 'jsonb', nullable: true }) rightShadow: Shadow | null;
+  @Column({ name: 'left_shadow', type: 'json', nullable: true }) leftShadow: Shadow | null;
+  @Column({ name: 'right_shadow', type: 'json', nullable: true }) rightShadow: Shadow | null;
   @Column({ name: 'left_deleted', type: 'boolean' }) leftDeleted: boolean;
   @Column({ name: 'right_deleted', type: 'boolean' }) rightDeleted: boolean;
   @Column({ name: 'left_filtered', type: 'boolean' }) leftFiltered: boolean;
@@ -69,8 +69,8 @@ export class OperationEntity {
   @Column({ name: 'record_name', type: 'text', nullable: true }) recordName: string | null;
   @Column({ type: 'text' }) action: string;
   @Column({ type: 'text' }) trigger: 'push' | 'poll';
-  @Column({ name: 'field_changes', type: 'jsonb' }) fieldChanges: FieldChange[];
-  @Column({ type: 'jsonb', nullable: true }) details: Record<string, unknown> | null;
+  @Column({ name: 'field_changes', type: 'json' }) fieldChanges: FieldChange[];
+  @Column({ type: 'json', nullable: true }) details: Record<string, unknown> | null;
   @Column({ name: 'occurred_at', type: 'timestamptz' }) occurredAt: Date;
 }
 

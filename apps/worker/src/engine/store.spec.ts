@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { initialServiceId } from './service-ids';
+import { contentHash, loadLinks, stableJson } from './store';
+
+/** The definition the stored hashes were made with: sha1 of the stable JSON of the picked fields. */
+function reference(values: Record<string, unknown>, fields: string[]): string {
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) picked[field] = values[field] ?? null;
+  return createHash('sha1').update(stableJson(picked)).digest('base64url');
+}
+
+describe('contentHash', () => {
+  const cases: [string, Record<string, unknown>, string[]][] = [
+    ['flat values in any field order', { b: 'x', a: 1, c: true }, ['c', 'a', 'b']],
+    ['missing and undefined fields count as null', { a: undefined, b: null }, ['a', 'b', 'z']],
+    ['unmapped values are left out', { a: 1, secret: 'no' }, ['a']],
+    ['arrays and nested objects', { list: [3, 'two', { y: 1, x: [null] }], obj: { z: 1, a: 'q' } }, ['obj', 'list']],
+    ['repeated fields', { a: 1 }, ['a', 'a']],
+    ['keys needing JSON escapes', { 'we"ird\\key': 'v\n', 'ü': 2.5 }, ['ü', 'we"ird\\key']],
+    ['no fields', { a: 1 }, []],
+    ['non-finite numbers and empty strings', { n: Number.NaN, e: '' }, ['n', 'e']],
+  ];
+  it.each(cases)('equals the stable-JSON definition: %s', (_name, values, fields) => {
+    expect(contentHash(values, fields)).toBe(reference(values, fields));
+  });
+
+  it('is the same for the same fields list reused, and differs when a value differs', () => {
+    const fields = ['name', 'qty'];
+    expect(contentHash({ name: 'a', qty: 1 }, fields)).toBe(contentHash({ qty: 1, name: 'a' }, fields));
+    expect(contentHash({ name: 'a', qty: 1 }, fields)).not.toBe(contentHash({ name: 'a', qty: 2 }, fields));
+    expect(contentHash({ name: 'a', qty: 1 }, fields)).not.toBe(contentHash({ name: 'a', qty: '1' }, fields));
+  });
+
+  it('is null without values', () => {
+    expect(contentHash(null, ['a'])).toBeNull();
+  });
+});
+
+describe('loadLinks (against the service store)', () => {
+  let db: DataSource;
+  const syncId = `sync_loadlinks${Date.now().toString(36)}`;
+  const accountId = `acct_loadlinks${Date.now().toString(36)}`;
+  const own = initialServiceId(syncId, 'run', 0, 'left', 'L3');
+  const ids = { placed: '11111111-1111-4111-8111-111111111111', unplaced: '22222222-2222-4222-8222-222222222222', own, otherOwn: '33333333-3333-4333-8333-333333333333' };
+
+  beforeAll(async () => {
+    db = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], entities: [] });
+    await db.initialize();
+    await db.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+    await db.query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'loadLinks')`, [syncId, accountId]);
+    const link = (id: string, serviceId: string, left: string | null, right: string | null) =>
+      db.query(`INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id) VALUES ($1, $2, 0, $3, $4, $5)`, [id, syncId, serviceId, left, right]);
+    await link('rec_placed', ids.placed, 'L1', 'R1');
+    await link('rec_unplaced', ids.unplaced, 'L2', null);
+    await link('rec_own', ids.own, 'L3', 'R3');
+  });
+
+  afterAll(async () => {
+    await db.query(`DELETE FROM accounts WHERE id = $1`, [accountId]);
+    await db.destroy();
+  });
+
+  const found = async (left: string[], right: string[], serviceIds: { own: string[]; unplaced: string[] }) =>
+    (await loadLinks(db, syncId, 0, left, right, serviceIds)).map((link) => link.id).sort();
+
+  it('finds links by either remote id', async () => {
+    expect(await found(['L1'], ['R3'], { own: [], unplaced: [] })).toEqual(['rec_own', 'rec_placed']);
+  });
+
+  it("finds a link by a service id of its own among all links, and by any other service id only when it lacks a remote id", async () => {
+    expect(await found([], [], { own: [ids.own], unplaced: [] })).toEqual(['rec_own']);
+    expect(await found([], [], { own: [], unplaced: [ids.placed, ids.unplaced] })).toEqual(['rec_unplaced']);
+    expect(await found([], [], { own: [], unplaced: [ids.otherOwn] })).toEqual([]);
+  });
+
+  it('returns nothing for nothing to look up', async () => {
+    expect(await found([], [], { own: [], unplaced: [] })).toEqual([]);
+  });
+});
