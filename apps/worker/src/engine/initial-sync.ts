@@ -227,15 +227,35 @@ async function takeUp(ctx: EngineContext, progress: InitialProgress, entry: Pair
   runner.pairs.add(entry.table_pair);
 }
 
+/**
+ * The links table grows fast during an initial sync, and the planner must know it is not empty for lookups to
+ * use the indexes. Statistics taken once it holds a few pages stay good as it grows (the planner scales row
+ * counts with the table's size), so they are refreshed a few times, geometrically, and only for the columns
+ * lookups filter on: a full ANALYZE also samples the shadows and took about half a second per run at 100k links.
+ */
+const ANALYZE_AFTER_PAGES = [2, 20, 200];
+
+async function analyzeLinks(ctx: EngineContext): Promise<void> {
+  await ctx.db.query(`ANALYZE record_links (sync_id, table_pair, left_remote_id, right_remote_id, service_id)`);
+}
+
+/**
+ * Pages in flight after their records are decided: one being written to the app, one whose store commit
+ * runs, one waiting on either. Each holds at most a store connection; app writes share the side's connection.
+ * Commits happen in page order.
+ */
+const PAGES_IN_FLIGHT = 3;
+
 /** How long one step keeps taking pages before it returns to the runner (which checks pause and lease between steps). */
 const STEP_BUDGET_MS = 1000;
 
 /**
  * Running: a step takes pages of one pass for about a second, then returns so the caller can check pause and
- * lease. Pages are pipelined: a page's store commit (links, shadows, operations, the cursor) runs while the
- * next page is read, decided and written to the app; commits stay in page order, and the step ends only after
- * its last commit. A crash can therefore leave up to two pages written to the app but not committed; the
- * replay from the committed cursor derives the same service ids and adopts those rows. Returns true when done.
+ * lease. Pages are pipelined: a page's app writes and store commit (links, shadows, operations, the cursor) run
+ * while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in flight); commits stay in page
+ * order, and the step ends only after its last commit. A crash can therefore leave a few pages written to the
+ * app but not committed; the replay from the committed cursor derives the same service ids and adopts those
+ * rows. Returns true when done.
  */
 export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
   for (const index of ctx.plan.order) {
@@ -261,7 +281,7 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
         entry.cursor = null;
         await saveProgress(tx, ctx.syncId, progress);
       });
-      await ctx.db.query(`ANALYZE record_links`);
+      await analyzeLinks(ctx);
       return false;
     }
     const side: SideName = entry.stage === 'left' ? 'left' : 'right';
@@ -277,11 +297,12 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
     const started = Date.now();
     let cursor = entry.cursor;
     let processed = entry.processed.left + entry.processed.right;
-    let pending: Promise<void> | null = null;
+    // Pages still being written or committed, oldest first.
+    const inFlight: Promise<void>[] = [];
     try {
       do {
-        // The links table grows fast during an initial sync: keep the planner's statistics current so lookups stay indexed.
-        if (processed % (ctx.pageSize * 20) === ctx.pageSize * 2) await ctx.db.query(`ANALYZE record_links`);
+        if (inFlight.length >= PAGES_IN_FLIGHT) await inFlight.shift();
+        if (ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)) await analyzeLinks(ctx);
         const page = await readPage(ctx, side, table, index, cursor);
         if (page.next) prefetch(ctx, side, table, index, page.next);
         const { records, skip } = await toReconcile(ctx, entry, side, page);
@@ -294,7 +315,7 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
             initial: true,
             skip,
             ...(progress.run ? { initialRun: progress.run } : {}),
-            detach: { after: pending },
+            detach: { after: inFlight.at(-1) ?? null },
             onCommit: async (tx, counts) => {
               entry.processed[side] += page.records.length;
               entry.created.left += counts.created.left;
@@ -311,15 +332,15 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
             },
           },
         );
-        pending = result.commit ?? null;
+        if (result.commit) inFlight.push(result.commit);
         processed += page.records.length;
         cursor = next;
       } while (cursor && Date.now() - started < STEP_BUDGET_MS);
     } catch (error) {
-      await pending?.catch(() => undefined);
+      await Promise.allSettled(inFlight);
       throw error;
     }
-    await pending;
+    for (const commit of inFlight) await commit;
     return false;
   }
   return true;

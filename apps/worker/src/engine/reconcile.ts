@@ -61,8 +61,10 @@ export interface ReconcileOptions {
    */
   initialRun?: string;
   /**
-   * Pipelining: the commit waits for `after` (the previous page's commit) and runs in the background while
-   * the caller goes on; the result carries it as `commit`, which the caller must await.
+   * Pipelining: once the records are decided, the app writes and the store commit run in the background while
+   * the caller goes on, and the result carries them as `commit`, which the caller must await. The commit writes
+   * its rows at once but commits only after `after` (the previous page's commit) has: `onCommit` runs, and the
+   * transaction commits, in page order.
    */
   detach?: { after: Promise<void> | null };
 }
@@ -196,7 +198,11 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   for (const observation of observations) latest.set(`${observation.side}:${observation.remoteId}`, observation);
   const obs = [...latest.values()];
   const ids = { left: obs.filter((o) => o.side === 'left').map((o) => o.remoteId), right: obs.filter((o) => o.side === 'right').map((o) => o.remoteId) };
-  const serviceIds = obs.map((o) => o.record.serviceId).filter((id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id));
+  const serviceIds = { own: [] as string[], unplaced: [] as string[] };
+  for (const o of obs) {
+    const id = o.record.serviceId;
+    if (typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id)) (createdBySync(ctx.syncId, id) ? serviceIds.own : serviceIds.unplaced).push(id);
+  }
   const links = await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
   const byRemote = { left: new Map<string, LinkRow>(), right: new Map<string, LinkRow>() };
   const byService = new Map<string, LinkRow>();
@@ -276,156 +282,161 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   // 4. Decide per unit.
   for (const unit of units.values()) decide(ctx, pair, unit, relations, options, issues, now);
 
-  // 5. Write: creates (with a create intent stored first), then updates, per side.
-  const succeeded: { recordId: string; side: SideName }[] = [];
-  for (const target of SIDES) {
-    const creates = [...units.values()].filter((unit) => unit.writes[target]?.create);
-    const updates = [...units.values()].filter((unit) => unit.writes[target] && !unit.writes[target]!.create);
-    if (creates.length === 0 && updates.length === 0) continue;
-    const table = sideEnd(pair, target);
-    if (creates.length > 0) {
-      for (const unit of creates) unit.link.create_pending = target;
-      // The create intent: links exist (with their service id) before the app sees the create. An initial
-      // sync's new links need none: their service ids are derived, so a replay derives them again.
-      const intents = creates.filter((unit) => !(unit.isNew && options.initialRun));
-      if (intents.length > 0) await ctx.fenced((tx) => saveCreateIntents(tx, ctx.syncId, intents.map((unit) => ({ link: unit.link, isNew: unit.isNew }))));
-      for (const unit of intents) unit.isNew = false;
-    }
-    // What each write stored: the record the connector read back inside its own write transaction, if it did.
-    const written: { unit: Unit; stored: SourceRecord | null }[] = [];
-    for (let offset = 0; offset < creates.length; offset += ctx.writeBatch) {
-      const batch = creates.slice(offset, offset + ctx.writeBatch);
-      await ctx.assertCanWrite();
-      const results = await ctx.sides[target].use((connection) => connection.createRecords(table.remoteId, batch.map((unit) => ({ serviceId: unit.link.service_id, values: unit.writes[target]!.values }))));
-      batch.forEach((unit, index) => {
-        const outcome = results[index]!;
-        if (outcome.ok) {
-          if (target === 'left') unit.link.left_remote_id = outcome.remoteId;
-          else unit.link.right_remote_id = outcome.remoteId;
-          unit.link.create_pending = null;
-          written.push({ unit, stored: outcome.record });
+  // 5.-7. Write, read back, record and commit. Detached (the pipelined initial sync), this runs in the
+  // background while the caller decides the next page; that page's app writes queue behind these on the side's
+  // single connection, and its commit follows this one.
+  const finish = async (after: Promise<void> | null): Promise<void> => {
+    // 5. Write: creates (with a create intent stored first), then updates, per side.
+    const succeeded: { recordId: string; side: SideName }[] = [];
+    for (const target of SIDES) {
+      const creates = [...units.values()].filter((unit) => unit.writes[target]?.create);
+      const updates = [...units.values()].filter((unit) => unit.writes[target] && !unit.writes[target]!.create);
+      if (creates.length === 0 && updates.length === 0) continue;
+      const table = sideEnd(pair, target);
+      if (creates.length > 0) {
+        for (const unit of creates) unit.link.create_pending = target;
+        // The create intent: links exist (with their service id) before the app sees the create. An initial
+        // sync's new links need none: their service ids are derived, so a replay derives them again.
+        const intents = creates.filter((unit) => !(unit.isNew && options.initialRun));
+        if (intents.length > 0) await ctx.fenced((tx) => saveCreateIntents(tx, ctx.syncId, intents.map((unit) => ({ link: unit.link, isNew: unit.isNew }))));
+        for (const unit of intents) unit.isNew = false;
+      }
+      // What each write stored: the record the connector read back inside its own write transaction, if it did.
+      const written: { unit: Unit; stored: SourceRecord | null }[] = [];
+      for (let offset = 0; offset < creates.length; offset += ctx.writeBatch) {
+        const batch = creates.slice(offset, offset + ctx.writeBatch);
+        await ctx.assertCanWrite();
+        const results = await ctx.sides[target].use((connection) => connection.createRecords(table.remoteId, batch.map((unit) => ({ serviceId: unit.link.service_id, values: unit.writes[target]!.values }))));
+        batch.forEach((unit, index) => {
+          const outcome = results[index]!;
+          if (outcome.ok) {
+            if (target === 'left') unit.link.left_remote_id = outcome.remoteId;
+            else unit.link.right_remote_id = outcome.remoteId;
+            unit.link.create_pending = null;
+            written.push({ unit, stored: outcome.record });
+          } else {
+            unit.link.create_pending = null;
+            failWrite(ctx, pair, unit, target, outcome, issues, result);
+          }
+        });
+      }
+      for (let offset = 0; offset < updates.length; offset += ctx.writeBatch) {
+        const batch = updates.slice(offset, offset + ctx.writeBatch);
+        await ctx.assertCanWrite();
+        const results = await ctx.sides[target].use((connection) =>
+          connection.updateRecords(table.remoteId, batch.map((unit) => ({ remoteId: remoteOf(unit.link, target)!, values: unit.writes[target]!.values }))),
+        );
+        batch.forEach((unit, index) => {
+          const outcome = results[index]!;
+          if (outcome.ok) written.push({ unit, stored: outcome.record });
+          else if (outcome.error.kind === 'not_found') {
+            unit.writes[target] = null;
+            queue.push({ recordId: unit.link.id, type: 'verify_delete', side: target });
+          } else failWrite(ctx, pair, unit, target, outcome, issues, result);
+        });
+      }
+      // 6. The target's shadow is what it stored. A connector that read the row back inside its write transaction
+      //    says exactly that; otherwise the shadow is what was sent. A separate read-back after the commit would
+      //    race with the app: an edit made there in between would land in the shadow and never reach the other side.
+      //    Only a create that left mapped fields unwritten (the app fills them in) is read back, for those fields.
+      const fillIns = written.filter(({ unit, stored }) => stored === null && unit.writes[target]!.create && fields[target].some((field) => !Object.prototype.hasOwnProperty.call(unit.writes[target]!.values, field)));
+      const readBack = new Map<string, SourceRecord>();
+      const readIds = fillIns.map(({ unit }) => remoteOf(unit.link, target)!);
+      for (let offset = 0; offset < readIds.length; offset += 1000) {
+        const found = await ctx.sides[target].use((connection) => connection.readByIds(table.remoteId, readIds.slice(offset, offset + 1000)));
+        for (const record of found) readBack.set(record.remoteId, record);
+      }
+      for (const { unit, stored } of written) {
+        const write = unit.writes[target]!;
+        const filled = readBack.get(remoteOf(unit.link, target)!);
+        const values = stored ? pick(stored.values, fields[target]) : { ...(filled ? pick(filled.values, fields[target]) : {}), ...write.values };
+        const before = shadowOf(unit.link, target);
+        const changes: OperationRow['field_changes'] = [];
+        if (write.create) {
+          Object.assign(unit.shadow[target], values);
+          unit.current[target] = values;
+          for (const field of pair.fields) {
+            const end = fieldEnd(field, target);
+            if (Object.prototype.hasOwnProperty.call(write.values, end.remoteId)) changes.push({ field: end.name, before: null, after: values[end.remoteId] ?? null });
+          }
+          result.created[target] += 1;
         } else {
-          unit.link.create_pending = null;
-          failWrite(ctx, pair, unit, target, outcome, issues, result);
+          // What the target shows now counts for the flags below (an update that turns the sync-enabled field off on the other side).
+          unit.current[target] = { ...(unit.current[target] ?? {}), ...pick(values, Object.keys(write.values)) };
+          for (const remoteId of Object.keys(write.values)) {
+            unit.shadow[target][remoteId] = values[remoteId] ?? null;
+            const end = pair.fields.map((field) => fieldEnd(field, target)).find((f) => f.remoteId === remoteId);
+            changes.push({ field: end?.name ?? remoteId, before: before?.[remoteId] ?? null, after: values[remoteId] ?? null });
+          }
+          result.updated[target] += 1;
         }
-      });
-    }
-    for (let offset = 0; offset < updates.length; offset += ctx.writeBatch) {
-      const batch = updates.slice(offset, offset + ctx.writeBatch);
-      await ctx.assertCanWrite();
-      const results = await ctx.sides[target].use((connection) =>
-        connection.updateRecords(table.remoteId, batch.map((unit) => ({ remoteId: remoteOf(unit.link, target)!, values: unit.writes[target]!.values }))),
-      );
-      batch.forEach((unit, index) => {
-        const outcome = results[index]!;
-        if (outcome.ok) written.push({ unit, stored: outcome.record });
-        else if (outcome.error.kind === 'not_found') {
-          unit.writes[target] = null;
-          queue.push({ recordId: unit.link.id, type: 'verify_delete', side: target });
-        } else failWrite(ctx, pair, unit, target, outcome, issues, result);
-      });
-    }
-    // 6. The target's shadow is what it stored. A connector that read the row back inside its write transaction
-    //    says exactly that; otherwise the shadow is what was sent. A separate read-back after the commit would
-    //    race with the app: an edit made there in between would land in the shadow and never reach the other side.
-    //    Only a create that left mapped fields unwritten (the app fills them in) is read back, for those fields.
-    const fillIns = written.filter(({ unit, stored }) => stored === null && unit.writes[target]!.create && fields[target].some((field) => !Object.prototype.hasOwnProperty.call(unit.writes[target]!.values, field)));
-    const readBack = new Map<string, SourceRecord>();
-    const readIds = fillIns.map(({ unit }) => remoteOf(unit.link, target)!);
-    for (let offset = 0; offset < readIds.length; offset += 1000) {
-      const found = await ctx.sides[target].use((connection) => connection.readByIds(table.remoteId, readIds.slice(offset, offset + 1000)));
-      for (const record of found) readBack.set(record.remoteId, record);
-    }
-    for (const { unit, stored } of written) {
-      const write = unit.writes[target]!;
-      const filled = readBack.get(remoteOf(unit.link, target)!);
-      const values = stored ? pick(stored.values, fields[target]) : { ...(filled ? pick(filled.values, fields[target]) : {}), ...write.values };
-      const before = shadowOf(unit.link, target);
-      const changes: OperationRow['field_changes'] = [];
-      if (write.create) {
-        Object.assign(unit.shadow[target], values);
-        unit.current[target] = values;
-        for (const field of pair.fields) {
-          const end = fieldEnd(field, target);
-          if (Object.prototype.hasOwnProperty.call(write.values, end.remoteId)) changes.push({ field: end.name, before: null, after: values[end.remoteId] ?? null });
-        }
-        result.created[target] += 1;
-      } else {
-        // What the target shows now counts for the flags below (an update that turns the sync-enabled field off on the other side).
-        unit.current[target] = { ...(unit.current[target] ?? {}), ...pick(values, Object.keys(write.values)) };
-        for (const remoteId of Object.keys(write.values)) {
-          unit.shadow[target][remoteId] = values[remoteId] ?? null;
-          const end = pair.fields.map((field) => fieldEnd(field, target)).find((f) => f.remoteId === remoteId);
-          changes.push({ field: end?.name ?? remoteId, before: before?.[remoteId] ?? null, after: values[remoteId] ?? null });
-        }
-        result.updated[target] += 1;
+        succeeded.push({ recordId: unit.link.id, side: target });
+        unit.ops.push(operation(pair, unit.link, target, values, write.create ? 'created' : 'updated', 'push', changes, unit.conflicts.length > 0 ? { conflicts: unit.conflicts } : null));
       }
-      succeeded.push({ recordId: unit.link.id, side: target });
-      unit.ops.push(operation(pair, unit.link, target, values, write.create ? 'created' : 'updated', 'push', changes, unit.conflicts.length > 0 ? { conflicts: unit.conflicts } : null));
     }
-  }
 
-  // 7. Shadows, hashes, flags; then one fenced commit.
-  const toSave: LinkRow[] = [];
-  const fresh: LinkRow[] = [];
-  const operations: OperationRow[] = [];
-  const seen = { left: [] as string[], right: [] as string[] };
-  for (const unit of units.values()) {
-    // A write can change whether the record passes the filter or the sync-enabled field (the field may be on the side written).
-    if (unit.writes.left || unit.writes.right) setFlags(pair, unit);
-    for (const side of SIDES) {
-      const updates = unit.shadow[side];
-      if (Object.keys(updates).length === 0) continue;
-      const merged = { ...(shadowOf(unit.link, side) ?? {}), ...updates };
-      if (side === 'left') {
-        unit.link.left_shadow = merged;
-        unit.link.left_hash = contentHash(merged, fields.left);
-      } else {
-        unit.link.right_shadow = merged;
-        unit.link.right_hash = contentHash(merged, fields.right);
+    // 7. Shadows, hashes, flags; then one fenced commit.
+    const toSave: LinkRow[] = [];
+    const fresh: LinkRow[] = [];
+    const operations: OperationRow[] = [];
+    const seen = { left: [] as string[], right: [] as string[] };
+    for (const unit of units.values()) {
+      // A write can change whether the record passes the filter or the sync-enabled field (the field may be on the side written).
+      if (unit.writes.left || unit.writes.right) setFlags(pair, unit);
+      for (const side of SIDES) {
+        const updates = unit.shadow[side];
+        if (Object.keys(updates).length === 0) continue;
+        const merged = { ...(shadowOf(unit.link, side) ?? {}), ...updates };
+        if (side === 'left') {
+          unit.link.left_shadow = merged;
+          unit.link.left_hash = contentHash(merged, fields.left);
+        } else {
+          unit.link.right_shadow = merged;
+          unit.link.right_hash = contentHash(merged, fields.right);
+        }
       }
+      for (const side of SIDES) if (unit.current[side] !== null) seen[side].push(unit.link.id);
+      unit.link.name = recordName(pair, unit.current.left ? 'left' : 'right', unit.current.left ?? unit.current.right, remoteOf(unit.link, unit.current.left ? 'left' : 'right')) ?? unit.link.name;
+      if (unit.deferred) {
+        const tried = options.attempts?.get(unit.link.id) ?? 0;
+        queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: deferredDelayMs(tried), attempts: tried + 1 });
+      }
+      (unit.isNew ? fresh : toSave).push(unit.link);
+      operations.push(...unit.ops);
     }
-    for (const side of SIDES) if (unit.current[side] !== null) seen[side].push(unit.link.id);
-    unit.link.name = recordName(pair, unit.current.left ? 'left' : 'right', unit.current.left ?? unit.current.right, remoteOf(unit.link, unit.current.left ? 'left' : 'right')) ?? unit.link.name;
-    if (unit.deferred) {
-      const tried = options.attempts?.get(unit.link.id) ?? 0;
-      queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: deferredDelayMs(tried), attempts: tried + 1 });
-    }
-    (unit.isNew ? fresh : toSave).push(unit.link);
-    operations.push(...unit.ops);
-  }
-  result.verifyDeletes = queue.filter((entry) => entry.type === 'verify_delete').length;
-  // A link stored for the first time has no open issue to clear.
-  const freshIds = new Set(fresh.map((link) => link.id));
-  const issueKeys = new Set(issues.map((issue) => `${issue.recordId}:${issue.side}`));
-  const resolved = succeeded.filter((entry) => !freshIds.has(entry.recordId) && !issueKeys.has(`${entry.recordId}:${entry.side}`));
-  const orphans = [...units.values()].filter((unit) => unit.orphan).map((unit) => ({ link: unit.link, side: other(unit.current.left ? 'left' : 'right') }));
-  const commit = async (): Promise<void> => {
-    await ctx.fenced(async (tx) => {
-      await insertLinks(tx, ctx.syncId, fresh, seen);
-      await saveLinks(tx, ctx.syncId, toSave, seen);
-      await insertOperations(tx, ctx.syncId, operations);
-      await openRecordIssues(tx, ctx.syncId, issues);
-      await resolveRecordIssues(tx, ctx.syncId, resolved);
-      if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
-      await enqueue(tx, ctx.syncId, queue);
-      await closeReappeared(tx, ctx.syncId, [...reappeared]);
-      if (options.onCommit) await options.onCommit(tx, result);
-    });
-    // The source of an orphaned copy is gone: the delete rules decide about the copy (a pending delete under review).
-    if (orphans.length > 0) await applyConfirmedDeletes(ctx, pair, orphans);
+    result.verifyDeletes = queue.filter((entry) => entry.type === 'verify_delete').length;
+    // A link stored for the first time has no open issue to clear.
+    const freshIds = new Set(fresh.map((link) => link.id));
+    const issueKeys = new Set(issues.map((issue) => `${issue.recordId}:${issue.side}`));
+    const resolved = succeeded.filter((entry) => !freshIds.has(entry.recordId) && !issueKeys.has(`${entry.recordId}:${entry.side}`));
+    const orphans = [...units.values()].filter((unit) => unit.orphan).map((unit) => ({ link: unit.link, side: other(unit.current.left ? 'left' : 'right') }));
+    const commit = async (after: Promise<void> | null): Promise<void> => {
+      await ctx.fenced(async (tx) => {
+        await insertLinks(tx, ctx.syncId, fresh, seen);
+        await saveLinks(tx, ctx.syncId, toSave, seen);
+        await insertOperations(tx, ctx.syncId, operations);
+        await openRecordIssues(tx, ctx.syncId, issues);
+        await resolveRecordIssues(tx, ctx.syncId, resolved);
+        if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
+        await enqueue(tx, ctx.syncId, queue);
+        await closeReappeared(tx, ctx.syncId, [...reappeared]);
+        // Pipelined: the rows above went in while the previous page's commit may still have been running; the
+        // progress is written, and this transaction commits, only after that one did (commits stay in page order).
+        if (after) await after;
+        if (options.onCommit) await options.onCommit(tx, result);
+      });
+      // The source of an orphaned copy is gone: the delete rules decide about the copy (a pending delete under review).
+      if (orphans.length > 0) await applyConfirmedDeletes(ctx, pair, orphans);
+    };
+    await commit(after);
   };
   if (options.detach) {
-    const after = options.detach.after;
-    result.commit = (async () => {
-      if (after) await after;
-      await commit();
-    })();
+    result.commit = finish(options.detach.after);
     // Awaited by the caller later; meanwhile a failure must not count as an unhandled rejection.
     result.commit.catch(() => undefined);
     return result;
   }
-  await commit();
+  await finish(null);
   return result;
 }
 

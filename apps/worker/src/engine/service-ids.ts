@@ -11,10 +11,10 @@
  *   commit) and whose source record was deleted before the replay is still recognised as this sync's own
  *   copy when it is read (`createdBySync`), so the delete rules apply to it rather than copying it back.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { SideName } from '@lockstep/domain';
 
-const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
+const sha1 = (text: string): string => hash('sha1', text, 'hex');
 
 /** The sync's 48-bit mark: the first 12 hex digits of every id this sync derives (UUID groups 1 and 2). */
 function syncMark(syncId: string): string {
