@@ -16,7 +16,7 @@ import { benchArgs } from '../common/args';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import { type AppKind, type AppSide, canonicalRow, FIELDS, mariadbApp, postgresApp, rawWrite, type RawWrite } from './apps';
-import { createAccount, createDraftSync, procStats, RssSampler, serviceStore, type ServiceStore, startSyncs, startWorker, type SyncSide, type Worker } from './service';
+import { createAccount, createDraftSync, procStats, RssSampler, ServerCpuSampler, serviceStore, type ServiceStore, startSyncs, startWorker, type SyncSide, type Worker } from './service';
 
 const INITIAL_RATIO_TARGET = 0.4;
 const RSS_BOUND = 500 * 1024 * 1024;
@@ -183,6 +183,8 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   const sampler = new RssSampler(worker.pid, 200);
   sampler.start();
   const cpuBefore = procStats(worker.pid)?.cpuSeconds ?? 0;
+  const servers = new ServerCpuSampler();
+  servers.start();
   await startSyncs(env.store, [syncId]);
   const started = performance.now();
   let lastReport = started;
@@ -219,6 +221,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   const peak = sampler.stop();
   const stats = procStats(worker.pid);
   const cpu = (stats?.cpuSeconds ?? 0) - cpuBefore;
+  const serverCpu = servers.stop();
   await stopWorker(env, worker);
 
   const copied = await target.summary(table);
@@ -232,6 +235,10 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   say(`    phases reached at: ${Object.entries(phases).map(([phase, at]) => `${phase} ${at.toFixed(1)} s`).join(', ')}`);
   say(`    ratio to the raw write: ${pct(ratio)} (target >= ${pct(INITIAL_RATIO_TARGET)}); to the raw write with change capture: ${pct(rate / rawCapture.rowsPerSecond)}`);
   say(`    worker peak RSS: ${mb(peak)} sampled every 200 ms, VmHWM ${mb(stats?.hwmBytes ?? 0)} (target < ${mb(RSS_BOUND)}); worker CPU ${secs(cpu)} (${pct(cpu / seconds)} of one core)`);
+  const perRow = (cpuSeconds: number) => `${((cpuSeconds * 1e6) / options.rows).toFixed(0)} us/row`;
+  say(
+    `    CPU time during the run: worker ${secs(cpu)} (${perRow(cpu)}), PostgreSQL processes ${secs(serverCpu.postgres)} (${perRow(serverCpu.postgres)}, service store and app), MariaDB ${secs(serverCpu.mariadb)} (${perRow(serverCpu.mariadb)})`,
+  );
   say(`    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`);
   if (issues.length) say(`    open issues: ${JSON.stringify(issues)}`);
   const bench = `initial ${source.kind === 'postgres' ? 'PG -> MariaDB' : 'MariaDB -> PG'}`;
@@ -250,6 +257,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
     peakRssBytes: peak,
     vmHwmBytes: stats?.hwmBytes ?? null,
     cpuSeconds: cpu,
+    serverCpuSeconds: serverCpu,
     phases,
     targetMatchesSource: same,
     openIssues: issues,

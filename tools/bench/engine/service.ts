@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -225,15 +225,19 @@ export interface ProcStats {
   cpuSeconds: number;
 }
 
+/** A process's name, CPU seconds (utime + stime) and start time, from the text of its /proc/<pid>/stat. */
+function parseStat(stat: string): { name: string; cpuSeconds: number; startTime: string } {
+  // Fields 14 and 15 (utime, stime) and 22 (start time); the slice after the name starts at field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond(), startTime: fields[19]! };
+}
+
 export function procStats(pid: number): ProcStats | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime); the slice starts at field 3.
-    const cpuTicks = Number(fields[11]) + Number(fields[12]);
-    return { rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM'), cpuSeconds: cpuTicks / ticksPerSecond() };
+    const { cpuSeconds } = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return { rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM'), cpuSeconds };
   } catch {
     return null;
   }
@@ -264,5 +268,57 @@ export class RssSampler {
     this.timer = null;
     this.sample();
     return this.peak;
+  }
+}
+
+/**
+ * CPU time the database servers on this machine spend while a benchmark runs: every `postgres` and
+ * `mariadbd`/`mysqld` process is sampled every `intervalMs` (utime + stime from /proc), and each process counts
+ * from its first to its last sample (a connection opened and closed between two samples is missed). Where the
+ * servers run elsewhere this reads 0.
+ */
+export class ServerCpuSampler {
+  private readonly seen = new Map<string, { server: 'postgres' | 'mariadb'; first: number; last: number }>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly intervalMs = 250) {}
+
+  start(): void {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+  }
+
+  private sample(): void {
+    let pids: string[];
+    try {
+      pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+    } catch {
+      return;
+    }
+    for (const pid of pids) {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const { name, cpuSeconds: seconds, startTime } = parseStat(stat);
+      const server = name.startsWith('postgres') ? 'postgres' : name === 'mariadbd' || name === 'mysqld' ? 'mariadb' : null;
+      if (!server) continue;
+      // The pid and the process's start time identify it (a pid can be reused).
+      const key = `${pid}:${startTime}`;
+      const entry = this.seen.get(key);
+      if (entry) entry.last = seconds;
+      else this.seen.set(key, { server, first: seconds, last: seconds });
+    }
+  }
+
+  stop(): { postgres: number; mariadb: number } {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.sample();
+    const totals = { postgres: 0, mariadb: 0 };
+    for (const entry of this.seen.values()) totals[entry.server] += entry.last - entry.first;
+    return totals;
   }
 }
