@@ -89,6 +89,8 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     });
     await pg.sql(`DELETE FROM people WHERE id = 2`);
     await waitFor('delete applied', async () => !(await contacts()).some((r) => r.id === 2));
+    // The app delete lands just before the store commit that records it.
+    await waitFor('delete recorded', async () => Number((await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1 AND action = 'deleted' AND side = 'right' AND trigger = 'push'`, [syncId]))[0].n) === 1);
     const poll = await db.query(`SELECT side, action, trigger, field_changes FROM operations WHERE sync_id = $1 AND trigger = 'poll' AND action = 'updated' AND side = 'left'`, [syncId]);
     expect(poll).toEqual(expect.arrayContaining([expect.objectContaining({ field_changes: [{ field: 'age', before: 36, after: 37 }] })]));
     const push = await db.query(`SELECT field_changes FROM operations WHERE sync_id = $1 AND trigger = 'push' AND action = 'updated' AND side = 'right'`, [syncId]);
