@@ -40,7 +40,7 @@ export function copyText(value: string | number | boolean | null): string {
   return SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (char) => ESCAPES[char]!) : value;
 }
 
-type PgClientLike = { query(query: Query): Promise<unknown> };
+type PgClientLike = { query(query: Query): Query };
 
 /** The pg client of a TypeORM transaction's query runner, or null. */
 async function pgClient(db: unknown): Promise<PgClientLike | null> {
@@ -63,6 +63,12 @@ export async function copyIn(db: unknown, table: string, columns: readonly strin
     for (let index = 0; index < row.length; index += 1) text += (index === 0 ? '' : '\t') + copyText(row[index]!);
     text += '\n';
   }
-  await client.query(new CopyFromStdin(`COPY ${table} (${columns.join(', ')}) FROM STDIN`, Buffer.from(text, 'utf8')));
+  // pg answers a query object (not a promise): the COPY has ended at its 'end' event, or failed at 'error' (a
+  // rejected row). Without a listener that error would be thrown out of pg's socket handler.
+  const query = client.query(new CopyFromStdin(`COPY ${table} (${columns.join(', ')}) FROM STDIN`, Buffer.from(text, 'utf8')));
+  await new Promise<void>((resolve, reject) => {
+    query.once('error', reject);
+    query.once('end', () => resolve());
+  });
   return true;
 }
