@@ -247,11 +247,11 @@ async function analyzeLinks(ctx: EngineContext): Promise<void> {
 const PAGES_IN_FLIGHT = 3;
 
 /** How long one step keeps taking pages before it returns to the runner (which checks pause and lease between steps). */
-const STEP_BUDGET_MS = 1000;
+const STEP_BUDGET_MS = 5000;
 
 /**
- * Running: a step takes pages of one pass for about a second, then returns so the caller can check pause and
- * lease. Pages are pipelined: a page's app writes and store commit (links, shadows, operations, the cursor) run
+ * Running: a step takes pages of one pass for about five seconds (every app write checks pause first), then
+ * returns to the runner. Pages are pipelined: a page's app writes and store commit (links, shadows, operations, the cursor) run
  * while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in flight); commits stay in page
  * order, and the step ends only after its last commit. A crash can therefore leave a few pages written to the
  * app but not committed; the replay from the committed cursor derives the same service ids and adopts those
