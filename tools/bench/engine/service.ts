@@ -153,7 +153,7 @@ export function startWorker(store: ServiceStore, accountId: string, logLevel: st
   const fd = openSync(logFile, 'a');
   // BENCH_WORKER_NODE_ARGS: extra node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
   const nodeArgs = (process.env['BENCH_WORKER_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-  // Started as `npm start` and the worker's Dockerfile start it (tools/dev/start.ts NODE_FLAGS).
+  // Started the way `npm start` and the worker's Dockerfile start it (tools/dev/start.ts NODE_FLAGS).
   const child = spawn(process.execPath, ['--max-semi-space-size=64', ...nodeArgs, join(ROOT, 'dist/apps/worker/src/main.js')], {
     cwd: ROOT,
     env: {

@@ -246,16 +246,16 @@ async function analyzeLinks(ctx: EngineContext): Promise<void> {
  */
 const PAGES_IN_FLIGHT = 3;
 
-/** How long one step keeps taking pages before it returns to the runner (which checks pause and lease between steps). */
+/** How long one step keeps taking pages before it returns to the runner (which checks the sync between steps). */
 const STEP_BUDGET_MS = 5000;
 
 /**
  * Running: a step takes pages of one pass for about five seconds (every app write checks pause first), then
- * returns to the runner. Pages are pipelined: a page's app writes and store commit (links, shadows, operations, the cursor) run
- * while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in flight); commits stay in page
- * order, and the step ends only after its last commit. A crash can therefore leave a few pages written to the
- * app but not committed; the replay from the committed cursor derives the same service ids and adopts those
- * rows. Returns true when done.
+ * returns to the runner. Pages are pipelined: a page's app writes and store commit (links, shadows, operations,
+ * the cursor) run while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in flight); commits
+ * stay in page order, and the step ends only after its last commit (so a short step would drain the pipeline
+ * often). A crash can therefore leave a few pages written to the app but not committed; the replay from the
+ * committed cursor derives the same service ids and adopts those rows. Returns true when done.
  */
 export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
   for (const index of ctx.plan.order) {
