@@ -73,7 +73,33 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     const [sync] = await db.query(`SELECT status, initial_sync_progress FROM syncs WHERE id = $1`, [syncId]);
     expect(sync.status).toBe('active');
     expect(sync.initial_sync_progress.pairs[0]).toMatchObject({ stage: 'done', preview: { left_records: 3, right_records: 2, matched: 1, to_create_right: 2, to_create_left: 1, skipped: 0 } });
+    // The matched pair was linked before the passes: both looked links up.
+    expect(sync.initial_sync_progress.pairs[0].unlinked).toBeUndefined();
     expect(Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n)).toBe(4);
+  });
+
+  it('initial sync without matches: the first pass looks no links up, the second does, and nothing is created twice', async () => {
+    await pg.sql(`DELETE FROM people WHERE id = 2`);
+    const { syncId } = await started();
+    const expected = [
+      { id: 1, name: 'Ada', email: 'ada@example.com', age: 36, note: 'left note' },
+      { id: 2, name: 'Grace Hopper', email: 'grace@example.com', age: 45, note: 'right note' },
+      { id: 3, name: 'Linus', email: 'linus@example.com', age: 30, note: null },
+      { id: 4, name: 'Margaret', email: 'margaret@example.com', age: 50, note: null },
+    ];
+    expect(await people()).toEqual(expected);
+    expect(await contacts()).toEqual(expected.map((p) => ({ id: p.id, full_name: p.name, email: p.email, age: p.age, note: p.note })));
+    const [sync] = await db.query(`SELECT initial_sync_progress FROM syncs WHERE id = $1`, [syncId]);
+    // The left pass began with no links for the pair; the right pass found the links the left pass wrote.
+    expect(sync.initial_sync_progress.pairs[0]).toMatchObject({ stage: 'done', unlinked: 'left', created: { left: 2, right: 2 }, preview: { matched: 0 } });
+    expect(Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n)).toBe(4);
+    const created: { side: string; record_remote_id: string }[] = await db.query(`SELECT side, record_remote_id FROM operations WHERE sync_id = $1 AND action = 'created' ORDER BY side, record_remote_id`, [syncId]);
+    expect(created).toEqual([
+      { side: 'left', record_remote_id: '2' },
+      { side: 'left', record_remote_id: '4' },
+      { side: 'right', record_remote_id: '1' },
+      { side: 'right', record_remote_id: '3' },
+    ]);
   });
 
   it('continuous sync carries inserts, updates and deletes both ways without echo', async () => {

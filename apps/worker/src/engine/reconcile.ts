@@ -49,6 +49,11 @@ export interface ReconcileOptions {
   initial: boolean;
   /** Records (side:remoteId) not to create on the other side (duplicate match keys). */
   skip?: Set<string>;
+  /**
+   * None of the observed records has a link (an initial sync pass that began with no links for the pair, see
+   * `unlinkedPass`): links are looked up only by the service ids the records carry.
+   */
+  unlinked?: boolean;
   /** Extra work in the same commit (checkpoints, progress); receives the counts of this call, final before the commit. */
   onCommit?: (tx: Db, result: ReconcileResult) => Promise<void>;
   /** Queue entries this call carries out: removed in its commit, before the entries it queues itself. */
@@ -203,7 +208,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     const id = o.record.serviceId;
     if (typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id)) (createdBySync(ctx.syncId, id) ? serviceIds.own : serviceIds.unplaced).push(id);
   }
-  const links = await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
+  const links = options.unlinked ? await loadLinks(ctx.db, ctx.syncId, pair.index, [], [], serviceIds) : await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
   const byRemote = { left: new Map<string, LinkRow>(), right: new Map<string, LinkRow>() };
   const byService = new Map<string, LinkRow>();
   for (const link of links) {
