@@ -324,6 +324,11 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
             ...(progress.run ? { initialRun: progress.run } : {}),
             detach: { after: inFlight.at(-1) ?? null },
             onCommit: async (tx, counts) => {
+              // A page's commit does not wait for its WAL to reach the disk. Losing the last such commits (the store's
+              // server crashed just after them) loses only what a worker crash between a page's app writes and its commit
+              // loses: the pages are read again from the cursor before them, and their copies adopted (service ids are
+              // derived). The next synchronous commit on the server (the phase moving to 'done' included) makes them durable.
+              await tx.query(`SET LOCAL synchronous_commit = off`);
               entry.processed[side] += page.records.length;
               entry.created.left += counts.created.left;
               entry.created.right += counts.created.right;
