@@ -153,10 +153,11 @@ function serverNow(db: Db): Promise<string> {
 
 const transactionTimes = new WeakMap<Db, Promise<string>>();
 
+/** `created_at` and `updated_at` are left to their default, `now()`: the server parses no timestamp text for them. */
 const NEW_LINK_COLUMNS = [
   'id', 'sync_id', 'table_pair', 'service_id', 'name', 'left_remote_id', 'right_remote_id', 'left_shadow', 'right_shadow', 'left_hash', 'right_hash',
   'left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled', 'right_sync_disabled', 'dead', 'create_pending',
-  'left_seen_at', 'right_seen_at', 'created_at', 'updated_at',
+  'left_seen_at', 'right_seen_at',
 ];
 
 /**
@@ -172,7 +173,7 @@ export async function insertLinks(db: Db, syncId: string, links: LinkRow[], seen
   const rows = links.map((link) => [
     link.id, syncId, link.table_pair, link.service_id, link.name, link.left_remote_id, link.right_remote_id, json(link.left_shadow), json(link.right_shadow), link.left_hash, link.right_hash,
     link.left_deleted, link.right_deleted, link.left_filtered, link.right_filtered, link.left_sync_disabled, link.right_sync_disabled, link.dead, link.create_pending,
-    seenLeft.has(link.id) ? now : null, seenRight.has(link.id) ? now : null, now, now,
+    seenLeft.has(link.id) ? now : null, seenRight.has(link.id) ? now : null,
   ]);
   if (!(await copyIn(db, 'record_links', NEW_LINK_COLUMNS, rows))) await saveLinks(db, syncId, links, seen);
 }
@@ -223,15 +224,15 @@ export interface OperationRow {
   details: Record<string, unknown> | null;
 }
 
-const OPERATION_COLUMNS = ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'table_name', 'record_remote_id', 'record_name', 'action', 'trigger', 'field_changes', 'details', 'occurred_at'];
+/** `occurred_at` is left to its default, `now()` (the transaction's time). */
+const OPERATION_COLUMNS = ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'table_name', 'record_remote_id', 'record_name', 'action', 'trigger', 'field_changes', 'details'];
 
 /** Operations in one `COPY` (in the order given: `seq` follows it; `occurred_at` is the transaction's time). */
 export async function insertOperations(db: Db, syncId: string, operations: OperationRow[]): Promise<void> {
   if (operations.length === 0) return;
-  const now = await serverNow(db);
   const copied = operations.map((o) => [
     newId('operation'), syncId, o.record_id, o.table_pair, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name, o.action, o.trigger,
-    JSON.stringify(o.field_changes ?? []), o.details === null ? null : JSON.stringify(o.details), now,
+    JSON.stringify(o.field_changes ?? []), o.details === null ? null : JSON.stringify(o.details),
   ]);
   if (await copyIn(db, 'operations', OPERATION_COLUMNS, copied)) return;
   const rows = operations.map((operation) => ({ ...operation, id: newId('operation') }));
