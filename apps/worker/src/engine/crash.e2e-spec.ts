@@ -309,6 +309,8 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
         // (the adopted copies above).
         unlinked: 'left',
         resumed: true,
+        // Counted by the app (the right side is empty: nothing to match, so the left side is not paged through).
+        preview: { left_records: N, right_records: 0, matched: 0, to_create_right: N, to_create_left: 0 },
       });
       await sleep(2500);
     } finally {

@@ -122,6 +122,14 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
   const pairsUp = match !== null && first.left.records.length > 0 && first.right.records.length > 0;
   for (const side of SIDES) {
     const field = pairsUp ? fieldOf(side) : null;
+    if (!pairsUp && first[side].next !== null) {
+      // Only a count is needed: the app counts when its connector can (200,000 rows paged through took a second).
+      const counted = await ctx.sides[side].use((connection) => (connection.countRecords ? connection.countRecords(sideEnd(pair, side).remoteId) : Promise.resolve(null)));
+      if (counted !== null) {
+        counts[side] = counted;
+        continue;
+      }
+    }
     let after: string | null = null;
     let page: RecordPage | null = first[side];
     do {

@@ -245,6 +245,12 @@ export interface Connection {
 
   /** Streams a table in pages, ordered by a stable key, resumable from `after`; never the whole table in memory. */
   readPage(tableRemoteId: string, options: ReadPageOptions): Promise<RecordPage>;
+  /**
+   * How many records `readPage` would stream from the table now, counted by the app (the initial sync's preview
+   * counts a side it does not match against without paging through it). Optional: without it, the engine counts
+   * the pages.
+   */
+  countRecords?(tableRemoteId: string): Promise<number>;
   /** Records by remote id; missing ids are simply absent from the result. */
   readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]>;
   /** Finds records by service id (to adopt rows a crashed create already wrote). */

@@ -233,6 +233,10 @@ export class MysqlConnection implements Connection {
     return this.withTable(tableRemoteId, (connection, meta) => records.readPage(connection, meta, options));
   }
 
+  async countRecords(tableRemoteId: string): Promise<number> {
+    return this.withTable(tableRemoteId, (connection, meta) => records.countRecords(connection, meta));
+  }
+
   async readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]> {
     if (remoteIds.length === 0) return [];
     return this.withTable(tableRemoteId, (connection, meta) =>

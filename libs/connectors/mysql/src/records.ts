@@ -156,6 +156,13 @@ export async function readPage(
   return { records, next: found.length > pageSize && last ? encodeAfter(last.remoteId) : null };
 }
 
+/** How many rows `readPage` streams (rows with a key). */
+export async function countRecords(connection: PoolConnection, meta: TableMeta): Promise<number> {
+  const key = requireKey(meta);
+  const found = await rows(connection, `SELECT COUNT(*) AS n FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IS NOT NULL`);
+  return Number(found[0]?.['n'] ?? 0);
+}
+
 /** Records by remote id (absent ids are left out), in the order found. */
 export async function readByKeys(
   connection: PoolConnection,

@@ -635,6 +635,16 @@ export class PostgresConnection implements Connection {
     return rows.map((row) => this.toRecord(plan, row));
   }
 
+  async countRecords(tableRemoteId: string): Promise<number> {
+    return this.guard(() =>
+      this.withTable(tableRemoteId, async (meta) => {
+        const key = this.requireKey(meta);
+        const result = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.target(meta)} WHERE ${ident(key)} IS NOT NULL`);
+        return Number(result.rows[0]!.n);
+      }),
+    );
+  }
+
   async readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]> {
     return this.guard(() => this.withTable(tableRemoteId, (meta) => this.selectByKeys(this.pool, meta, remoteIds)));
   }

@@ -434,6 +434,13 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         );
       });
 
+      it('counts what paging streams (when the connector counts)', async () => {
+        if (!conn.countRecords) return;
+        expect(await conn.countRecords('ls_paging')).toBe(total);
+        await harness.createPlainTable('ls_paging_empty', { primaryKey: true });
+        expect(await conn.countRecords('ls_paging_empty')).toBe(0);
+      });
+
       it('reads only the requested fields', async () => {
         const page = await conn.readPage('ls_paging', { pageSize: 5, fields: ['title'] });
         expect(page.records).toHaveLength(5);
