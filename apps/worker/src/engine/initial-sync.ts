@@ -316,7 +316,10 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
     try {
       do {
         if (inFlight.length >= PAGES_IN_FLIGHT) await inFlight.shift();
-        if (ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)) await analyzeLinks(ctx);
+        // Statistics serve the lookups of links by remote id, which an unlinked pass does not make; a pass that makes
+        // them after one that did not (and took none) starts with fresh ones.
+        const passStart = cursor === null && processed > 0;
+        if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize))) await analyzeLinks(ctx);
         const page = await readPage(ctx, side, table, index, cursor);
         if (page.next) prefetch(ctx, side, table, index, page.next);
         const { records, skip } = await toReconcile(ctx, entry, side, page, unlinked);
