@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { initialServiceId } from './service-ids';
-import { contentHash, loadLinks, stableJson } from './store';
+import { contentHash, insertLinks, insertOperations, type LinkRow, loadLinks, stableJson } from './store';
 
 /** The definition the stored hashes were made with: sha1 of the stable JSON of the picked fields. */
 function reference(values: Record<string, unknown>, fields: string[]): string {
@@ -76,5 +76,57 @@ describe('loadLinks (against the service store)', () => {
 
   it('returns nothing for nothing to look up', async () => {
     expect(await found([], [], { own: [], unplaced: [] })).toEqual([]);
+  });
+});
+
+describe('insertLinks and insertOperations (against the service store)', () => {
+  let db: DataSource;
+  const syncId = `sync_insertlinks${Date.now().toString(36)}`;
+  const accountId = `acct_insertlinks${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    db = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], entities: [] });
+    await db.initialize();
+    await db.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+    await db.query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'insertLinks')`, [syncId, accountId]);
+  });
+
+  afterAll(async () => {
+    await db.query(`DELETE FROM accounts WHERE id = $1`, [accountId]);
+    await db.destroy();
+  });
+
+  const link = (id: string, n: number): LinkRow => ({
+    id, service_id: `44444444-4444-4444-8444-${String(n).padStart(12, '0')}`, table_pair: 0, name: `name ${n}`, left_remote_id: `L${n}`, right_remote_id: `R${n}`,
+    left_shadow: { name: `name ${n}`, note: 'tab\there' }, right_shadow: { full_name: `name ${n}` }, left_hash: 'lh', right_hash: 'rh',
+    left_deleted: false, right_deleted: false, left_filtered: false, right_filtered: false, left_sync_disabled: false, right_sync_disabled: false, dead: false, create_pending: null,
+  });
+
+  it('copies new links with the transaction time as created, updated and seen time of the sides seen (NULL for a side not seen), and operations at that time', async () => {
+    const links = [link('rec_both1', 1), link('rec_left', 2), link('rec_none', 3), link('rec_both2', 4), link('rec_right', 5)];
+    const now = await db.transaction(async (tx) => {
+      await insertLinks(tx, syncId, links, { left: ['rec_both1', 'rec_left', 'rec_both2'], right: ['rec_both1', 'rec_both2', 'rec_right'] });
+      await insertOperations(tx, syncId, [
+        { record_id: 'rec_both1', table_pair: 0, side: 'right', table_id: 'tbl_x', table_name: 'x', record_remote_id: 'R1', record_name: 'name 1', action: 'created', trigger: 'push', field_changes: [{ field: 'full_name', before: null, after: 'name 1' }], details: null },
+      ]);
+      return ((await tx.query(`SELECT now() AS now`)) as { now: Date }[])[0]!.now;
+    });
+    const rows: { id: string; left_seen_at: Date | null; right_seen_at: Date | null; created_at: Date; updated_at: Date; left_shadow: unknown; name: string }[] = await db.query(
+      `SELECT id, left_seen_at, right_seen_at, created_at, updated_at, left_shadow, name FROM record_links WHERE sync_id = $1 ORDER BY id`,
+      [syncId],
+    );
+    const at = (value: Date | null) => (value === null ? null : value.toISOString());
+    expect(rows.map((row) => [row.id, at(row.left_seen_at), at(row.right_seen_at)])).toEqual([
+      ['rec_both1', now.toISOString(), now.toISOString()],
+      ['rec_both2', now.toISOString(), now.toISOString()],
+      ['rec_left', now.toISOString(), null],
+      ['rec_none', null, null],
+      ['rec_right', null, now.toISOString()],
+    ]);
+    for (const row of rows) expect([at(row.created_at), at(row.updated_at)]).toEqual([now.toISOString(), now.toISOString()]);
+    expect(rows[0]).toMatchObject({ name: 'name 1', left_shadow: { name: 'name 1', note: 'tab\there' } });
+    const [operation] = await db.query(`SELECT occurred_at, field_changes FROM operations WHERE sync_id = $1`, [syncId]);
+    expect(operation.occurred_at.toISOString()).toBe(now.toISOString());
+    expect(operation.field_changes).toEqual([{ field: 'full_name', before: null, after: 'name 1' }]);
   });
 });
