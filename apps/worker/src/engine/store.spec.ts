@@ -32,6 +32,11 @@ describe('contentHash', () => {
     expect(contentHash({ name: 'a', qty: 1 }, fields)).not.toBe(contentHash({ name: 'a', qty: '1' }, fields));
   });
 
+  it('gives each text its own hash when the same text comes twice in a row (the last hash is reused) and in between', () => {
+    const sequence: [Record<string, unknown>, string[]][] = [[{ a: 1 }, ['a']], [{ a: 1 }, ['a']], [{ a: 2 }, ['a']], [{ a: 1 }, ['a']], [{ b: 1 }, ['b']]];
+    for (const [values, fields] of sequence) expect(contentHash(values, fields)).toBe(reference(values, fields));
+  });
+
   it('is null without values', () => {
     expect(contentHash(null, ['a'])).toBeNull();
   });

@@ -77,8 +77,14 @@ export function contentHash(values: Record<string, unknown> | null, fields: stri
     const value = values[key.field];
     text += (index === 0 ? '' : ',') + key.prefix + (value === null || value === undefined ? 'null' : typeof value === 'object' ? stableJson(value) : JSON.stringify(value));
   }
-  return hash('sha1', `${text}}`, 'base64url');
+  text += '}';
+  // The two sides of a record are hashed one after the other, and often hold the same text (the same field
+  // names and values on both sides, as after a create): the last hash is reused then.
+  if (text !== lastHashed.text) lastHashed = { text, hash: hash('sha1', text, 'base64url') };
+  return lastHashed.hash;
 }
+
+let lastHashed = { text: '', hash: '' };
 
 /**
  * The rows of an `UPDATE`/`DELETE ... RETURNING`: TypeORM's PostgreSQL driver answers those commands with
