@@ -90,6 +90,17 @@ const SESSION_SETTINGS = SESSION_SQL.split(';')
 
 const ORIGIN = `nullif(current_setting('${ORIGIN_SETTING}', true), '')`;
 const NOTIFY = `PERFORM pg_notify('${NOTIFY_CHANNEL}', json_build_object('schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME)::text)`;
+/**
+ * PL/pgSQL shared by the capture functions (this file's and export-capture.ts's): the key column named by the
+ * trigger's argument (an attribute number, so a rename keeps working) into `key_column`; nothing is done when the
+ * column is gone.
+ */
+export const KEY_COLUMN_FROM_ARGUMENT = `  SELECT a.attname INTO key_column FROM pg_attribute a
+  WHERE a.attrelid = TG_RELID AND a.attnum = TG_ARGV[0]::int2 AND NOT a.attisdropped;
+  IF key_column IS NULL THEN
+    RETURN NULL;
+  END IF;`;
+
 /** The dynamic INSERT of log rows; the keys' query (with `%1$I` for the key column) is appended. */
 const LOG_INSERT = `'INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin) SELECT $1, $2, $3, k, $4 FROM ('`;
 
@@ -111,11 +122,7 @@ BEGIN
   IF to_regclass('${CHANGE_LOG}') IS NULL THEN
     RETURN NULL;
   END IF;
-  SELECT a.attname INTO key_column FROM pg_attribute a
-  WHERE a.attrelid = TG_RELID AND a.attnum = TG_ARGV[0]::int2 AND NOT a.attisdropped;
-  IF key_column IS NULL THEN
-    RETURN NULL;
-  END IF;
+${KEY_COLUMN_FROM_ARGUMENT}
   IF TG_LEVEL = 'ROW' THEN
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
       EXECUTE format('SELECT format(''%%s'', ($1).%I)', key_column) INTO old_key USING OLD;

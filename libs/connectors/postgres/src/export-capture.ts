@@ -33,7 +33,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { TableMeta } from './catalog';
-import { DEFAULT_RETENTION_DAYS, LOCKSTEP_SCHEMA } from './change-capture';
+import { DEFAULT_RETENTION_DAYS, KEY_COLUMN_FROM_ARGUMENT, LOCKSTEP_SCHEMA } from './change-capture';
 import { SESSION_SQL } from './config';
 import { ident, qualified } from './sql';
 
@@ -97,11 +97,7 @@ BEGIN
   IF to_regclass('${EXPORT_LOG}') IS NULL THEN
     RETURN NULL;
   END IF;
-  SELECT a.attname INTO key_column FROM pg_attribute a
-  WHERE a.attrelid = TG_RELID AND a.attnum = TG_ARGV[0]::int2 AND NOT a.attisdropped;
-  IF key_column IS NULL THEN
-    RETURN NULL;
-  END IF;
+${KEY_COLUMN_FROM_ARGUMENT}
   IF TG_OP = 'INSERT' THEN
     keys := format('SELECT format(''%%s'', r.%1$I) FROM new_rows r WHERE r.%1$I IS NOT NULL', key_column);
   ELSIF TG_OP = 'DELETE' THEN
