@@ -40,6 +40,9 @@ export function copyText(value: string | number | boolean | null): string {
   return SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (char) => ESCAPES[char]!) : value;
 }
 
+/** Rows of text built between turns of the event loop (other connections' answers are handled meanwhile). */
+const YIELD_EVERY = 256;
+
 type PgClientLike = { query(query: Query): Query };
 
 /** The pg client of a TypeORM transaction's query runner, or null. */
@@ -59,7 +62,9 @@ export async function copyIn(db: unknown, table: string, columns: readonly strin
   if (!client) return false;
   if (rows.length === 0) return true;
   let text = '';
+  let count = 0;
   for (const row of rows) {
+    if (++count % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     for (let index = 0; index < row.length; index += 1) text += (index === 0 ? '' : '\t') + copyText(row[index]!);
     text += '\n';
   }
