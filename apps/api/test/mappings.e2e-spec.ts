@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { JobProducer, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { cli } from './support/cli';
 import { bearer, createTestApp, type TestApp } from './support/test-app';
 import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
@@ -103,6 +104,9 @@ describe('mappings, validation and the agent flow', () => {
     const started = cli('sync', 'start', '--id', sync.id, '--match', '0:email=email', '--prefer', 'right');
     expect(started.stderr).toBe('');
     expect(started.json()).toMatchObject({ id: sync.id, status: 'active', initial_sync: 'preparing', pending_actions: [] });
+    // Starting queued the job that makes a worker look for syncs to run at once.
+    const queued = await t.app.get(JobProducer).queue(QUEUES.syncs).getJobs(['waiting', 'active', 'completed', 'delayed']);
+    expect(queued.filter((job) => job.name === SYNC_JOBS.activate && job.data.syncId === sync.id)).toHaveLength(1);
     const post = (action: string) => t.http().post(`/v1/sync/syncs/${sync.id}/${action}`).set(bearer(operate));
     expect((await post('activate').expect(409)).body.error.code).toBe('initial_sync_preparing');
     expect((await t.http().put(follow(now.mappings_url)).set(bearer(write)).send(doc).expect(409)).body.error.code).toBe('sync_active');

@@ -18,7 +18,10 @@ export interface JobMap {
     'purge-expired-idempotency-keys': Record<string, never>;
   };
   syncs: {
-    /** The sync was activated: pick it up again and clear `activating`. */
+    /**
+     * The sync was started or activated: a worker looks for syncs to run now (not at its next one-second tick) and
+     * clears `activating`.
+     */
     activate: { syncId: string };
     /** The sync was deleted: undo table setup in both apps, then remove its rows. */
     teardown: { syncId: string };

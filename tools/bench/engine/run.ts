@@ -185,8 +185,9 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   const cpuBefore = procStats(worker.pid)?.cpuSeconds ?? 0;
   const servers = new ServerCpuSampler();
   servers.start();
-  await startSyncs(env.store, [syncId]);
+  // The clock starts before the start is written (the job that wakes the worker is part of starting).
   const started = performance.now();
+  await startSyncs(env.store, worker, [syncId]);
   let lastReport = started;
   let phases: Record<string, number> = {};
   try {
@@ -293,7 +294,7 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
     await right.connection.close();
   }
   const worker = await bootWorker(env, accountId, options);
-  await startSyncs(env.store, [syncId]);
+  await startSyncs(env.store, worker, [syncId]);
   const initialStarted = performance.now();
   await waitUntil('the initial sync of the latency table', options.timeoutSeconds * 1000, 100, async () => {
     const [sync] = await env.store.sql<{ initial_sync_phase: string }>(`SELECT initial_sync_phase FROM syncs WHERE id = $1`, [syncId]);
@@ -380,8 +381,8 @@ async function idleCost(env: Env, options: Options): Promise<void> {
   }
   say(`  ${options.syncs} syncs written (drafts) in ${secs((performance.now() - setupStarted) / 1000)}`);
   const worker = await bootWorker(env, accountId, options);
-  await startSyncs(env.store, syncIds);
   const started = performance.now();
+  await startSyncs(env.store, worker, syncIds);
   let lastReport = started;
   let maxPg = 0;
   let maxMy = 0;

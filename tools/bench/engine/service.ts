@@ -9,11 +9,13 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Bull from 'bull';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { loadConfig } from '@lockstep/config';
 import type { Connection } from '@lockstep/connectors-core';
 import { newId } from '@lockstep/contracts';
+import { DEFAULT_JOB_OPTIONS, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { CredentialCipher, runMigrations, sideOwner } from '@lockstep/persistence';
 import { type AppSide, uniqueName } from './apps';
 
@@ -129,12 +131,21 @@ export async function createDraftSync(store: ServiceStore, accountId: string, le
   return syncId;
 }
 
-/** Starts the drafts the way the API does when a person starts them (draft to active, initial sync preparing). */
-export async function startSyncs(store: ServiceStore, syncIds: string[]): Promise<void> {
+/**
+ * Starts the drafts the way the API does when a person starts them: draft to active with the initial sync
+ * preparing, then an `activate` job on the worker's queues, which makes the worker look for syncs to run at once.
+ */
+export async function startSyncs(store: ServiceStore, worker: Worker, syncIds: string[]): Promise<void> {
   await store.sql(
     `UPDATE syncs SET status = 'active', initial_sync_phase = 'preparing', initial_sync_started_at = now(), started_at = now() WHERE id = ANY($1::text[])`,
     [syncIds],
   );
+  const queue = new Bull(QUEUES.syncs, process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', { prefix: worker.queuePrefix });
+  try {
+    for (const syncId of syncIds) await queue.add(SYNC_JOBS.activate, { syncId }, DEFAULT_JOB_OPTIONS);
+  } finally {
+    await queue.close();
+  }
 }
 
 export interface Worker {

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { DomainError, ErrorCode, type SyncDto } from '@lockstep/contracts';
 import { isCreate, transition } from '@lockstep/domain';
+import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import { type StartOptions, SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { isConnected, SyncAccess } from '../syncs/sync-access';
@@ -28,6 +29,7 @@ export class SyncStartService {
     @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
     private readonly access: SyncAccess,
     private readonly mappings: MappingsService,
+    private readonly jobs: JobProducer,
     private readonly service: SyncsService,
   ) {}
 
@@ -64,6 +66,9 @@ export class SyncStartService {
       { status: 'active', activating: false, initialSyncPhase: 'preparing', initialSyncStartedAt: new Date(), initialSyncFinishedAt: null, initialSyncProgress: null, reviewedRevision: sync.mappingsRevision, startOptions: options, startedAt: new Date(), updatedAt: new Date() },
     );
     if (!result.affected) throw new DomainError(ErrorCode.Conflict, 'The sync or its mappings changed while it was being started; review it again.');
+    // A worker picks the sync up now rather than at its next tick. The sync is started either way: without Redis,
+    // the tick (every second) finds it.
+    await this.jobs.add('syncs', SYNC_JOBS.activate, { syncId }).catch(() => undefined);
     return this.service.get(auth, syncId);
   }
 }

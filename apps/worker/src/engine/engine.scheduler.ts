@@ -26,6 +26,8 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
   private readonly rounds: Rounds;
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  /** A wake-up came while a tick was running: tick again when it ends. */
+  private again = false;
   private stopping = false;
 
   constructor(
@@ -57,9 +59,20 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     return [...this.runners.keys()];
   }
 
+  /**
+   * Looks for syncs to run now rather than at the next tick (a sync was just started or activated). A tick already
+   * running is followed by another one, since it may have looked before the sync was started.
+   */
+  wake(): void {
+    if (!this.timer || this.stopping) return;
+    if (this.ticking) this.again = true;
+    else void this.tick();
+  }
+
   async tick(): Promise<void> {
     if (this.ticking || this.stopping) return;
     this.ticking = true;
+    this.again = false;
     try {
       const ttl = this.config.ENGINE_LEASE_SECONDS;
       // Forget runners that ended by themselves (paused, lease lost).
@@ -126,6 +139,10 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       this.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'engine tick failed');
     } finally {
       this.ticking = false;
+      if (this.again) {
+        this.again = false;
+        void this.tick();
+      }
     }
   }
 }

@@ -10,6 +10,7 @@ import { newId } from '@lockstep/contracts';
 import { postgresConnector } from '@lockstep/connector-postgres';
 import { QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { CredentialCipher, sideOwner } from '@lockstep/persistence';
+import { EngineScheduler } from '../engine/engine.scheduler';
 import { WorkerModule } from '../worker.module';
 
 const PG_URL = process.env['TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -45,11 +46,21 @@ describe('worker: syncs queue', () => {
     return syncId;
   }
 
-  it('activate clears `activating` once the worker has the sync', async () => {
-    const syncId = await syncRow('active', true, false);
-    const result = await (await queue.add(SYNC_JOBS.activate, { syncId })).finished();
-    expect(result).toEqual({ picked_up: true });
-    expect((await db.query(`SELECT activating FROM syncs WHERE id = $1`, [syncId]))[0].activating).toBe(false);
+  it('activate clears `activating` once the worker has the sync, and wakes the engine', async () => {
+    const wake = jest.spyOn(worker.get(EngineScheduler), 'wake');
+    try {
+      const syncId = await syncRow('active', true, false);
+      const result = await (await queue.add(SYNC_JOBS.activate, { syncId })).finished();
+      expect(result).toEqual({ picked_up: true });
+      expect((await db.query(`SELECT activating FROM syncs WHERE id = $1`, [syncId]))[0].activating).toBe(false);
+      expect(wake).toHaveBeenCalledTimes(1);
+      // A started sync (not activating) wakes the engine too: it looks for syncs to run now, not at its next tick.
+      const started = await syncRow('active', false, false);
+      expect(await (await queue.add(SYNC_JOBS.activate, { syncId: started })).finished()).toEqual({ picked_up: false });
+      expect(wake).toHaveBeenCalledTimes(2);
+    } finally {
+      wake.mockRestore();
+    }
   });
 
   it('teardown undoes table setup in the app and removes the deleted sync', async () => {

@@ -7,6 +7,7 @@ import { AppConfig } from '@lockstep/config';
 import { findConnector } from '@lockstep/connectors-registry';
 import { type JobMap, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { CredentialCipher, sideOwner, SyncEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
+import { EngineScheduler } from '../engine/engine.scheduler';
 
 /** Lifecycle work on one sync. Payloads carry ids only; each handler reloads and returns early when moot. */
 @Processor(QUEUES.syncs)
@@ -18,12 +19,17 @@ export class SyncsProcessor {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
+    private readonly engine: EngineScheduler,
   ) {}
 
-  /** The sync was activated: the worker has it again, so it is no longer reported as activating. */
+  /**
+   * The sync was started or activated: the worker has it again, so it is no longer reported as activating, and
+   * the engine looks for syncs to run now instead of at its next tick (a started sync begins preparing at once).
+   */
   @Process(SYNC_JOBS.activate)
   async activate(job: Job<JobMap['syncs']['activate']>): Promise<{ picked_up: boolean }> {
     const result = await this.dataSource.getRepository(SyncEntity).update({ id: job.data.syncId, status: 'active', activating: true, deletedAt: IsNull() }, { activating: false });
+    this.engine.wake();
     return { picked_up: Boolean(result.affected) };
   }
 
