@@ -23,6 +23,10 @@ describe('OpenAPI 3.1 description', () => {
     expect(op.responses['200'].headers['RateLimit-Remaining']).toBeDefined();
     expect(doc.components.schemas.Error.properties.error.properties.code.enum).toContain('idempotency_key_in_use');
     expect(doc.paths['/test-probe/read']).toBeUndefined();
+    // The initial sync's per-pair progress is described field by field (the worker writes it; the status shows it).
+    const pairProgress = doc.components.schemas.InitialSyncPairProgressDto;
+    expect(Object.keys(pairProgress.properties)).toEqual(expect.arrayContaining(['table_pair', 'stage', 'preview', 'processed', 'created', 'updated', 'failed', 'resumed', 'unlinked']));
+    expect(pairProgress.required).not.toContain('unlinked');
 
     const dir = join(__dirname, '..', '..', '..', 'tmp');
     mkdirSync(dir, { recursive: true });

@@ -1,4 +1,4 @@
-import type { PendingAction, SideDto, SyncDto, SyncStatusDto } from '@lockstep/contracts';
+import type { InitialSyncProgressDto, PendingAction, SideDto, SyncDto, SyncStatusDto } from '@lockstep/contracts';
 import type { SyncEntity, SyncSideEntity } from '@lockstep/persistence';
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
 import { isConnected, SIDES, type SyncSides } from './sync-access';
@@ -94,7 +94,8 @@ export function toStatusDto(sync: SyncEntity, sides: SyncSides, counts: SyncCoun
       phase: sync.initialSyncPhase,
       started_at: iso(sync.initialSyncStartedAt),
       finished_at: iso(sync.initialSyncFinishedAt),
-      progress: sync.initialSyncProgress,
+      // The worker writes it in this shape (PairProgress in apps/worker/src/engine/initial-sync.ts).
+      progress: sync.initialSyncProgress as InitialSyncProgressDto | null,
     },
     left: side('left'),
     right: side('right'),

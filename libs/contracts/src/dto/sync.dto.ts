@@ -168,12 +168,62 @@ export class SideStatusDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_change_detected_at: string | null;
 }
 
+export class SideCountsDto {
+  @ApiProperty() left: number;
+  @ApiProperty() right: number;
+}
+
+export class MatchFieldDto {
+  @ApiProperty({ description: 'The match field on the left side (its name).' }) left: string;
+  @ApiProperty({ description: 'The match field on the right side (its name).' }) right: string;
+}
+
+export class InitialSyncPreviewDto {
+  @ApiProperty({ description: 'Records on the left side when the sync started.' }) left_records: number;
+  @ApiProperty({ description: 'Records on the right side when the sync started.' }) right_records: number;
+  @ApiProperty({ description: 'Record pairs with the same match field value on both sides: linked, not created.' }) matched: number;
+  @ApiProperty({ description: 'Right records without a match: to be created on the left (where the direction allows).' }) to_create_left: number;
+  @ApiProperty({ description: 'Left records without a match: to be created on the right (where the direction allows).' }) to_create_right: number;
+  @ApiProperty({ description: 'Records skipped because their match value is not unique on their side (a `sync_preview` issue says so).' }) skipped: number;
+  @ApiProperty({ description: 'Match values found more than once on a side.' }) duplicate_keys: number;
+}
+
+export class InitialSyncPairProgressDto {
+  @ApiProperty({ description: 'The table pair\'s index in the mappings document.' }) table_pair: number;
+  @ApiProperty({ description: 'The left table (its name).' }) left_table: string;
+  @ApiProperty({ description: 'The right table (its name).' }) right_table: string;
+  @ApiProperty({ enum: ['link', 'left', 'right', 'done'], description: '`link`: matched records are being linked; `left` / `right`: that side is being read page by page; `done`.' })
+  stage: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Opaque position of the current pass (the last page committed); null at the start of a pass.' })
+  cursor: string | null;
+  @ApiProperty({ type: MatchFieldDto, nullable: true, description: 'The match field chosen at start; null when nothing is matched.' }) match_field: MatchFieldDto | null;
+  @ApiProperty({ type: InitialSyncPreviewDto, description: 'Computed while preparing.' }) preview: InitialSyncPreviewDto;
+  @ApiProperty({ type: SideCountsDto, description: 'Records read so far from each side.' }) processed: SideCountsDto;
+  @ApiProperty({ type: SideCountsDto, description: 'Records created so far on each side.' }) created: SideCountsDto;
+  @ApiProperty({ type: SideCountsDto, description: 'Matched records updated so far on each side (the preferred side\'s values won).' }) updated: SideCountsDto;
+  @ApiProperty({ description: 'Records a side refused (each has a record issue with its remediation).' }) failed: number;
+  @ApiPropertyOptional({ description: 'The worker process working on the pair.' }) runner?: string;
+  @ApiPropertyOptional({ description: 'Present (true) when another worker had begun the pair before (after a crash, a pause or a restart): it looks every link up and skips no pass.' })
+  resumed?: boolean;
+  @ApiPropertyOptional({ enum: ['left', 'right'], description: 'The side whose pass began while the pair had no record links at all, so its pages look no links up.' })
+  unlinked?: string;
+}
+
+export class InitialSyncProgressDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'This initial sync\'s run (a new one each time it is prepared).' }) run?: string;
+  @ApiProperty({ type: [InitialSyncPairProgressDto], description: 'One entry per table pair, in mappings order.' }) pairs: InitialSyncPairProgressDto[];
+}
+
 export class InitialSyncStatusDto {
   @ApiProperty({ enum: ['not_started', 'preparing', 'running', 'done'] }) phase: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) finished_at: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Per table pair counts (records read, matched, created on each side) while preparing and running.' })
-  progress: Record<string, unknown> | null;
+  @ApiProperty({
+    type: InitialSyncProgressDto,
+    nullable: true,
+    description: 'Per table pair preview and counts, written by the worker as it prepares and runs (and kept once done); null before the worker has prepared the sync.',
+  })
+  progress: InitialSyncProgressDto | null;
 }
 
 export class PendingPushesDto {
