@@ -66,9 +66,10 @@ export class SyncStartService {
       { status: 'active', activating: false, initialSyncPhase: 'preparing', initialSyncStartedAt: new Date(), initialSyncFinishedAt: null, initialSyncProgress: null, reviewedRevision: sync.mappingsRevision, startOptions: options, startedAt: new Date(), updatedAt: new Date() },
     );
     if (!result.affected) throw new DomainError(ErrorCode.Conflict, 'The sync or its mappings changed while it was being started; review it again.');
-    // A worker picks the sync up now rather than at its next tick. The sync is started either way: without Redis,
-    // the tick (every second) finds it.
-    await this.jobs.add('syncs', SYNC_JOBS.activate, { syncId }).catch(() => undefined);
+    // A worker picks the sync up now rather than at its next tick. The sync is started either way, so the answer
+    // does not wait on an unreachable Redis for longer than a tick (every second) would take to find it.
+    const wake = this.jobs.add('syncs', SYNC_JOBS.activate, { syncId }).catch(() => undefined);
+    await Promise.race([wake, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     return this.service.get(auth, syncId);
   }
 }
