@@ -51,7 +51,10 @@ export interface ReconcileOptions {
   skip?: Set<string>;
   /**
    * None of the observed records has a link (an initial sync pass that began with no links for the pair, see
-   * `unlinkedPass`): links are looked up only by the service ids the records carry.
+   * `unlinkedPass`): no links are looked up. Not by remote id, and not by the service ids the records carry
+   * either: the only links of the pair are the ones this pass wrote, for records of its earlier pages on the side
+   * it reads, under service ids derived for their copies on the other side, which no record of this side carries.
+   * A record carrying this sync's mark therefore finds no link, exactly as a lookup would find none (an orphan).
    */
   unlinked?: boolean;
   /** Extra work in the same commit (checkpoints, progress); receives the counts of this call, final before the commit. */
@@ -213,11 +216,11 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   const obs = [...latest.values()];
   const ids = { left: obs.filter((o) => o.side === 'left').map((o) => o.remoteId), right: obs.filter((o) => o.side === 'right').map((o) => o.remoteId) };
   const serviceIds = { own: [] as string[], unplaced: [] as string[] };
-  for (const o of obs) {
+  if (!options.unlinked) for (const o of obs) {
     const id = o.record.serviceId;
     if (typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id)) (createdBySync(ctx.syncId, id) ? serviceIds.own : serviceIds.unplaced).push(id);
   }
-  const links = options.unlinked ? await loadLinks(ctx.db, ctx.syncId, pair.index, [], [], serviceIds) : await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
+  const links = options.unlinked ? [] : await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
   const byRemote = { left: new Map<string, LinkRow>(), right: new Map<string, LinkRow>() };
   const byService = new Map<string, LinkRow>();
   for (const link of links) {
