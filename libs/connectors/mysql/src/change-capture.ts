@@ -564,8 +564,11 @@ export async function readChanges(
       columns: 'id, op, pk, origin, changed_at AS changedAt',
     });
     const delivered = window.entries;
+    // Only the records of changes that are returned are read: after an initial sync that wrote a table, the log
+    // holds an entry for every row Lockstep wrote, and reading those rows back would be wasted.
+    const skipped = (row: Record<string, unknown>) => params.ignoreOwnWrites && row.origin === ORIGIN;
     const upserts = [
-      ...new Set(delivered.filter((row) => String(row.op) !== 'delete').map((row) => String(row.pk))),
+      ...new Set(delivered.filter((row) => String(row.op) !== 'delete' && !skipped(row)).map((row) => String(row.pk))),
     ];
     const records = new Map(
       (await readByKeys(connection, meta, upserts)).map((record) => [record.remoteId, record]),
@@ -574,7 +577,7 @@ export async function readChanges(
     const changes: Change[] = [];
     for (const row of delivered) {
       const own = row.origin === ORIGIN;
-      if (own && params.ignoreOwnWrites) continue;
+      if (skipped(row)) continue;
       const remoteId = String(row.pk);
       const at = `${String(row.changedAt).replace(' ', 'T')}Z`;
       if (String(row.op) === 'delete') {
