@@ -170,6 +170,26 @@ describe('reading changes against the server', () => {
     expect(outsideOnly.map((change) => change.remoteId)).toEqual(['6', '60']);
   });
 
+  it('with a writeOrigin, only that connection\'s writes are its own: two syncs on one table see each other\'s', async () => {
+    const context = { egress: DEFAULT_EGRESS_POLICY };
+    const syncA = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { ...context, writeOrigin: 'sync_a' });
+    const syncB = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { ...context, writeOrigin: 'sync_b' });
+    try {
+      const since = await syncA.currentCheckpoint('items');
+      expect(await syncA.createRecords('items', [{ serviceId: randomUUID(), values: { id: 21, title: 'by a' } }])).toMatchObject([{ ok: true }]);
+      expect(await syncB.createRecords('items', [{ serviceId: randomUUID(), values: { id: 22, title: 'by b' } }])).toMatchObject([{ ok: true }]);
+      const seenBy = async (connection: MysqlConnection) =>
+        (await connection.readChanges('items', since, { limit: 10, ignoreOwnWrites: true })).changes.map(({ remoteId, own }) => ({ remoteId, own }));
+      expect(await seenBy(syncA)).toEqual([{ remoteId: '22', own: false }]);
+      expect(await seenBy(syncB)).toEqual([{ remoteId: '21', own: false }]);
+      const [logged] = await database.admin.query("SELECT GROUP_CONCAT(origin ORDER BY pk) AS origins FROM lockstep_change_log WHERE pk IN ('21', '22')");
+      expect(logged).toEqual([{ origins: 'lockstep:sync_a,lockstep:sync_b' }]);
+    } finally {
+      await syncA.close();
+      await syncB.close();
+    }
+  });
+
   it('purges change-log entries past the retention, without waiting on open transactions', async () => {
     const open = await client();
     await open.query('START TRANSACTION');

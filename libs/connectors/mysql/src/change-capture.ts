@@ -5,8 +5,8 @@
  *
  *   lockstep_change_log(id BIGINT AUTO_INCREMENT, table_name, op, pk, origin, changed_at)
  *
- * `origin` is the writing session's `@lockstep_origin` ('lockstep' on every connection of this connector),
- * so Lockstep's own writes are recognised. `pk` is the record key's text (its remote id).
+ * `origin` is the writing session's `@lockstep_origin` ('lockstep', or 'lockstep:<writeOrigin>' on a connection
+ * opened with one, see db.ts), so a connection's own writes are recognised and other syncs' are not taken for them. `pk` is the record key's text (its remote id).
  *
  * Out-of-order commits. AUTO_INCREMENT ids are handed out when a trigger runs, but become visible when the
  * writing transaction commits, so id 11 can become visible after id 12. A plain "id > checkpoint" would lose
@@ -25,7 +25,7 @@
  */
 import { ConnectorError, type Change, type ChangeBatch } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
-import { exec, ORIGIN, rows, type Row } from './db';
+import { exec, rows, type Row } from './db';
 import { readByKeys } from './records';
 import { CHANGE_LOG_TABLE, requireKey, type TableMeta } from './schema';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
@@ -545,6 +545,8 @@ export interface ReadChangesParams {
   since: string;
   limit: number;
   ignoreOwnWrites: boolean;
+  /** This connection's origin tag (`originTag`): log entries carrying it are its own writes. */
+  origin: string;
   holdWindowMs: number;
 }
 
@@ -566,7 +568,7 @@ export async function readChanges(
     const delivered = window.entries;
     // Only the records of changes that are returned are read: after an initial sync that wrote a table, the log
     // holds an entry for every row Lockstep wrote, and reading those rows back would be wasted.
-    const skipped = (row: Record<string, unknown>) => params.ignoreOwnWrites && row.origin === ORIGIN;
+    const skipped = (row: Record<string, unknown>) => params.ignoreOwnWrites && row.origin === params.origin;
     const upserts = [
       ...new Set(delivered.filter((row) => String(row.op) !== 'delete' && !skipped(row)).map((row) => String(row.pk))),
     ];
@@ -576,7 +578,7 @@ export async function readChanges(
 
     const changes: Change[] = [];
     for (const row of delivered) {
-      const own = row.origin === ORIGIN;
+      const own = row.origin === params.origin;
       if (skipped(row)) continue;
       const remoteId = String(row.pk);
       const at = `${String(row.changedAt).replace(' ', 'T')}Z`;

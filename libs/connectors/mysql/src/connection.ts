@@ -269,6 +269,7 @@ export class MysqlConnection implements Connection {
         since,
         limit: options.limit,
         ignoreOwnWrites: options.ignoreOwnWrites ?? false,
+        origin: this.db.origin,
         holdWindowMs: this.settings.holdWindowMs,
       }),
     );

@@ -3,8 +3,9 @@
  *
  * - `time_zone = '+00:00'`: TIMESTAMP values are read and written in UTC, so conversions are exact;
  * - `sql_mode` strict (STRICT_ALL_TABLES ...): a bad value is an error, never silently truncated or zeroed;
- * - `@lockstep_origin = 'lockstep'`: the change-capture triggers record it, so a change Lockstep itself made
- *   is known as its own (`Change.own`, `ignoreOwnWrites`).
+ * - `@lockstep_origin = 'lockstep'` (or `'lockstep:<writeOrigin>'` when the connection was opened with a
+ *   `writeOrigin`): the change-capture triggers record it, so a change this connection made is known as its own
+ *   (`Change.own`, `ignoreOwnWrites`), and two syncs on one table still see each other's writes.
  *
  * Values come back exact: DATE/DATETIME/TIMESTAMP as strings, BIGINT and DECIMAL as strings, JSON as its
  * text; `types.ts` turns them into canonical values.
@@ -21,13 +22,22 @@ import type { ConnectorError } from '@lockstep/connectors-core';
 import { translateMysqlError, type ServerFlavor } from './errors';
 import { parseServerVersion, type ServerInfo } from './types';
 import type { ParsedConnectionString } from './credentials';
+import { quoteString } from './sql';
 
 export const ORIGIN = 'lockstep';
+
+/** The change log's `origin` column is VARCHAR(64). */
+const ORIGIN_MAX = 64;
+
+/** The origin tag of a connection's writes: `lockstep`, or `lockstep:<writeOrigin>` (cut to the column's 64 characters). */
+export function originTag(writeOrigin: string | undefined): string {
+  return writeOrigin ? `${ORIGIN}:${writeOrigin}`.slice(0, ORIGIN_MAX) : ORIGIN;
+}
 
 export const SESSION_SQL_MODE =
   'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
 
-const SESSION_SETUP = `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', @lockstep_origin = '${ORIGIN}'`;
+const sessionSetup = (origin: string) => `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', @lockstep_origin = ${quoteString(origin)}`;
 
 export type Row = Record<string, unknown>;
 
@@ -38,6 +48,8 @@ export interface DbOptions {
   database: string | null;
   poolSize: number;
   secrets: string[];
+  /** The tag of this connection's writes in the change log (`originTag`); default `lockstep`. */
+  origin?: string;
 }
 
 export function poolOptions(options: DbOptions): PoolOptions {
@@ -85,6 +97,11 @@ export class Db {
 
   get database(): string | null {
     return this.options.database;
+  }
+
+  /** The tag the change-capture triggers record for this connection's writes. */
+  get origin(): string {
+    return this.options.origin ?? ORIGIN;
   }
 
   get flavor(): ServerFlavor | undefined {
@@ -151,7 +168,7 @@ export class Db {
   private async prepare(connection: PoolConnection): Promise<void> {
     const core = connection.connection as object;
     if (this.prepared.has(core)) return;
-    await connection.query(SESSION_SETUP);
+    await connection.query(sessionSetup(this.origin));
     if (!this.serverInfo) {
       const [result] = await connection.query('SELECT VERSION() AS version');
       this.serverInfo = parseServerVersion(String((result as Row[])[0]?.version ?? ''));

@@ -9,7 +9,7 @@ import {
 } from '@lockstep/connectors-core';
 import { MysqlConnection, DEFAULT_CHANGE_LOG_SETTINGS, type ChangeLogSettings } from './connection';
 import { parseConnectionString, secretsOf } from './credentials';
-import { Db } from './db';
+import { Db, originTag } from './db';
 
 export const CONNECTION_STRING_FIELD = 'connectionString';
 
@@ -67,6 +67,7 @@ export async function openMysqlConnection(
     database: base ?? target.database,
     poolSize: context.poolSize ?? DEFAULT_POOL_SIZE,
     secrets: secretsOf(credentials),
+    origin: originTag(context.writeOrigin),
   });
   return new MysqlConnection(db, settings);
 }
