@@ -376,6 +376,32 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
     });
   });
 
+  it('two syncs sharing a MariaDB table (a hub) pass each other\'s writes on through the change feed, not only at a full scan', async () => {
+    const { pg, my } = await databases(
+      `CREATE TABLE north (id serial PRIMARY KEY, name text NOT NULL); CREATE TABLE south (id serial PRIMARY KEY, name text NOT NULL);`,
+      [`CREATE TABLE hub (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(60) NOT NULL)`],
+    );
+    // No full scan during the test: only the change feeds can carry the record on.
+    const noScan = { ENGINE_FULL_SCAN_SECONDS: '3600' };
+    const north = await start(pg, my, [{ left: 'north', right: 'hub', fields: [['name', 'name']] }], {}, noScan);
+    const south = await start(pg, my, [{ left: 'south', right: 'hub', fields: [['name', 'name']] }], {}, noScan);
+    await pg.sql(`INSERT INTO north (name) VALUES ('from the north')`);
+    // North's sync writes it into the hub; south's sees that write (not its own) and creates it in south.
+    await waitFor('the record reached the hub', async () => (await my.sql(`SELECT id FROM hub WHERE name = 'from the north'`)).length === 1, 15_000);
+    await waitFor('the record reached the south', async () => (await pg.sql(`SELECT id FROM south WHERE name = 'from the north'`)).length === 1, 15_000);
+    // And back: an edit in the south goes through the hub to the north.
+    await pg.sql(`UPDATE south SET name = 'edited in the south' WHERE name = 'from the north'`);
+    await waitFor('the edit reached the north', async () => (await pg.sql(`SELECT id FROM north WHERE name = 'edited in the south'`)).length === 1, 15_000);
+    // Nothing loops: once converged, neither sync records further operations.
+    await pause(2500);
+    const settled = [await opCount(north.syncId), await opCount(south.syncId)];
+    await pause(3000);
+    expect([await opCount(north.syncId), await opCount(south.syncId)]).toEqual(settled);
+    expect(await my.sql(`SELECT name FROM hub`)).toEqual([{ name: 'edited in the south' }]);
+    expect(await pg.sql(`SELECT name FROM north`)).toEqual([{ name: 'edited in the south' }]);
+    expect(await pg.sql(`SELECT name FROM south`)).toEqual([{ name: 'edited in the south' }]);
+  });
+
   it('an app edit that lands right after Lockstep wrote the same record is carried, not taken for Lockstep\'s own write', async () => {
     const { pg, my } = await databases(
       `CREATE TABLE people (id integer PRIMARY KEY, name text NOT NULL, note text); INSERT INTO people VALUES (1, 'Ada', 'a'), (2, 'Grace', 'g');`,
