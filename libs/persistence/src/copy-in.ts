@@ -7,6 +7,7 @@
  * false and the caller uses its INSERT. Values go in as their text (`null` is NULL); COPY takes no parameters
  * and no expressions, so a server-side time (`now()`) is read first and passed as text.
  */
+import { setImmediate } from 'node:timers/promises';
 import { Query } from 'pg';
 
 /** What pg's connection offers a query during COPY FROM STDIN (not in pg's type declarations). */
@@ -64,7 +65,7 @@ export async function copyIn(db: unknown, table: string, columns: readonly strin
   let text = '';
   let count = 0;
   for (const row of rows) {
-    if (++count % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (++count % YIELD_EVERY === 0) await setImmediate();
     for (let index = 0; index < row.length; index += 1) text += (index === 0 ? '' : '\t') + copyText(row[index]!);
     text += '\n';
   }

@@ -139,10 +139,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       this.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'engine tick failed');
     } finally {
       this.ticking = false;
-      if (this.again) {
-        this.again = false;
-        void this.tick();
-      }
+      if (this.again) void this.tick();
     }
   }
 }

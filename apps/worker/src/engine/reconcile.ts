@@ -7,6 +7,7 @@
  * carries the link's service id so a repeated create adopts the row it already wrote.
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import type { CanonicalValue, SideName } from '@lockstep/domain';
 import { canonicalEqual, filterGate, mergeRecord, passesFilter, syncEnabled, type MergeSide, type Values } from '@lockstep/domain';
 import { newId } from '@lockstep/contracts';
@@ -205,7 +206,6 @@ class Relations {
  * databases work while the worker decides (measured: 12-16% more rows per second in the initial sync).
  */
 const YIELD_EVERY = 64;
-const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function reconcile(ctx: EngineContext, pair: PairPlan, observations: Observation[], options: ReconcileOptions): Promise<ReconcileResult> {
   const result: ReconcileResult = { created: { left: 0, right: 0 }, updated: { left: 0, right: 0 }, failed: 0, verifyDeletes: 0 };
@@ -242,7 +242,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   };
   let seenCount = 0;
   for (const o of obs) {
-    if (++seenCount % YIELD_EVERY === 0) await breathe();
+    if (++seenCount % YIELD_EVERY === 0) await setImmediate();
     let link = byRemote[o.side].get(o.remoteId);
     if (!link && o.record.serviceId) {
       // A row this sync created (its service id is the link's) whose remote id was not stored before a crash: adopt it.
@@ -302,7 +302,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   let done = 0;
   for (const unit of units.values()) {
     decide(ctx, pair, unit, relations, options, issues, now);
-    if (++done % YIELD_EVERY === 0) await breathe();
+    if (++done % YIELD_EVERY === 0) await setImmediate();
   }
 
   // 5.-7. Write, read back, record and commit. Detached (the pipelined initial sync), this runs in the
@@ -371,7 +371,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
       }
       let recorded = 0;
       for (const { unit, stored } of written) {
-        if (++recorded % YIELD_EVERY === 0) await breathe();
+        if (++recorded % YIELD_EVERY === 0) await setImmediate();
         const write = unit.writes[target]!;
         const filled = readBack.get(remoteOf(unit.link, target)!);
         const values = stored ? pick(stored.values, fields[target]) : { ...(filled ? pick(filled.values, fields[target]) : {}), ...write.values };
@@ -407,7 +407,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     const seen = { left: [] as string[], right: [] as string[] };
     let stepped = 0;
     for (const unit of units.values()) {
-      if (++stepped % YIELD_EVERY === 0) await breathe();
+      if (++stepped % YIELD_EVERY === 0) await setImmediate();
       // A write can change whether the record passes the filter or the sync-enabled field (the field may be on the side written).
       if (unit.writes.left || unit.writes.right) setFlags(pair, unit);
       for (const side of SIDES) {

@@ -23,7 +23,9 @@ describe('worker: syncs queue', () => {
   const schema = `e2e_teardown_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'), ENGINE_ENABLED: false });
+    // Queues of its own: the workers of other test files running meanwhile would otherwise take these jobs.
+    const QUEUE_PREFIX = `${process.env['QUEUE_PREFIX'] ?? 'lockstep-test'}-syncs-${randomBytes(3).toString('hex')}`;
+    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'), ENGINE_ENABLED: false, QUEUE_PREFIX });
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.init();
     db = worker.get(DataSource);

@@ -63,6 +63,17 @@ export interface ConnectContext {
   writeOrigin?: string;
 }
 
+/** The tag every connector's change capture records for Lockstep's writes (without a `writeOrigin`). */
+export const OWN_WRITE_ORIGIN = 'lockstep';
+
+/**
+ * The tag of a connection's writes in a change log: `lockstep`, or `lockstep:<writeOrigin>`, cut to `maxLength`
+ * characters when the log's column is bounded.
+ */
+export function writeOriginTag(writeOrigin: string | undefined, maxLength = Number.POSITIVE_INFINITY): string {
+  return writeOrigin ? `${OWN_WRITE_ORIGIN}:${writeOrigin}`.slice(0, maxLength) : OWN_WRITE_ORIGIN;
+}
+
 export interface ConnectorDeclaration {
   /** Connector slug (`postgres`, `mysql`); the `connector` value of a side. */
   type: string;

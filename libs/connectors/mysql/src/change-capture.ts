@@ -545,7 +545,7 @@ export interface ReadChangesParams {
   since: string;
   limit: number;
   ignoreOwnWrites: boolean;
-  /** This connection's origin tag (`originTag`): log entries carrying it are its own writes. */
+  /** This connection's origin tag (`writeOriginTag`): log entries carrying it are its own writes. */
   origin: string;
   holdWindowMs: number;
 }
@@ -568,18 +568,17 @@ export async function readChanges(
     const delivered = window.entries;
     // Only the records of changes that are returned are read: after an initial sync that wrote a table, the log
     // holds an entry for every row Lockstep wrote, and reading those rows back would be wasted.
-    const skipped = (row: Record<string, unknown>) => params.ignoreOwnWrites && row.origin === params.origin;
+    const returned = delivered.filter((row) => !(params.ignoreOwnWrites && row.origin === params.origin));
     const upserts = [
-      ...new Set(delivered.filter((row) => String(row.op) !== 'delete' && !skipped(row)).map((row) => String(row.pk))),
+      ...new Set(returned.filter((row) => String(row.op) !== 'delete').map((row) => String(row.pk))),
     ];
     const records = new Map(
       (await readByKeys(connection, meta, upserts)).map((record) => [record.remoteId, record]),
     );
 
     const changes: Change[] = [];
-    for (const row of delivered) {
+    for (const row of returned) {
       const own = row.origin === params.origin;
-      if (skipped(row)) continue;
       const remoteId = String(row.pk);
       const at = `${String(row.changedAt).replace(' ', 'T')}Z`;
       if (String(row.op) === 'delete') {

@@ -18,21 +18,14 @@ import {
   type PoolOptions,
   type ResultSetHeader,
 } from 'mysql2/promise';
-import type { ConnectorError } from '@lockstep/connectors-core';
+import { type ConnectorError, OWN_WRITE_ORIGIN } from '@lockstep/connectors-core';
 import { translateMysqlError, type ServerFlavor } from './errors';
 import { parseServerVersion, type ServerInfo } from './types';
 import type { ParsedConnectionString } from './credentials';
 import { quoteString } from './sql';
 
-export const ORIGIN = 'lockstep';
-
 /** The change log's `origin` column is VARCHAR(64). */
-const ORIGIN_MAX = 64;
-
-/** The origin tag of a connection's writes: `lockstep`, or `lockstep:<writeOrigin>` (cut to the column's 64 characters). */
-export function originTag(writeOrigin: string | undefined): string {
-  return writeOrigin ? `${ORIGIN}:${writeOrigin}`.slice(0, ORIGIN_MAX) : ORIGIN;
-}
+export const ORIGIN_MAX_LENGTH = 64;
 
 export const SESSION_SQL_MODE =
   'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
@@ -48,7 +41,7 @@ export interface DbOptions {
   database: string | null;
   poolSize: number;
   secrets: string[];
-  /** The tag of this connection's writes in the change log (`originTag`); default `lockstep`. */
+  /** The tag of this connection's writes in the change log (`writeOriginTag`); default `lockstep`. */
   origin?: string;
 }
 
@@ -101,7 +94,7 @@ export class Db {
 
   /** The tag the change-capture triggers record for this connection's writes. */
   get origin(): string {
-    return this.options.origin ?? ORIGIN;
+    return this.options.origin ?? OWN_WRITE_ORIGIN;
   }
 
   get flavor(): ServerFlavor | undefined {

@@ -6,10 +6,11 @@ import {
   defineConnector,
   type ConnectContext,
   type Credentials,
+  writeOriginTag,
 } from '@lockstep/connectors-core';
 import { MysqlConnection, DEFAULT_CHANGE_LOG_SETTINGS, type ChangeLogSettings } from './connection';
 import { parseConnectionString, secretsOf } from './credentials';
-import { Db, originTag } from './db';
+import { Db, ORIGIN_MAX_LENGTH } from './db';
 
 export const CONNECTION_STRING_FIELD = 'connectionString';
 
@@ -67,7 +68,7 @@ export async function openMysqlConnection(
     database: base ?? target.database,
     poolSize: context.poolSize ?? DEFAULT_POOL_SIZE,
     secrets: secretsOf(credentials),
-    origin: originTag(context.writeOrigin),
+    origin: writeOriginTag(context.writeOrigin, ORIGIN_MAX_LENGTH),
   });
   return new MysqlConnection(db, settings);
 }

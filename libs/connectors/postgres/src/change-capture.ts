@@ -57,7 +57,6 @@ export const CAPTURE_FUNCTION = `${LOCKSTEP_SCHEMA}.capture_changes`;
 /** The row trigger of earlier versions (replaced by `prepareTable`, dropped by `unprepareTable`). */
 export const LEGACY_TRIGGER_NAME = 'lockstep_capture';
 export const ORIGIN_SETTING = 'lockstep.origin';
-export const OWN_ORIGIN = 'lockstep';
 
 export interface SyncCaptureTrigger {
   name: string;
@@ -306,7 +305,3 @@ WHERE l.table_schema = $1 AND l.table_name = $2
 ORDER BY l.xid, l.id
 LIMIT $8`;
 
-/** The origin tag a connection's writes carry: `lockstep`, or `lockstep:<writeOrigin>`. */
-export function originTag(writeOrigin: string | undefined): string {
-  return writeOrigin ? `${OWN_ORIGIN}:${writeOrigin}` : OWN_ORIGIN;
-}

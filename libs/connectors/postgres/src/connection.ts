@@ -39,7 +39,6 @@ import {
   installTriggerSql,
   NOTIFY_CHANNEL,
   ORIGIN_SETTING,
-  originTag,
   PURGE_SQL,
   READ_CHANGES_SQL,
   type Checkpoint,
@@ -48,7 +47,7 @@ import { SESSION_SQL } from './config';
 import { copyField, CopyInQuery, CopyOutQuery, isCopyNull, unescapeCopy, type TextRow } from './copy';
 import { translatePgError } from './errors';
 import { PostgresLiveExport } from './live-export';
-import { MetadataCache, type CacheHit } from '@lockstep/connectors-core';
+import { MetadataCache, type CacheHit, writeOriginTag } from '@lockstep/connectors-core';
 import { ident, identifierTooLong, isUuid, qualified } from './sql';
 import {
   arrayLiteral,
@@ -246,7 +245,7 @@ export class PostgresConnection implements Connection {
     options: { poolSize?: number; writeOrigin?: string; metadataTtlMs?: number; changeLogRetentionDays?: number } = {},
   ) {
     this.retentionDays = options.changeLogRetentionDays ?? DEFAULT_RETENTION_DAYS;
-    this.origin = originTag(options.writeOrigin);
+    this.origin = writeOriginTag(options.writeOrigin);
     this.tables = new MetadataCache<TableMeta>(options.metadataTtlMs ?? DEFAULT_METADATA_TTL_MS);
     this.pool = new Pool({
       ...clientConfig,
