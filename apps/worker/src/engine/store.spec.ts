@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { initialServiceId } from './service-ids';
-import { contentHash, insertLinks, insertOperations, type LinkRow, loadLinks, stableJson } from './store';
+import { contentHash, fieldChangesJson, insertLinks, insertOperations, type LinkRow, loadLinks, loadLinksById, RIGHT_SHADOW, SAME_AS_LEFT, saveLinks, stableJson } from './store';
 
 /** The definition the stored hashes were made with: sha1 of the stable JSON of the picked fields. */
 function reference(values: Record<string, unknown>, fields: string[]): string {
@@ -132,6 +132,53 @@ describe('insertLinks and insertOperations (against the service store)', () => {
     expect(rows[0]).toMatchObject({ name: 'name 1', left_shadow: { name: 'name 1', note: 'tab\there' } });
     const [operation] = await db.query(`SELECT occurred_at, field_changes FROM operations WHERE sync_id = $1`, [syncId]);
     expect(operation.occurred_at.toISOString()).toBe(now.toISOString());
-    expect(operation.field_changes).toEqual([{ field: 'full_name', before: null, after: 'name 1' }]);
+    // A null `before` is left out of what is stored (the API reads it as null).
+    expect(operation.field_changes).toEqual([{ field: 'full_name', after: 'name 1' }]);
+  });
+
+  it('stores a right shadow equal to the left one once, and every reader sees both', async () => {
+    const same = { ...link('rec_same', 6), left_shadow: { a: 1, b: 'x' }, right_shadow: { a: 1, b: 'x' } };
+    const differs = { ...link('rec_diff', 7), left_shadow: { a: 1, b: 'x' }, right_shadow: { b: 'x', a: 1 } };
+    const onlyLeft = { ...link('rec_oneside', 8), right_remote_id: null, left_shadow: { a: 2 }, right_shadow: null };
+    const flagged = { ...link('rec_flagged', 9), left_shadow: { a: 3 }, right_shadow: { a: 3 }, right_filtered: true, create_pending: 'left' as const };
+    await db.transaction((tx) => insertLinks(tx, syncId, [same, differs, onlyLeft, flagged], { left: [], right: [] }));
+    const stored: { id: string; right: string | null; right_filtered: boolean; create_pending: string | null }[] = await db.query(
+      `SELECT id, right_shadow::text AS right, right_filtered, create_pending FROM record_links WHERE id = ANY($1::text[]) ORDER BY id`,
+      [['rec_same', 'rec_diff', 'rec_oneside', 'rec_flagged']],
+    );
+    expect(stored).toEqual([
+      { id: 'rec_diff', right: '{"b":"x","a":1}', right_filtered: false, create_pending: null },
+      { id: 'rec_flagged', right: SAME_AS_LEFT, right_filtered: true, create_pending: 'left' },
+      { id: 'rec_oneside', right: null, right_filtered: false, create_pending: null },
+      { id: 'rec_same', right: SAME_AS_LEFT, right_filtered: false, create_pending: null },
+    ]);
+    const loaded = new Map((await loadLinksById(db, ['rec_same', 'rec_diff', 'rec_oneside', 'rec_flagged'])).map((row) => [row.id, row]));
+    expect(loaded.get('rec_same')).toMatchObject({ left_shadow: { a: 1, b: 'x' }, right_shadow: { a: 1, b: 'x' } });
+    expect(loaded.get('rec_diff')).toMatchObject({ right_shadow: { b: 'x', a: 1 } });
+    expect(loaded.get('rec_oneside')).toMatchObject({ left_shadow: { a: 2 }, right_shadow: null });
+    expect(loaded.get('rec_flagged')).toMatchObject({ right_shadow: { a: 3 }, right_filtered: true, create_pending: 'left' });
+    expect((await loadLinks(db, syncId, 0, ['L6'], [], { own: [], unplaced: [] }))[0]).toMatchObject({ id: 'rec_same', right_shadow: { a: 1, b: 'x' } });
+
+    // A later save writes both shadows in full; clearing the left one (a restore) keeps the right one's values.
+    await saveLinks(db, syncId, [{ ...loaded.get('rec_same')!, left_shadow: { a: 5, b: 'y' } }], { left: [], right: [] });
+    expect(await loadLinksById(db, ['rec_same'])).toMatchObject([{ left_shadow: { a: 5, b: 'y' }, right_shadow: { a: 1, b: 'x' } }]);
+    await db.query(`UPDATE record_links SET right_shadow = left_shadow WHERE id = 'rec_flagged'`);
+    await db.query(`UPDATE record_links SET right_shadow = $2::json WHERE id = $1`, ['rec_flagged', SAME_AS_LEFT]);
+    await db.query(`UPDATE record_links SET right_shadow = ${RIGHT_SHADOW}, left_shadow = NULL WHERE id = 'rec_flagged'`);
+    expect(await loadLinksById(db, ['rec_flagged'])).toMatchObject([{ left_shadow: null, right_shadow: { a: 3 } }]);
+  });
+});
+
+describe('fieldChangesJson', () => {
+  it.each([
+    ['nothing', [], '[]'],
+    ['a create: no before', [{ field: 'n', before: null, after: 'x' }, { field: 'q', before: undefined, after: 2 }], '[{"field":"n","after":"x"},{"field":"q","after":2}]'],
+    ['an update: before and after', [{ field: 'n', before: 'a', after: null }], '[{"field":"n","before":"a","after":null}]'],
+    ['falsy befores are kept', [{ field: 'z', before: 0, after: 1 }, { field: 'f', before: false, after: true }, { field: 'e', before: '', after: 'x' }], '[{"field":"z","before":0,"after":1},{"field":"f","before":false,"after":true},{"field":"e","before":"","after":"x"}]'],
+    ['JSON escapes and structured values', [{ field: 'we"ird', before: { k: [1] }, after: 'line\nbreak' }], '[{"field":"we\\"ird","before":{"k":[1]},"after":"line\\nbreak"}]'],
+  ])('%s', (_name, changes, expected) => {
+    expect(fieldChangesJson(changes)).toBe(expected);
+    const parsed = JSON.parse(expected) as { field: string; before?: unknown; after: unknown }[];
+    expect(parsed.map((change) => ({ field: change.field, before: change.before ?? null, after: change.after }))).toEqual(changes.map((change) => ({ field: change.field, before: change.before ?? null, after: change.after })));
   });
 });
