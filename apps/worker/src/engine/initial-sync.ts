@@ -14,6 +14,7 @@ import type { EngineContext } from './context';
 import { convertAcross, type PairPlan, sideEnd } from './plan';
 import { reconcile } from './reconcile';
 import type { Db } from './store';
+import type { IdScheme } from './service-ids';
 
 export interface PairProgress {
   table_pair: number;
@@ -41,6 +42,8 @@ export interface PairProgress {
 export interface InitialProgress {
   /** This initial sync's run: the seed of the service ids its creates derive (service-ids.ts). */
   run?: string;
+  /** How the run derives them; absent for runs prepared before scheme 2 (they keep scheme 1 when they resume). */
+  id_scheme?: IdScheme;
   pairs: PairProgress[];
 }
 
@@ -79,7 +82,7 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
     await ctx.fenced((tx) => tx.query(`UPDATE sync_sides SET checkpoint = $3, change_detection = 'change_feed', updated_at = now() WHERE sync_id = $1 AND side = $2`, [ctx.syncId, side, JSON.stringify({ tables: checkpoints })]));
   }
   await ctx.db.query(`DELETE FROM initial_sync_keys WHERE sync_id = $1`, [ctx.syncId]);
-  const progress: InitialProgress = { run: randomUUID(), pairs: [] };
+  const progress: InitialProgress = { run: randomUUID(), id_scheme: 2, pairs: [] };
   for (const pair of plan.pairs) progress.pairs.push(await stagePair(ctx, pair));
   await ctx.fenced(async (tx) => {
     await tx.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'sync_preview' AND resolved_at IS NULL`, [ctx.syncId]);
@@ -332,7 +335,7 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
             initial: true,
             skip,
             unlinked,
-            ...(progress.run ? { initialRun: progress.run } : {}),
+            ...(progress.run ? { initialRun: progress.run, initialIdScheme: progress.id_scheme ?? 1 } : {}),
             detach: { after: inFlight.at(-1) ?? null },
             onCommit: async (tx, counts) => {
               // A page's commit does not wait for its WAL to reach the disk. Losing the last such commits (the store's

@@ -34,7 +34,7 @@ import {
   saveLinks,
   shadowOf,
 } from './store';
-import { createdBySync, initialServiceId } from './service-ids';
+import { createdBySync, type IdScheme, initialServiceId } from './service-ids';
 import { isRetryableWriteError, retryableWriteError } from './write-errors';
 
 export interface Observation {
@@ -69,6 +69,8 @@ export interface ReconcileOptions {
    * need no intent in the store first (a replay derives the same ids and the connector adopts the rows).
    */
   initialRun?: string;
+  /** How `initialRun` derives its ids (the run's `id_scheme`; 1 for runs prepared before scheme 2 existed). */
+  initialIdScheme?: IdScheme;
   /**
    * Pipelining: once the records are decided, the app writes and the store commit run in the background while
    * the caller goes on, and the result carries them as `commit`, which the caller must await. The commit writes
@@ -260,7 +262,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
       if (options.skip?.has(`${o.side}:${o.remoteId}`)) continue;
       isNew = true;
       orphan = createdBySync(ctx.syncId, o.record.serviceId) && !byService.has(o.record.serviceId!.toLowerCase());
-      const serviceId = orphan ? o.record.serviceId!.toLowerCase() : options.initialRun ? initialServiceId(ctx.syncId, options.initialRun, pair.index, o.side, o.remoteId) : randomUUID();
+      const serviceId = orphan ? o.record.serviceId!.toLowerCase() : options.initialRun ? initialServiceId(ctx.syncId, options.initialRun, pair.index, o.side, o.remoteId, options.initialIdScheme ?? 1) : randomUUID();
       link = blankLink(pair.index, serviceId);
       if (o.side === 'left') link.left_remote_id = o.remoteId;
       else link.right_remote_id = o.remoteId;

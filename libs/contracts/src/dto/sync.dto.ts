@@ -211,6 +211,11 @@ export class InitialSyncPairProgressDto {
 
 export class InitialSyncProgressDto {
   @ApiPropertyOptional({ format: 'uuid', description: 'This initial sync\'s run (a new one each time it is prepared).' }) run?: string;
+  @ApiPropertyOptional({
+    enum: [1, 2],
+    description: 'How the run derives the service ids of the copies it creates: 2 puts copies of records with plain integer ids in the order of those ids; absent (1) for runs prepared by an older release.',
+  })
+  id_scheme?: number;
   @ApiProperty({ type: [InitialSyncPairProgressDto], description: 'One entry per table pair, in mappings order.' }) pairs: InitialSyncPairProgressDto[];
 }
 
