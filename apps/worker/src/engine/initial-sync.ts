@@ -49,6 +49,14 @@ export interface InitialProgress {
 
 const SIDES: SideName[] = ['left', 'right'];
 
+/**
+ * What a run's creates derive their service ids from: its run id and its scheme. A run prepared by an older
+ * release has no `id_scheme` and keeps scheme 1, so a page it replays after a crash derives the ids it wrote.
+ */
+export function runIds(progress: InitialProgress): { initialRun?: string; initialIdScheme?: IdScheme } {
+  return progress.run ? { initialRun: progress.run, initialIdScheme: progress.id_scheme ?? 1 } : {};
+}
+
 function matchKey(value: CanonicalValue): string | null {
   if (value === null || value === '') return null;
   if (typeof value === 'number') return String(value);
@@ -335,7 +343,7 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
             initial: true,
             skip,
             unlinked,
-            ...(progress.run ? { initialRun: progress.run, initialIdScheme: progress.id_scheme ?? 1 } : {}),
+            ...runIds(progress),
             detach: { after: inFlight.at(-1) ?? null },
             onCommit: async (tx, counts) => {
               // A page's commit does not wait for its WAL to reach the disk. Losing the last such commits (the store's

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { runIds } from './initial-sync';
 import { createdBySync, initialServiceId } from './service-ids';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -59,6 +60,12 @@ describe('derived service ids of an initial sync', () => {
   it('scheme 1 is what runs prepared by earlier releases derived (a resumed run replays the same ids)', () => {
     expect(initialServiceId('sync_a', 'run1', 0, 'left', '42')).toBe(initialServiceId('sync_a', 'run1', 0, 'left', '42', 1));
     expect(createHash('sha1').update('run1\u00000\u0000left\u000042').digest('hex').slice(0, 3)).toBe(initialServiceId('sync_a', 'run1', 0, 'left', '42').slice(15, 18));
+  });
+
+  it('a run keeps its scheme: 2 when prepared with it, 1 when prepared before schemes were recorded', () => {
+    expect(runIds({ run: 'r', id_scheme: 2, pairs: [] })).toEqual({ initialRun: 'r', initialIdScheme: 2 });
+    expect(runIds({ run: 'r', pairs: [] })).toEqual({ initialRun: 'r', initialIdScheme: 1 });
+    expect(runIds({ pairs: [] })).toEqual({});
   });
 
   it('tell the sync that derived them from every other id', () => {
