@@ -9,8 +9,9 @@ import type { ChildProcess } from 'node:child_process';
 import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import type { LiveExportPlanTable } from '@lockstep/domain';
-import { type My, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
-import { createAccount, createSavedExport, finished, getRun, testQueue, triggerRun, workerReady } from './testing/fixture';
+import { Client } from 'pg';
+import { type My, PG_URL, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
+import { createAccount, createSavedExport, finished, testQueue, triggerRun, workerReady } from './testing/fixture';
 
 let db: DataSource;
 let pg: Pg;
@@ -190,12 +191,34 @@ describe('live export runs (worker process)', () => {
     expect(await finished(db, await triggerRun(db, queue, accountId, exportId))).toMatchObject({ state: 'succeeded', rows_written: '60000' });
     // Both columns change together; a torn row would have one changed and not the other.
     await my.sql(`UPDATE big SET a = a + 1000000, b = 'after'`);
-    const runId = await triggerRun(db, queue, accountId, exportId);
-    await waitFor('the run to have written some rows', async () => Number((await getRun(db, runId)).rows_written) > 0 || null, 30_000, 20);
-    await db.query(`UPDATE live_export_runs SET cancel_requested_at = now() WHERE id = $1`, [runId]);
-    const asked = Date.now();
-    const run = await finished(db, runId, 5000);
-    const tookMs = Date.now() - asked;
+    // Another transaction holds a row of the second half locked, so the run is certainly still running (its
+    // batch waits for that row) when it is canceled, however fast the machine copies: the cancel must also stop a
+    // statement that is waiting.
+    const holder = new Client({ connectionString: PG_URL });
+    await holder.connect();
+    let run: Awaited<ReturnType<typeof finished>>;
+    let tookMs: number;
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${pg.schema}.big_copy WHERE lockstep_source_id::text = '45000' FOR UPDATE`);
+      const runId = await triggerRun(db, queue, accountId, exportId);
+      await waitFor(
+        'the run to wait for the locked row',
+        async () =>
+          (
+            await pg.sql(`SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%big_copy%'`)
+          ).length > 0 || null,
+        30_000,
+        20,
+      );
+      await db.query(`UPDATE live_export_runs SET cancel_requested_at = now() WHERE id = $1`, [runId]);
+      const asked = Date.now();
+      run = await finished(db, runId, 5000);
+      tookMs = Date.now() - asked;
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
     expect(run.state).toBe('canceled');
     expect(tookMs).toBeLessThan(1000);
     const states = await pg.sql<{ a_after: boolean; b: string; count: string }>(

@@ -8,7 +8,8 @@ import type { ChildProcess } from 'node:child_process';
 import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { LIVE_EXPORT_JOBS } from '@lockstep/jobs';
-import { type My, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
+import mysql from 'mysql2/promise';
+import { type My, MYSQL_URL, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
 import { TEST_CLOCK_KEY } from './live-export.processor';
 import { createAccount, createSavedExport, finished, getRun, runsOf, testQueue, triggerRun, workerReady } from './testing/fixture';
 
@@ -146,13 +147,27 @@ describe('live export schedule (worker process, test clock)', () => {
 
   it('a worker killed mid-run: the run is re-queued after its heartbeat goes stale and the next worker completes it cleanly', async () => {
     const exportId = await simpleExport('large');
-    const runId = await triggerRun(db, queue, accountId, exportId);
-    await waitFor('the run to have written some rows', async () => Number((await getRun(db, runId)).rows_written) > 0 || null, 30_000, 20);
-    worker!.kill('SIGKILL');
-    await new Promise<void>((resolve) => worker!.once('exit', () => resolve()));
-    worker = null;
+    // Another transaction holds an uncommitted row with the key of row 50,000, so the run waits there (its
+    // earlier batches committed) and is certainly killed mid-run, however fast the machine copies (a run of
+    // 100,000 rows can end before its first heartbeat).
+    const holder = await mysql.createConnection({ uri: MYSQL_URL, database: my.database });
+    let runId: string;
+    try {
+      await holder.query('START TRANSACTION');
+      await holder.query(`INSERT INTO large_copy (lockstep_source_id) VALUES ('50000')`);
+      runId = await triggerRun(db, queue, accountId, exportId);
+      // The heartbeat reports the rows of the batches committed before the held row.
+      await waitFor('the run to have written some rows', async () => Number((await getRun(db, runId)).rows_written) > 0 || null, 30_000, 20);
+      worker!.kill('SIGKILL');
+      await new Promise<void>((resolve) => worker!.once('exit', () => resolve()));
+      worker = null;
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
     expect((await getRun(db, runId)).state).toBe('running');
     const [{ partial }] = await my.sql<{ partial: number }>(`SELECT COUNT(*) AS partial FROM large_copy`);
+    expect(Number(partial)).toBeGreaterThan(0);
     expect(Number(partial)).toBeLessThan(100_000);
     worker = workerProcess(accountId, workerEnv());
     const run = await finished(db, runId, 45_000);
