@@ -296,6 +296,9 @@ describe('partitioned tables and inheritance children', () => {
 });
 
 describe('tables prepared by earlier versions', () => {
+  const legacyFunction = async (): Promise<boolean> =>
+    (await db.admin.query<{ present: boolean }>(`SELECT to_regprocedure('lockstep.capture_change()') IS NOT NULL AS present`)).rows[0]!.present;
+
   /** The row trigger and function earlier versions installed, as they installed them. */
   async function installLegacyCapture(table: string): Promise<void> {
     await db.admin.query(`CREATE SCHEMA IF NOT EXISTS lockstep`);
@@ -351,8 +354,23 @@ describe('tables prepared by earlier versions', () => {
       ['upsert', '2'],
     ]);
     expect(await logged('old_two', start)).toEqual([['upsert', '1']]);
+    expect(await legacyFunction()).toBe(true); // old_two still uses it
 
     await connection.unprepareTable('old_two');
     expect(await triggers('old_two')).toEqual({});
+    expect(await legacyFunction()).toBe(false); // dropped with its last trigger
+  });
+
+  it('the old function stays while another table uses it, and is dropped when the last such table is prepared again', async () => {
+    await db.admin.query(`CREATE TABLE ${T('old_three')} (id integer PRIMARY KEY, name text)`);
+    await db.admin.query(`CREATE TABLE ${T('old_four')} (id integer PRIMARY KEY, name text)`);
+    await connection.prepareTable('old_three', { changeCapture: true });
+    await installLegacyCapture('old_three');
+    await installLegacyCapture('old_four');
+    await connection.unprepareTable('old_three');
+    expect(await legacyFunction()).toBe(true);
+    await connection.prepareTable('old_four', { changeCapture: true });
+    expect(Object.keys(await triggers('old_four'))).toEqual(STATEMENT_NAMES);
+    expect(await legacyFunction()).toBe(false);
   });
 });

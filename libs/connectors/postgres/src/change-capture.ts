@@ -35,8 +35,8 @@
  * SECURITY DEFINER with a fixed search_path, so another role writing the table needs no rights on the log.
  *
  * Tables prepared by earlier versions have one row trigger `lockstep_capture` running
- * `lockstep.capture_change('<key column name>')`; `prepareTable` replaces it. The old function is left in
- * place (other tables may still use it until they are prepared again).
+ * `lockstep.capture_change('<key column name>')`; `prepareTable` replaces it. The old function is dropped
+ * with the last trigger that uses it (`DROP_LEGACY_FUNCTION_SQL`); until then other tables keep using it.
  *
  * Checkpoints are snapshots, not ids (the PgQ design). A bigserial id is drawn when a row is inserted, not
  * when its transaction commits, so ids commit out of order: a reader that remembers "the last id I saw"
@@ -212,8 +212,8 @@ export function captureLevel(relkind: string, child: boolean): 'statement' | 'ro
 }
 
 /**
- * Drops every capture trigger (the earlier row trigger included) and creates those of `level`, passing the
- * key's attribute number. Triggers keep the default enablement (fire unless session_replication_role is
+ * Drops every capture trigger (the earlier row trigger included, and its function once no trigger uses it) and
+ * creates those of `level`, passing the key's attribute number. Triggers keep the default enablement (fire unless session_replication_role is
  * replica), as before.
  */
 export function installTriggerSql(schema: string, table: string, keyAttnum: number, level: 'statement' | 'row'): string[] {
@@ -224,9 +224,11 @@ export function installTriggerSql(schema: string, table: string, keyAttnum: numb
     statements.push(
       `CREATE TRIGGER ${ident(ROW_TRIGGER_NAME)} AFTER INSERT OR UPDATE OR DELETE ON ${target}
        FOR EACH ROW EXECUTE FUNCTION ${CAPTURE_FUNCTION}(${argument})`,
+      DROP_LEGACY_FUNCTION_SQL,
     );
     return statements;
   }
+  statements.push(DROP_LEGACY_FUNCTION_SQL);
   for (const trigger of STATEMENT_TRIGGERS) {
     const referencing = [trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`, trigger.newTable && `NEW TABLE AS ${trigger.newTable}`].filter(Boolean).join(' ');
     statements.push(
@@ -237,10 +239,28 @@ export function installTriggerSql(schema: string, table: string, keyAttnum: numb
   return statements;
 }
 
-/** Drops every capture trigger of the table, current and earlier. */
+/** Drops every capture trigger of the table, current and earlier, and the earlier function once unused. */
 export function dropTriggerSql(schema: string, table: string): string[] {
-  return ALL_TRIGGER_NAMES.map((name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${qualified(schema, table)}`);
+  return [...ALL_TRIGGER_NAMES.map((name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${qualified(schema, table)}`), DROP_LEGACY_FUNCTION_SQL];
 }
+
+/** The function of the earlier row trigger (`lockstep.capture_change()`, trigger arguments are not part of it). */
+export const LEGACY_FUNCTION = `${LOCKSTEP_SCHEMA}.capture_change()`;
+
+/**
+ * Drops the earlier versions' function once no trigger anywhere uses it. Without the rights to drop it, or when
+ * a trigger was created on it meanwhile, it stays, and the table's setup goes on (the exception block).
+ */
+export const DROP_LEGACY_FUNCTION_SQL = `DO $$
+BEGIN
+  IF to_regprocedure('${LEGACY_FUNCTION}') IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgfoid = to_regprocedure('${LEGACY_FUNCTION}')) THEN
+    DROP FUNCTION ${LEGACY_FUNCTION};
+  END IF;
+EXCEPTION WHEN insufficient_privilege OR dependent_objects_still_exist THEN
+  NULL;
+END
+$$`;
 
 export function addServiceIdSql(schema: string, table: string, column: string, hasColumn: boolean): string[] {
   const target = qualified(schema, table);
