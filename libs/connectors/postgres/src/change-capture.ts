@@ -218,17 +218,15 @@ export function captureLevel(relkind: string, child: boolean): 'statement' | 'ro
  */
 export function installTriggerSql(schema: string, table: string, keyAttnum: number, level: 'statement' | 'row'): string[] {
   const target = qualified(schema, table);
-  const statements = ALL_TRIGGER_NAMES.map((name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${target}`);
+  const statements = dropTriggerSql(schema, table);
   const argument = `'${Math.trunc(keyAttnum)}'`;
   if (level === 'row') {
     statements.push(
       `CREATE TRIGGER ${ident(ROW_TRIGGER_NAME)} AFTER INSERT OR UPDATE OR DELETE ON ${target}
        FOR EACH ROW EXECUTE FUNCTION ${CAPTURE_FUNCTION}(${argument})`,
-      DROP_LEGACY_FUNCTION_SQL,
     );
     return statements;
   }
-  statements.push(DROP_LEGACY_FUNCTION_SQL);
   for (const trigger of STATEMENT_TRIGGERS) {
     const referencing = [trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`, trigger.newTable && `NEW TABLE AS ${trigger.newTable}`].filter(Boolean).join(' ');
     statements.push(

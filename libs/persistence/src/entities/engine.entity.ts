@@ -18,7 +18,8 @@ export class RecordLinkEntity {
   @Column({ name: 'left_remote_id', type: 'text', nullable: true }) leftRemoteId: string | null;
   @Column({ name: 'right_remote_id', type: 'text', nullable: true }) rightRemoteId: string | null;
   @Column({ name: 'left_shadow', type: 'json', nullable: true }) leftShadow: Shadow | null;
-  @Column({ name: 'right_shadow', type: 'json', nullable: true }) rightShadow: Shadow | null;
+  /** The JSON string `"="` means "the same as the left shadow" (the engine's `SAME_AS_LEFT`): read it through the engine's store. */
+  @Column({ name: 'right_shadow', type: 'json', nullable: true }) rightShadow: Shadow | '=' | null;
   @Column({ name: 'left_deleted', type: 'boolean' }) leftDeleted: boolean;
   @Column({ name: 'right_deleted', type: 'boolean' }) rightDeleted: boolean;
   @Column({ name: 'left_filtered', type: 'boolean' }) leftFiltered: boolean;
