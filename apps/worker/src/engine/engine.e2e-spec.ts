@@ -130,9 +130,15 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
 
   it('merges concurrent edits field by field: different fields both survive, the same field goes to the later change', async () => {
     const { syncId } = await started();
+    // Both edits are made while the sync is paused, so both are pending when it looks again: a real conflict, however
+    // fast the machine. (Active, the left edit can reach the right before the right one is made; see the README on a
+    // target edit made between the engine's read and its write.)
+    await db.query(`UPDATE syncs SET status = 'paused' WHERE id = $1`, [syncId]);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     await pg.sql(`UPDATE people SET age = 99, note = 'left wins?' WHERE id = 1`);
     await new Promise((resolve) => setTimeout(resolve, 20));
     await my.sql(`UPDATE contacts SET email = 'ada@right.example', note = 'right is later' WHERE id = 1`);
+    await db.query(`UPDATE syncs SET status = 'active' WHERE id = $1`, [syncId]);
     await waitFor('converged', async () => {
       const [left] = (await people()).filter((p) => p.id === 1);
       const [right] = (await contacts()).filter((r) => r.id === 1);
