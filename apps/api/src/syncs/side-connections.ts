@@ -97,6 +97,7 @@ export function translateConnectorError(error: unknown, credentials: Credentials
     case 'not_found':
     case 'rate_limited':
     case 'transient':
+    case 'changed':
       return new DomainError(ErrorCode.ConnectionError, `The app cannot be reached with these credentials: ${reason}`, details);
   }
 }

@@ -78,6 +78,8 @@ export interface ReconcileOptions {
    * transaction commits, in page order.
    */
   detach?: { after: Promise<void> | null };
+  /** How many times these records were already merged again after an edit under a write (see `remerge`). */
+  remerges?: number;
 }
 
 /** A push deferred until a linked record exists on the target: retried after 1 s, 2 s, 4 s... at most 5 minutes apart. */
@@ -107,7 +109,8 @@ interface Unit {
   /** Shadow updates to apply after the writes, per side: field remote id -> value. */
   shadow: Record<SideName, Values>;
   ops: OperationRow[];
-  conflicts: { field: string; winner: SideName; reason: string }[];
+  /** Conflicts decided for this record, by the side whose write carries them (`to`: the losing side's copy). */
+  conflicts: { to: SideName; field: string; winner: SideName; reason: string }[];
   deferred: boolean;
   /**
    * A copy this sync created whose link never reached the store (a crash between the app write and the
@@ -313,6 +316,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   const finish = async (after: Promise<void> | null): Promise<void> => {
     // 5. Write: creates (with a create intent stored first), then updates, per side.
     const succeeded: { recordId: string; side: SideName }[] = [];
+    const edited: { unit: Unit; target: SideName; at: string }[] = [];
     for (const target of SIDES) {
       const creates = [...units.values()].filter((unit) => unit.writes[target]?.create);
       const updates = [...units.values()].filter((unit) => unit.writes[target] && !unit.writes[target]!.create);
@@ -349,12 +353,17 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
         const batch = updates.slice(offset, offset + ctx.writeBatch);
         await ctx.assertCanWrite();
         const results = await ctx.sides[target].use((connection) =>
-          connection.updateRecords(table.remoteId, batch.map((unit) => ({ remoteId: remoteOf(unit.link, target)!, values: unit.writes[target]!.values }))),
+          connection.updateRecords(table.remoteId, batch.map((unit) => ({ remoteId: remoteOf(unit.link, target)!, values: unit.writes[target]!.values, expected: expectedOf(unit, target) }))),
         );
         batch.forEach((unit, index) => {
           const outcome = results[index]!;
           if (outcome.ok) written.push({ unit, stored: outcome.record });
-          else if (outcome.error.kind === 'not_found') {
+          else if (outcome.error.kind === 'changed') {
+            // Edited on the target since it was read (step 3 or the observation): nothing was written, and the
+            // source keeps its pending change (its old shadow). The record is merged again once this commit is in.
+            dropWrite(pair, unit, target);
+            edited.push({ unit, target, at: new Date().toISOString() });
+          } else if (outcome.error.kind === 'not_found') {
             unit.writes[target] = null;
             queue.push({ recordId: unit.link.id, type: 'verify_delete', side: target });
           } else failWrite(ctx, pair, unit, target, outcome, issues, result);
@@ -398,7 +407,8 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
           result.updated[target] += 1;
         }
         succeeded.push({ recordId: unit.link.id, side: target });
-        unit.ops.push(operation(pair, unit.link, target, values, write.create ? 'created' : 'updated', 'push', changes, unit.conflicts.length > 0 ? { conflicts: unit.conflicts } : null));
+        const conflicts = unit.conflicts.filter((conflict) => conflict.to === target).map(({ field, winner, reason }) => ({ field, winner, reason }));
+        unit.ops.push(operation(pair, unit.link, target, values, write.create ? 'created' : 'updated', 'push', changes, conflicts.length > 0 ? { conflicts } : null));
       }
     }
 
@@ -433,6 +443,16 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
       (unit.isNew ? fresh : toSave).push(unit.link);
       operations.push(...unit.ops);
     }
+    // Records edited on a target between the read and the write are merged again right after this commit (see
+    // `remerge`); in the initial sync (first sight: the preferred side wins whatever the times), and after
+    // MAX_REMERGES rounds of a record that keeps being edited, a queued push does it instead.
+    const remerging = !options.initial && !options.detach && (options.remerges ?? 0) < MAX_REMERGES;
+    if (!remerging) {
+      for (const { unit } of edited) {
+        const tried = options.attempts?.get(unit.link.id) ?? 0;
+        queue.push({ recordId: unit.link.id, type: 'push', side: null, delayMs: deferredDelayMs(tried), attempts: tried + 1 });
+      }
+    }
     result.verifyDeletes = queue.filter((entry) => entry.type === 'verify_delete').length;
     // A link stored for the first time has no open issue to clear.
     const freshIds = new Set(fresh.map((link) => link.id));
@@ -458,6 +478,15 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
       if (orphans.length > 0) await applyConfirmedDeletes(ctx, pair, orphans);
     };
     await commit(after);
+    if (remerging && edited.length > 0) {
+      const again = await remerge(ctx, pair, edited, now, (options.remerges ?? 0) + 1);
+      for (const side of SIDES) {
+        result.created[side] += again.created[side];
+        result.updated[side] += again.updated[side];
+      }
+      result.failed += again.failed;
+      result.verifyDeletes += again.verifyDeletes;
+    }
   };
   if (options.detach) {
     result.commit = finish(options.detach.after);
@@ -633,7 +662,7 @@ function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relat
       const write = (unit.writes[to] ??= { values: {}, keys: [], create: false });
       write.values[fieldEnd(field, to).remoteId] = across.value;
       write.keys.push(field.key);
-      if (outcome.conflict) unit.conflicts.push({ field: fieldEnd(field, to).name, winner: outcome.conflict.winner, reason: outcome.conflict.reason });
+      if (outcome.conflict) unit.conflicts.push({ to, field: fieldEnd(field, to).name, winner: outcome.conflict.winner, reason: outcome.conflict.reason });
     }
     return;
   }
@@ -715,6 +744,61 @@ function conversionIssue(ctx: EngineContext, pair: PairPlan, unit: Unit, field: 
   });
 }
 
+/**
+ * An update is conditional on the target still holding the values this reconcile saw there for the fields it
+ * writes: an edit made on the target between that read and the write is then not overwritten (see `dropWrite`).
+ */
+function expectedOf(unit: Unit, target: SideName): Values | undefined {
+  const current = unit.current[target];
+  if (!current) return undefined;
+  const expected: Values = {};
+  for (const remoteId of Object.keys(unit.writes[target]!.values)) expected[remoteId] = current[remoteId] ?? null;
+  return expected;
+}
+
+/** How often one reconcile call merges records again whose target keeps being edited under its writes. */
+const MAX_REMERGES = 3;
+
+/**
+ * Merges again records whose conditional update found the target edited since it was read. The target is read
+ * anew; its edit is the later change (it was made after the read, so after the source change that was being
+ * written), so where both sides changed the same field, the conflict rules see the target's edit as later: the
+ * target wins a two-way field (`later_change`), the source a field carried only its way (`direction`), and the
+ * operation records the conflict. The source is observed as this call saw it, at its change time (or when this
+ * call decided); an edit made there since reaches the engine through its own change feed.
+ */
+async function remerge(ctx: EngineContext, pair: PairPlan, edited: { unit: Unit; target: SideName; at: string }[], decidedAt: string, remerges: number): Promise<ReconcileResult> {
+  const observations: Observation[] = [];
+  for (const target of SIDES) {
+    const entries = edited.filter((entry) => entry.target === target);
+    if (entries.length === 0) continue;
+    const from = other(target);
+    await ctx.assertCanWrite();
+    const found = await ctx.sides[target].use((connection) => connection.readByIds(sideEnd(pair, target).remoteId, entries.map(({ unit }) => remoteOf(unit.link, target)!)));
+    const byId = new Map(found.map((record) => [record.remoteId, record]));
+    for (const { unit, at } of entries) {
+      const source = remoteOf(unit.link, from);
+      if (source !== null && unit.current[from]) observations.push({ side: from, remoteId: source, record: { remoteId: source, values: unit.current[from]! }, at: unit.at[from] ?? decidedAt });
+      // Gone meanwhile: step 3 of the new merge finds it missing and queues the check of its delete.
+      const record = byId.get(remoteOf(unit.link, target)!);
+      if (record) observations.push({ side: target, remoteId: record.remoteId, record, at });
+    }
+  }
+  return reconcile(ctx, pair, observations, { initial: false, remerges });
+}
+
+/** A write that did not happen: the written fields keep their old shadow on the source side, so the change is tried again. */
+function dropWrite(pair: PairPlan, unit: Unit, target: SideName): void {
+  const from = other(target);
+  const write = unit.writes[target]!;
+  for (const key of write.keys) {
+    const field = pair.fields.find((f) => f.key === key)!;
+    delete unit.shadow[from][fieldEnd(field, from).remoteId];
+  }
+  if (write.create) for (const field of pair.fields) delete unit.shadow[from][fieldEnd(field, from).remoteId];
+  unit.writes[target] = null;
+}
+
 function failWrite(ctx: EngineContext, pair: PairPlan, unit: Unit, target: SideName, outcome: Extract<WriteResult, { ok: false }>, issues: RecordIssue[], result: ReconcileResult): void {
   const from = other(target);
   const error = outcome.error;
@@ -723,14 +807,8 @@ function failWrite(ctx: EngineContext, pair: PairPlan, unit: Unit, target: SideN
     throw retryableWriteError(error, target);
   }
   result.failed += 1;
-  // The written fields keep their old shadow on the source side, so the change is tried again later.
   const write = unit.writes[target]!;
-  for (const key of write.keys) {
-    const field = pair.fields.find((f) => f.key === key)!;
-    delete unit.shadow[from][fieldEnd(field, from).remoteId];
-  }
-  if (write.create) for (const field of pair.fields) delete unit.shadow[from][fieldEnd(field, from).remoteId];
-  unit.writes[target] = null;
+  dropWrite(pair, unit, target);
   issues.push({
     recordId: unit.link.id,
     side: target,

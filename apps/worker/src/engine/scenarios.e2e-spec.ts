@@ -8,6 +8,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import mysql from 'mysql2/promise';
 import type { DataSource } from 'typeorm';
+import { MysqlConnection } from '@lockstep/connector-mysql';
 import { PostgresConnection } from '@lockstep/connector-postgres';
 import { createStartedSync, inProcessWorker, type My, MYSQL_URL, phase, type Pg, type PairSpec, scratchMysql, scratchPg, store, unique, waitFor } from './testing/fixture';
 
@@ -400,6 +401,78 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
     expect(await my.sql(`SELECT name FROM hub`)).toEqual([{ name: 'edited in the south' }]);
     expect(await pg.sql(`SELECT name FROM north`)).toEqual([{ name: 'edited in the south' }]);
     expect(await pg.sql(`SELECT name FROM south`)).toEqual([{ name: 'edited in the south' }]);
+  });
+
+  describe('an app edit of the target between the engine\'s read and its write', () => {
+    /**
+     * The app edits the right copy's note the moment Lockstep is about to update it: after the engine read the row
+     * (reconcile step 3), before its UPDATE reached MariaDB. Without conditional updates the write replaced the
+     * app's edit and nothing recorded a conflict.
+     */
+    async function editUnderTheWrite(my: My) {
+      const updateRecords = MysqlConnection.prototype.updateRecords;
+      const calls: { expected: unknown }[] = [];
+      const spy = jest.spyOn(MysqlConnection.prototype, 'updateRecords').mockImplementation(async function (this: MysqlConnection, table, rows) {
+        const row = rows.find((candidate) => candidate.remoteId === '1');
+        if (row && calls.length === 0) {
+          calls.push({ expected: row.expected });
+          await my.sql(`UPDATE contacts SET note = 'the app, in between' WHERE id = 1`);
+        }
+        return updateRecords.call(this, table, rows);
+      });
+      cleanups.push(async () => spy.mockRestore());
+      return calls;
+    }
+    const setup = () =>
+      databases(`CREATE TABLE people (id integer PRIMARY KEY, name text NOT NULL, note text); INSERT INTO people VALUES (1, 'Ada', 'a'), (2, 'Grace', 'g');`, [
+        `CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, note VARCHAR(40))`,
+      ]);
+    const conflictsOf = async (syncId: string) =>
+      (await q<{ side: string; details: { conflicts?: { field: string; winner: string; reason: string }[] } | null }>(`SELECT side, details FROM operations WHERE sync_id = $1 AND action = 'updated' AND trigger = 'push' ORDER BY seq`, [syncId])).flatMap(
+        (op) => (op.details?.conflicts ?? []).map((conflict) => ({ written: op.side, ...conflict })),
+      );
+
+    it('two-way field: the write is not made; the app\'s edit is the later change and wins, recorded as a conflict', async () => {
+      const { pg, my } = await setup();
+      const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
+      const calls = await editUnderTheWrite(my);
+      await pg.sql(`UPDATE people SET note = 'from the left', name = 'Ada L.' WHERE id = 1`);
+      await waitFor('both sides hold the app\'s edit', async () => (await pg.sql<{ note: string }>(`SELECT note FROM people WHERE id = 1`))[0]?.note === 'the app, in between', 15_000);
+      expect(calls).toEqual([{ expected: { name: 'Ada', note: 'a' } }]);
+      expect(await my.sql(`SELECT name, note FROM contacts WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
+      expect(await pg.sql(`SELECT name, note FROM people WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
+      expect(await conflictsOf(syncId)).toEqual([{ written: 'left', field: 'note', winner: 'right', reason: 'later_change' }]);
+      // Settled: nothing loops.
+      const settled = await opCount(syncId);
+      await pause(2500);
+      expect(await opCount(syncId)).toBe(settled);
+    });
+
+    it('field carried one way: the source wins against the app\'s edit by direction, recorded as a conflict', async () => {
+      const { pg, my } = await setup();
+      const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note', 'left_to_right']] }]);
+      const calls = await editUnderTheWrite(my);
+      await pg.sql(`UPDATE people SET note = 'from the left' WHERE id = 1`);
+      await waitFor('the left value reached the right', async () => (await my.sql<{ note: string }>(`SELECT note FROM contacts WHERE id = 1`))[0]?.note === 'from the left', 15_000);
+      expect(calls).toHaveLength(1);
+      await waitFor('a conflict recorded', async () => (await conflictsOf(syncId)).length > 0);
+      expect(await conflictsOf(syncId)).toEqual([{ written: 'right', field: 'note', winner: 'left', reason: 'direction' }]);
+      expect(await pg.sql(`SELECT note FROM people WHERE id = 1`)).toEqual([{ note: 'from the left' }]);
+    });
+
+    it('initial sync: the matched record is merged again from both sides as they are, and the first-sight rule (preferred side) decides', async () => {
+      const { pg, my } = await databases(`CREATE TABLE people (id integer PRIMARY KEY, name text NOT NULL, note text); INSERT INTO people VALUES (1, 'Ada', 'a'), (2, 'Grace', 'g');`, [
+        `CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, note VARCHAR(40))`,
+        `INSERT INTO contacts VALUES (1, 'Ada', 'right a')`,
+      ]);
+      const calls = await editUnderTheWrite(my);
+      const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
+      await waitFor('the preferred value on both sides', async () => (await my.sql<{ note: string }>(`SELECT note FROM contacts WHERE id = 1`))[0]?.note === 'a', 15_000);
+      expect(calls).toEqual([{ expected: { note: 'right a' } }]);
+      await waitFor('a conflict recorded', async () => (await conflictsOf(syncId)).length > 0);
+      expect(await conflictsOf(syncId)).toEqual([{ written: 'right', field: 'note', winner: 'left', reason: 'preferred_side' }]);
+      expect(await pg.sql(`SELECT note FROM people ORDER BY id`)).toEqual([{ note: 'a' }, { note: 'g' }]);
+    });
   });
 
   it('an app edit that lands right after Lockstep wrote the same record is carried, not taken for Lockstep\'s own write', async () => {

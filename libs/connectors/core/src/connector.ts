@@ -191,6 +191,14 @@ export interface RecordCreate extends RecordWrite {
 
 export interface RecordUpdate extends RecordWrite {
   remoteId: string;
+  /**
+   * A conditional update: the values (field remote id -> canonical value) the caller last read for fields of
+   * the record, as `readByIds` returns them. The connector locks the row, reads it in its write transaction and
+   * writes only if every listed field still holds its value; otherwise nothing is written to the row and its
+   * result is kind `changed` (someone edited it since the caller read it). Without it the update is
+   * unconditional.
+   */
+  expected?: Record<string, CanonicalValue>;
 }
 
 export type WriteResult =
@@ -212,7 +220,9 @@ export type ConnectorErrorKind =
   | 'rate_limited'
   | 'transient'
   | 'invalid_data'
-  | 'unsupported';
+  | 'unsupported'
+  /** A conditional update found the record edited since the caller read it (`RecordUpdate.expected`); nothing was written. */
+  | 'changed';
 
 /** A field to create, typed from the mapped counterpart (another connector's field). */
 export interface FieldSpec {
@@ -279,7 +289,8 @@ export interface Connection {
   /**
    * One result per input, in input order; one bad row never fails the others. A row the app refuses is
    * `{ ok: false }` with kind `invalid_data` (constraint, type, size) or another kind from the error table;
-   * an update of a record that does not exist is kind `not_found`; deleting a record that is already gone
+   * an update of a record that does not exist is kind `not_found`, a conditional update of a record edited since
+   * (`RecordUpdate.expected`) is kind `changed`; deleting a record that is already gone
    * is `ok` (the outcome the caller wanted). Throws only when the whole call failed (connection lost).
    */
   createRecords(tableRemoteId: string, rows: RecordCreate[]): Promise<WriteResult[]>;

@@ -1,4 +1,6 @@
-import type { ConnectorErrorInfo, ConnectorErrorKind } from './connector';
+import type { CanonicalValue } from '@lockstep/domain';
+import { canonicalEqual } from '@lockstep/domain';
+import type { ConnectorErrorInfo, ConnectorErrorKind, SourceRecord } from './connector';
 
 /** Kinds that a later attempt may fix by itself; the engine retries these with backoff. */
 const RETRYABLE: Record<ConnectorErrorKind, boolean> = {
@@ -9,6 +11,7 @@ const RETRYABLE: Record<ConnectorErrorKind, boolean> = {
   transient: true,
   invalid_data: false,
   unsupported: false,
+  changed: false,
 };
 
 /**
@@ -40,4 +43,21 @@ export class ConnectorError extends Error {
 
 export function isConnectorError(error: unknown): error is ConnectorError {
   return error instanceof ConnectorError;
+}
+
+/**
+ * The field of `expected` whose value `record` no longer holds (compared as canonical values), or null when it
+ * holds them all: the check behind a conditional update (`RecordUpdate.expected`).
+ */
+export function changedField(record: SourceRecord, expected: Record<string, CanonicalValue> | undefined): string | null {
+  if (!expected) return null;
+  for (const [field, value] of Object.entries(expected)) {
+    if (!canonicalEqual(record.values[field] ?? null, value ?? null)) return field;
+  }
+  return null;
+}
+
+/** The result of a conditional update whose record changed since it was read. */
+export function changedError(table: string, remoteId: string, field: string): ConnectorError {
+  return new ConnectorError('changed', `Record "${remoteId}" in "${table}" was edited since it was read (field "${field}"); nothing was written`);
 }

@@ -169,9 +169,12 @@ export async function readByKeys(
   meta: TableMeta,
   remoteIds: string[],
   fields?: string[],
+  /** Lock the rows for update (in key order), inside the caller's transaction. */
+  lock = false,
 ): Promise<SourceRecord[]> {
   const key = requireKey(meta);
   const plan = readPlan(meta, fields);
+  const locking = lock ? ` ORDER BY ${quoteIdent(key.column)} FOR UPDATE` : '';
   const params = [...new Set(remoteIds)]
     .map((id) => keyParam(key, id))
     .filter((param) => param !== undefined);
@@ -179,7 +182,7 @@ export async function readByKeys(
   for (const part of chunk(params, LOOKUP_CHUNK)) {
     const found = await rows(
       connection,
-      `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IN (${placeholders(part.length)})`,
+      `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IN (${placeholders(part.length)})${locking}`,
       part,
     );
     for (const row of found) records.push(planRecord(plan, row));

@@ -16,6 +16,8 @@
  * service id; a create whose service id is already in the table adopts that row instead of inserting.
  */
 import {
+  changedError,
+  changedField,
   ConnectorError,
   type RecordCreate,
   type RecordUpdate,
@@ -327,8 +329,9 @@ async function recordsByKey(
   connection: PoolConnection,
   meta: TableMeta,
   remoteIds: string[],
+  lock = false,
 ): Promise<Map<string, SourceRecord>> {
-  const records = await readByKeys(connection, meta, remoteIds);
+  const records = await readByKeys(connection, meta, remoteIds, undefined, lock);
   const byKey = new Map(records.map((record) => [record.remoteId, record]));
   // A key written as "007" comes back as "7": match integer keys numerically.
   const key = requireKey(meta);
@@ -360,7 +363,7 @@ export async function updateRecords(
   requireWritable(meta);
   const key = requireKey(meta);
   const results: (WriteResult | null)[] = input.map(() => null);
-  const pending: PendingUpdate[] = [];
+  let pending: PendingUpdate[] = [];
   input.forEach((row, index) => {
     try {
       const param = keyParam(key, row.remoteId);
@@ -375,6 +378,31 @@ export async function updateRecords(
       results[index] = failure(asConnectorError(error, translate));
     }
   });
+
+  // Conditional updates (`RecordUpdate.expected`): their rows are locked and read in this transaction first; a row
+  // that no longer holds the expected values (or is gone) is not written (`changed`, `not_found`). The lock holds
+  // until the commit, so no edit can come between the check and the UPDATE.
+  const conditional = pending.filter((row) => input[row.index].expected !== undefined);
+  if (conditional.length > 0) {
+    const current = await recordsByKey(
+      connection,
+      meta,
+      conditional.map((row) => input[row.index].remoteId),
+      true,
+    );
+    for (const row of conditional) {
+      const { remoteId, expected } = input[row.index];
+      const record = current.get(remoteId);
+      const field = record ? changedField(record, expected) : null;
+      if (record && field === null) continue;
+      results[row.index] = failure(
+        record
+          ? changedError(meta.name, remoteId, field!)
+          : new ConnectorError('not_found', `Record "${remoteId}" does not exist in "${meta.name}"`),
+      );
+    }
+    pending = pending.filter((row) => results[row.index] === null);
+  }
 
   const table = quoteIdent(meta.name);
   const updateOne = async (row: PendingUpdate): Promise<void> => {

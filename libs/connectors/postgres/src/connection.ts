@@ -5,6 +5,8 @@
  * text form. Table descriptions are cached per connection (metadata-cache.ts, README "Metadata cache").
  */
 import {
+  changedError,
+  changedField,
   ConnectorError,
   type BaseInfo,
   type Change,
@@ -625,12 +627,14 @@ export class PostgresConnection implements Connection {
     }
   }
 
-  private async selectByKeys(db: ArrayQueryable, meta: TableMeta, remoteIds: string[]): Promise<SourceRecord[]> {
+  /** With `lock`, the rows are locked for update (in key order, so two writers lock them in the same order). */
+  private async selectByKeys(db: ArrayQueryable, meta: TableMeta, remoteIds: string[], lock = false): Promise<SourceRecord[]> {
     const key = this.requireKey(meta);
     const ids = [...new Set(remoteIds.filter((id) => this.validKey(meta, id)))];
     if (ids.length === 0) return [];
     const plan = this.readPlan(meta);
-    const rows = await textRows(db, `SELECT ${plan.selectList} FROM ${this.target(meta)} WHERE ${ident(key)} = ANY ($1::${this.castOf(meta, key)}[])`, [ids]);
+    const locking = lock ? ` ORDER BY ${ident(key)} FOR UPDATE` : '';
+    const rows = await textRows(db, `SELECT ${plan.selectList} FROM ${this.target(meta)} WHERE ${ident(key)} = ANY ($1::${this.castOf(meta, key)}[])${locking}`, [ids]);
     return rows.map((row) => this.toRecord(plan, row));
   }
 
@@ -1109,9 +1113,37 @@ export class PostgresConnection implements Connection {
       group.rows.push({ index, values, serviceId: null, remoteId: row.remoteId });
     });
     await this.withWriteTransaction(async (client) => {
+      await this.checkExpected(client, meta, rows, groups, results);
       for (const group of groups) await this.batchWithFallback(client, group.rows, (batch) => this.updateGroup(client, meta, batch), results, cached);
     });
     return results;
+  }
+
+  /**
+   * Conditional updates (`RecordUpdate.expected`): their rows are locked and read in the write transaction, and a
+   * row that no longer holds the expected values (or is gone) leaves its group with result `changed` (`not_found`).
+   * The lock holds until the commit, so no edit can come between this check and the UPDATE.
+   */
+  private async checkExpected(client: PoolClient, meta: TableMeta, input: RecordUpdate[], groups: { rows: PreparedRow[] }[], results: WriteResult[]): Promise<void> {
+    const conditional = groups.flatMap((group) => group.rows).filter((row) => input[row.index]!.expected !== undefined);
+    if (conditional.length === 0) return;
+    const found = await this.selectByKeys(client, meta, conditional.map((row) => row.remoteId!), true);
+    const current = new Map(found.map((record) => [this.sameKey(meta, record.remoteId), record]));
+    const refused = new Set<number>();
+    for (const row of conditional) {
+      const record = current.get(this.sameKey(meta, row.remoteId!));
+      const field = record ? changedField(record, input[row.index]!.expected) : null;
+      if (record && field === null) continue;
+      results[row.index] = failure(record ? changedError(meta.name, row.remoteId!, field!) : this.notFound(meta, row.remoteId!));
+      refused.add(row.index);
+    }
+    if (refused.size > 0) for (const group of groups) group.rows = group.rows.filter((row) => !refused.has(row.index));
+  }
+
+  /** A remote id as the key column reads it back (an integer key written as "007" reads "7"). */
+  private sameKey(meta: TableMeta, remoteId: string): string {
+    const column = meta.keyColumn === null ? undefined : meta.columnByName.get(meta.keyColumn);
+    return column && INT_RANGES[column.baseName] !== undefined && /^-?\d+$/.test(remoteId) ? BigInt(remoteId).toString() : remoteId;
   }
 
   async deleteRecords(tableRemoteId: string, remoteIds: string[]): Promise<WriteResult[]> {

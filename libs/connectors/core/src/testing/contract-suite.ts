@@ -396,6 +396,13 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         okResult(updated);
         const [record] = await conn.readByIds('ls_fields', [remoteId]);
         expect({ value: record?.values[field.remoteId] }).toEqual({ value: sample });
+        // A conditional update expecting the value as readByIds returned it is written: the connector compares the
+        // value as it reads it, so no value of the class looks edited when it was not.
+        const next = caseFor(harness, typeClass).samples[1] ?? sample;
+        const expected = { [field.remoteId]: record!.values[field.remoteId] ?? null, title: typeClass };
+        okResult((await conn.updateRecords('ls_fields', [{ remoteId, values: { [field.remoteId]: next }, expected }]))[0]);
+        const [after] = await conn.readByIds('ls_fields', [remoteId]);
+        expect({ value: after?.values[field.remoteId] }).toEqual({ value: next });
       });
 
       it('createField again with the same name adopts the existing field', async () => {
@@ -513,6 +520,28 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(results[2]).toMatchObject({ ok: false, error: { kind: 'not_found', retryable: false } });
         const records = await conn.readByIds('ls_batch', [first!, third!]);
         expect(records.map((record) => record.values['title']).sort()).toEqual(['a2', 'c']);
+      });
+
+      it('updates conditionally: a record edited since it was read is not written (kind changed), one still as read is', async () => {
+        const [first, third, fifth, sixth] = ids;
+        const [asRead] = await conn.readByIds('ls_batch', [first!]);
+        const results = await conn.updateRecords('ls_batch', [
+          { remoteId: first!, values: { title: 'a3' }, expected: { title: 'a2', amount: asRead!.values['amount'] ?? null } },
+          { remoteId: third!, values: { title: 'c2' }, expected: { title: 'read before an edit' } },
+          { remoteId: fifth!, values: { title: 'e2' } },
+          { remoteId: sixth!, values: { title: 'gone' }, expected: { title: 'f' } },
+        ]);
+        okResult(results[0]);
+        expect(results[1]).toMatchObject({ ok: false, error: { kind: 'changed', retryable: false } });
+        if (!results[1]!.ok) expect(results[1]!.error.message).toContain('title');
+        okResult(results[2]);
+        expect(results[3]).toMatchObject({ ok: false, error: { kind: 'not_found' } });
+        const records = await conn.readByIds('ls_batch', [first!, third!, fifth!]);
+        expect(Object.fromEntries(records.map((record) => [record.remoteId, record.values['title']]))).toEqual({ [first!]: 'a3', [third!]: 'c', [fifth!]: 'e2' });
+        // An expected value of another field counts too: an edit of amount since the read refuses a title update.
+        const [refused] = await conn.updateRecords('ls_batch', [{ remoteId: first!, values: { title: 'a4' }, expected: { title: 'a3', amount: 987 } }]);
+        expect(refused).toMatchObject({ ok: false, error: { kind: 'changed' } });
+        expect((await conn.readByIds('ls_batch', [first!]))[0]!.values['title']).toBe('a3');
       });
 
       it('deletes a batch; a record already gone counts as deleted', async () => {
