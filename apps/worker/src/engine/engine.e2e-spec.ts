@@ -151,6 +151,28 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     expect(await operations(syncId)).toBe(settled);
   });
 
+  it('merges edits made on both sides at once while the sync is active: every record converges to the later edit, and the other fields both survive', async () => {
+    const { syncId } = await started();
+    // Rounds of edits 20 ms apart on each side, the right one later: depending on timing, the left edit reaches the
+    // right before the right edit (a plain later change), both are pending together (a conflict by change time),
+    // or the right edit lands between the engine's read and its write (a conditional update refused, merged again).
+    // Every path ends with the right value.
+    for (let round = 1; round <= 6; round++) {
+      await pg.sql(`UPDATE people SET age = ${round}, note = 'left ${round}' WHERE id IN (1, 2, 3)`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await my.sql(`UPDATE contacts SET email = CONCAT('r${round}-', id, '@right.example'), note = 'right ${round}' WHERE id IN (1, 2, 3)`);
+      await new Promise((resolve) => setTimeout(resolve, 150 + round * 40));
+    }
+    const expected = [1, 2, 3].map((id) => ({ id, email: `r6-${id}@right.example`, age: 6, note: 'right 6' }));
+    const pick = (rows: { id: number; email: string | null; age: number | null; note: string | null }[]) => rows.filter((row) => row.id <= 3).map(({ id, email, age, note }) => ({ id, email, age, note }));
+    await waitFor('converged', async () => JSON.stringify(pick(await people())) === JSON.stringify(expected) && JSON.stringify(pick(await contacts())) === JSON.stringify(expected), 20_000);
+    const settled = await operations(syncId);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await operations(syncId)).toBe(settled);
+    expect(pick(await people())).toEqual(expected);
+    expect(pick(await contacts())).toEqual(expected);
+  });
+
   it('holds a delete for review, closes it when the record reappears, and carries out an approval', async () => {
     const { syncId } = await started({ deleteApproval: 'review_required' });
     await my.sql(`DELETE FROM contacts WHERE id = 3`);
