@@ -33,6 +33,7 @@ import {
   saveCreateIntents,
   saveLinks,
   shadowOf,
+  wakeDeferredPushes,
 } from './store';
 import { createdBySync, type IdScheme, initialServiceId } from './service-ids';
 import { isRetryableWriteError, retryableWriteError } from './write-errors';
@@ -468,6 +469,11 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
         await resolveRecordIssues(tx, ctx.syncId, resolved);
         if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
         await enqueue(tx, ctx.syncId, queue);
+        // Records that may be link targets were created: pushes waiting for them need not wait out their backoff.
+        if (!options.initial && result.created.left + result.created.right > 0) {
+          const dependents = ctx.plan.pairs.filter((candidate) => candidate.fields.some((field) => field.relationPair === pair.index)).map((candidate) => candidate.index);
+          if (dependents.length > 0) await wakeDeferredPushes(tx, ctx.syncId, dependents);
+        }
         await closeReappeared(tx, ctx.syncId, [...reappeared]);
         // Pipelined: the rows above went in while the previous page's commit may still have been running; the
         // progress is written, and this transaction commits, only after that one did (commits stay in page order).

@@ -357,6 +357,18 @@ export async function resolveSideIssue(db: Db, syncId: string, side: SideName, c
   await db.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND dedupe_key = $2 AND resolved_at IS NULL`, [syncId, `${cause}:${side}`]);
 }
 
+/**
+ * Deferred pushes (queued again with a backoff because a record they link to had no copy on the other side yet) of
+ * records in these table pairs are due now: a record of the pair they link to was just created there.
+ */
+export async function wakeDeferredPushes(db: Db, syncId: string, pairs: number[]): Promise<void> {
+  await db.query(
+    `UPDATE record_queue q SET not_before = now() FROM record_links l
+     WHERE q.sync_id = $1 AND q.type = 'push' AND q.attempts > 0 AND q.not_before > now() AND l.id = q.record_id AND l.table_pair = ANY($2::int[])`,
+    [syncId, pairs],
+  );
+}
+
 export async function enqueue(db: Db, syncId: string, entries: { recordId: string; type: 'push' | 'refetch' | 'verify_delete'; side: SideName | null; delayMs?: number; attempts?: number }[]): Promise<void> {
   if (entries.length === 0) return;
   // One waiting entry of a kind per record and side is enough (entries being carried out are removed first).
