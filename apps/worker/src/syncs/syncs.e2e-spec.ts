@@ -65,11 +65,15 @@ describe('worker: syncs queue', () => {
     }
   });
 
-  it('teardown undoes table setup in the app and removes the deleted sync', async () => {
+  it('teardown undoes the sync\'s table setup in the app (a table another sync reads keeps its capture) and removes the deleted sync', async () => {
     const syncId = await syncRow('paused', false, true);
-    const connection = await postgresConnector.connect({ connectionString: PG_URL }, schema, { egress: { allowPrivate: true, allowLoopback: true } });
+    // Set up as the engine does it: the sync's connection, with the sync as its write origin (its reader of the table).
+    const connection = await postgresConnector.connect({ connectionString: PG_URL }, schema, { egress: { allowPrivate: true, allowLoopback: true }, writeOrigin: syncId });
     await connection.prepareTable('items', { changeCapture: true });
     await connection.close();
+    // Another sync reads the table as well while this one is torn down: its capture stays.
+    const other = await postgresConnector.connect({ connectionString: PG_URL }, schema, { egress: { allowPrivate: true, allowLoopback: true }, writeOrigin: 'sync_other' });
+    await other.prepareTable('items', { changeCapture: true });
     const triggers = async () => Number((await client.query(`SELECT count(*) AS n FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal`, [schema])).rows[0].n);
     expect(await triggers()).toBeGreaterThan(0);
 
@@ -79,6 +83,11 @@ describe('worker: syncs queue', () => {
 
     const result = await (await queue.add(SYNC_JOBS.teardown, { syncId })).finished();
     expect(result).toEqual({ unprepared: 1, deleted: true });
+    expect(await triggers()).toBeGreaterThan(0);
+    expect((await client.query(`SELECT reader FROM lockstep.capture_readers WHERE table_schema = $1 AND table_name = 'items'`, [schema])).rows).toEqual([{ reader: 'lockstep:sync_other' }]);
+    // The other sync goes too: now the table's setup is removed.
+    await other.unprepareTable('items');
+    await other.close();
     expect(await triggers()).toBe(0);
     expect(await db.query(`SELECT id FROM syncs WHERE id = $1`, [syncId])).toEqual([]);
     expect(await db.query(`SELECT side FROM sync_sides WHERE sync_id = $1`, [syncId])).toEqual([]);

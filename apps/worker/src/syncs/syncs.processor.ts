@@ -52,7 +52,8 @@ export class SyncsProcessor {
       if (tables.length === 0 || !side.credentials || !declaration) continue;
       try {
         const credentials = this.cipher.decrypt(side.credentials, sideOwner(syncId, side.side));
-        const connection = await declaration.connect(credentials, side.baseId, { egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK }, poolSize: 1 });
+        // The sync's own write origin: its tables' setup is removed as this sync's (a table another sync still reads keeps its triggers).
+        const connection = await declaration.connect(credentials, side.baseId, { egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK }, poolSize: 1, writeOrigin: syncId });
         try {
           for (const table of tables) {
             await connection.unprepareTable(table.remoteId);

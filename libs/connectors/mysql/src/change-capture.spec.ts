@@ -150,7 +150,7 @@ describe('reading changes against the server', () => {
     expect(decodeCheckpoint(hasty.checkpoint).holes).toEqual([]);
   });
 
-  it('records a key change as a delete of the old key and an upsert of the new one; own writes are marked', async () => {
+  it('records a key change as a delete of the old key and an upsert of the new one; own writes of the only reader are not logged', async () => {
     const since = await conn.currentCheckpoint('items');
     await (await client()).query('UPDATE items SET id = 60 WHERE id = 6');
     const [created] = await conn.createRecords('items', [
@@ -161,8 +161,10 @@ describe('reading changes against the server', () => {
     expect(changes.map(({ kind, remoteId, own }) => ({ kind, remoteId, own }))).toEqual([
       { kind: 'delete', remoteId: '6', own: false },
       { kind: 'upsert', remoteId: '60', own: false },
-      { kind: 'upsert', remoteId: '7', own: true },
     ]);
+    // Not even in the log: nobody else reads the table.
+    const [logged] = await database.admin.query("SELECT COUNT(*) AS n FROM lockstep_change_log WHERE table_name = 'items' AND pk = '7'");
+    expect(logged).toEqual([{ n: '0' }]);
     const { changes: outsideOnly } = await conn.readChanges('items', since, {
       limit: 10,
       ignoreOwnWrites: true,
@@ -208,6 +210,58 @@ describe('reading changes against the server', () => {
     await open.query('COMMIT');
     const [old] = await database.admin.query("SELECT COUNT(*) AS n FROM lockstep_change_log WHERE pk = '0'");
     expect(old).toEqual([{ n: '0' }]);
+  });
+
+  it('readers: a table set up before readers existed logs own writes; a writer waits for a reader registering meanwhile', async () => {
+    await database.admin.query('CREATE TABLE fresh (id INT PRIMARY KEY, title VARCHAR(40)) ENGINE=InnoDB');
+    await database.admin.query('DROP TABLE lockstep_capture_readers');
+    await conn.prepareTable('fresh', { changeCapture: true });
+    const readersOf = async (table: string) =>
+      ((await database.admin.query('SELECT reader FROM lockstep_capture_readers WHERE table_name = ? ORDER BY reader', [table]))[0] as { reader: string }[]).map((row) => row.reader);
+    // Created again: the tables that had triggers get the unknown reader.
+    expect(await readersOf('items')).toEqual(['*']);
+    expect(await readersOf('fresh')).toEqual(['', 'lockstep']);
+    const since = { items: await conn.currentCheckpoint('items'), fresh: await conn.currentCheckpoint('fresh') };
+    await conn.createRecords('items', [{ serviceId: randomUUID(), values: { id: 8, title: 'own, unknown readers' } }]);
+    await conn.createRecords('fresh', [{ serviceId: randomUUID(), values: { id: 1, title: 'own, only reader' } }]);
+    const ids = async (table: 'items' | 'fresh') =>
+      (await conn.readChanges(table, since[table], { limit: 10 })).changes.map((change) => change.remoteId);
+    expect(await ids('items')).toEqual(['8']);
+    expect(await ids('fresh')).toEqual([]);
+
+    // A write transaction that checked the readers holds them until it commits: a second sync registering meanwhile
+    // waits for it, so the write (not logged) has committed before the new reader starts reading.
+    const writer = await client();
+    await writer.query('START TRANSACTION');
+    await writer.query("SELECT reader FROM lockstep_capture_readers WHERE table_name = 'fresh' LOCK IN SHARE MODE");
+    const other = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { egress: DEFAULT_EGRESS_POLICY, writeOrigin: 'sync_c' });
+    try {
+      let registered = false;
+      const registering = other.prepareTable('fresh', { changeCapture: true }).then(() => (registered = true));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(registered).toBe(false);
+      await writer.query('COMMIT');
+      await registering;
+      expect(await readersOf('fresh')).toEqual(['', 'lockstep', 'lockstep:sync_c']);
+      // Now the connection's own writes are logged, for the other sync.
+      const otherSince = await other.currentCheckpoint('fresh');
+      await conn.createRecords('fresh', [{ serviceId: randomUUID(), values: { id: 2, title: 'own, shared' } }]);
+      expect((await other.readChanges('fresh', otherSince, { limit: 10, ignoreOwnWrites: true })).changes.map((change) => [change.remoteId, change.own])).toEqual([['2', false]]);
+      // The other sync leaves; the connection's capture stays, and its own writes are not logged again.
+      await other.unprepareTable('fresh');
+      expect(await readersOf('fresh')).toEqual(['', 'lockstep']);
+      const stayed = await conn.currentCheckpoint('fresh');
+      await conn.createRecords('fresh', [{ serviceId: randomUUID(), values: { id: 3, title: 'own again' } }]);
+      await (await client()).query("INSERT INTO fresh VALUES (4, 'outside')");
+      expect((await conn.readChanges('fresh', stayed, { limit: 10 })).changes.map((change) => change.remoteId)).toEqual(['4']);
+      // The last reader leaves: triggers and readers go.
+      await conn.unprepareTable('fresh');
+      expect(await readersOf('fresh')).toEqual([]);
+      const [triggers] = await database.admin.query("SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'fresh'");
+      expect(triggers).toEqual([{ n: '0' }]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('a table without change capture has no changes rather than an error', async () => {

@@ -27,7 +27,7 @@ import { ConnectorError, type Change, type ChangeBatch } from '@lockstep/connect
 import type { PoolConnection } from 'mysql2/promise';
 import { exec, rows, type Row } from './db';
 import { readByKeys } from './records';
-import { CHANGE_LOG_TABLE, requireKey, type TableMeta } from './schema';
+import { CHANGE_LOG_TABLE, READERS_TABLE, requireKey, type TableMeta } from './schema';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
 
 export const DEFAULT_HOLD_WINDOW_MS = 10 * 60_000;
@@ -56,6 +56,12 @@ export function triggerName(event: TriggerEvent | 'fill', table: string): string
   return derivedName(`lockstep_${suffix}`, table);
 }
 
+/**
+ * Logged unless a Lockstep connection that is the table's only reader wrote it (readers, below): its session sets
+ * `@lockstep_log_own = 0` for such a write; any other session (an application's, or one that did not check) logs.
+ */
+const LOGGED = `(@lockstep_origin IS NULL OR NOT (@lockstep_log_own <=> 0))`;
+
 function logInsert(table: string, op: TriggerEvent, keyExpression: string): string {
   return (
     `INSERT INTO ${quoteIdent(CHANGE_LOG_TABLE)} (table_name, op, pk, origin, changed_at) ` +
@@ -70,14 +76,14 @@ export function triggerDdl(event: TriggerEvent, table: string, keyColumn: string
   const k = quoteIdent(keyColumn);
   switch (event) {
     case 'insert':
-      return `CREATE TRIGGER ${name} AFTER INSERT ON ${on} FOR EACH ROW ${logInsert(table, 'insert', `NEW.${k}`)}`;
+      return `CREATE TRIGGER ${name} AFTER INSERT ON ${on} FOR EACH ROW BEGIN IF ${LOGGED} THEN ${logInsert(table, 'insert', `NEW.${k}`)}; END IF; END`;
     case 'delete':
-      return `CREATE TRIGGER ${name} AFTER DELETE ON ${on} FOR EACH ROW ${logInsert(table, 'delete', `OLD.${k}`)}`;
+      return `CREATE TRIGGER ${name} AFTER DELETE ON ${on} FOR EACH ROW BEGIN IF ${LOGGED} THEN ${logInsert(table, 'delete', `OLD.${k}`)}; END IF; END`;
     case 'update':
       return (
-        `CREATE TRIGGER ${name} AFTER UPDATE ON ${on} FOR EACH ROW BEGIN ` +
+        `CREATE TRIGGER ${name} AFTER UPDATE ON ${on} FOR EACH ROW BEGIN IF ${LOGGED} THEN ` +
         `IF NOT (OLD.${k} <=> NEW.${k}) THEN ${logInsert(table, 'delete', `OLD.${k}`)}; END IF; ` +
-        `${logInsert(table, 'update', `NEW.${k}`)}; END`
+        `${logInsert(table, 'update', `NEW.${k}`)}; END IF; END`
       );
   }
 }
@@ -95,31 +101,132 @@ export async function existingTriggers(
   return new Set(found.map((row) => String(row.name)));
 }
 
-/** Creates the change log (if missing) and whichever of the three triggers is missing. Idempotent. */
+/**
+ * Creates the change log and the readers table (if missing), whichever of the three triggers is missing, and
+ * registers `origin` as a reader of the table. Idempotent. Triggers made by earlier versions are kept: they log
+ * every write, own writes included.
+ */
 export async function installChangeCapture(
   connection: PoolConnection,
   database: string,
   meta: TableMeta,
+  origin: string,
 ): Promise<void> {
   const key = requireKey(meta);
   await exec(connection, CHANGE_LOG_DDL);
+  await ensureReadersTable(connection, database);
   const present = await existingTriggers(connection, database, meta.name);
   for (const event of TRIGGER_EVENTS) {
     if (present.has(triggerName(event, meta.name))) continue;
     await exec(connection, triggerDdl(event, meta.name, key.column));
   }
+  await registerReader(connection, meta.name, origin);
 }
 
-/** Drops the three change triggers and the table's change-log entries. Idempotent. */
+/**
+ * Removes `origin`'s reader of the table; when no other reader is left (the unknown reader of an earlier version's
+ * setup not counted), drops the three change triggers and the table's change-log entries. Idempotent.
+ */
 export async function removeChangeCapture(
   connection: PoolConnection,
   database: string,
   table: string,
+  origin: string,
 ): Promise<void> {
+  if (await logExists(connection, database, READERS_TABLE)) {
+    await exec(connection, `DELETE FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ? AND reader = ?`, [table, origin]);
+    const [left] = await rows(
+      connection,
+      `SELECT COUNT(*) AS n FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ? AND reader NOT IN ('', ?)`,
+      [table, UNKNOWN_READERS],
+    );
+    if (Number(left?.n ?? 0) > 0) return;
+    await exec(connection, `DELETE FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ?`, [table]);
+  }
   for (const event of TRIGGER_EVENTS)
     await exec(connection, `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName(event, table))}`);
   if (await logExists(connection, database, CHANGE_LOG_TABLE))
     await exec(connection, `DELETE FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE table_name = ?`, [table]);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Readers: own writes are logged only for another reader of the table                                */
+/* ------------------------------------------------------------------------------------------------ */
+
+/** The reader row of tables set up before readers were registered: their readers are unknown. */
+export const UNKNOWN_READERS = '*';
+
+/**
+ * One row per table and reader (the write origin of a connection that set up its capture: a sync), plus a
+ * sentinel row (reader '') per table that writers lock in share mode and a new reader's registration updates.
+ */
+export const READERS_DDL = `CREATE TABLE IF NOT EXISTS ${quoteIdent(READERS_TABLE)} (
+  table_name VARCHAR(64) NOT NULL,
+  reader VARCHAR(64) NOT NULL,
+  registered_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (table_name, reader)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='Lockstep change capture: who reads each table''s changes'`;
+
+/**
+ * Creates the readers table once; the tables that already have Lockstep's change triggers then get the unknown
+ * reader, so they go on logging own writes (syncs set up before readers existed are not registered).
+ */
+async function ensureReadersTable(connection: PoolConnection, database: string): Promise<void> {
+  if (await logExists(connection, database, READERS_TABLE)) return;
+  await exec(connection, READERS_DDL);
+  await exec(
+    connection,
+    `INSERT IGNORE INTO ${quoteIdent(READERS_TABLE)} (table_name, reader, registered_at)
+     SELECT DISTINCT EVENT_OBJECT_TABLE, ?, UTC_TIMESTAMP(6) FROM information_schema.TRIGGERS
+     WHERE TRIGGER_SCHEMA = ? AND (TRIGGER_NAME LIKE 'lockstep\\_ai\\_%' OR TRIGGER_NAME LIKE 'lockstep\\_au\\_%' OR TRIGGER_NAME LIKE 'lockstep\\_ad\\_%')`,
+    [UNKNOWN_READERS, database],
+  );
+}
+
+/**
+ * Registers a reader. The update of the table's sentinel row waits for every write transaction that checked the
+ * readers before (they hold it in share mode until they commit), and writers that check after this commit see
+ * the new reader: a write not logged for it has committed before it takes its first checkpoint.
+ */
+async function registerReader(connection: PoolConnection, table: string, origin: string): Promise<void> {
+  await exec(connection, 'START TRANSACTION');
+  try {
+    await exec(
+      connection,
+      `INSERT IGNORE INTO ${quoteIdent(READERS_TABLE)} (table_name, reader, registered_at) VALUES (?, '', UTC_TIMESTAMP(6)), (?, ?, UTC_TIMESTAMP(6))`,
+      [table, table, origin],
+    );
+    await exec(connection, `UPDATE ${quoteIdent(READERS_TABLE)} SET registered_at = UTC_TIMESTAMP(6) WHERE table_name = ? AND reader = ''`, [table]);
+    await exec(connection, 'COMMIT');
+  } catch (error) {
+    await exec(connection, 'ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Inside a write transaction on `table`: whether the writes of a connection with `origin` must be logged (some
+ * other reader is registered, or none at all: a table set up without readers), and `@lockstep_log_own` set to
+ * match for the triggers. The readers are read in share mode and stay locked until the commit (see
+ * `registerReader`).
+ */
+export async function setOwnWriteLogging(connection: PoolConnection, table: string, origin: string): Promise<boolean> {
+  let log = true;
+  try {
+    const found = await rows(connection, `SELECT reader FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ? LOCK IN SHARE MODE`, [table]);
+    const readers = found.map((row) => String(row.reader)).filter((reader) => reader !== '');
+    log = readers.length === 0 || readers.some((reader) => reader !== origin);
+  } catch (error) {
+    // No readers table: set up by an earlier version (or nothing set up): log.
+    if ((error as { errno?: number }).errno !== 1146) throw error;
+  }
+  await exec(connection, `SET @lockstep_log_own = ${log ? 1 : 0}`);
+  return log;
+}
+
+/** Back to the default (log) once a write is done, so other statements of the session are logged as before. */
+export async function resetOwnWriteLogging(connection: PoolConnection): Promise<void> {
+  await exec(connection, 'SET @lockstep_log_own = NULL');
 }
 
 /**

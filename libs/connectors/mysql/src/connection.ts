@@ -28,6 +28,8 @@ import {
   purgeChangeLog,
   readChanges,
   removeChangeCapture,
+  resetOwnWriteLogging,
+  setOwnWriteLogging,
   triggerName,
   withSetupLock,
 } from './change-capture';
@@ -304,13 +306,19 @@ export class MysqlConnection implements Connection {
     work: (connection: PoolConnection, meta: TableMeta, options: writes.WriteOptions) => Promise<T>,
   ): Promise<T> {
     return this.withMeta(tableRemoteId, (meta, cached) =>
-      this.db.transaction((connection) =>
-        work(connection, meta, {
-          translate: (error) => this.db.translate(error),
-          stopOnSchemaChange: cached,
-          autoIncrement: () => this.autoIncrement(),
-        }),
-      ),
+      this.db.transaction(async (connection) => {
+        // Own writes are logged only when another reader of the table is registered (change-capture.ts, readers).
+        await setOwnWriteLogging(connection, meta.name, this.db.origin);
+        try {
+          return await work(connection, meta, {
+            translate: (error) => this.db.translate(error),
+            stopOnSchemaChange: cached,
+            autoIncrement: () => this.autoIncrement(),
+          });
+        } finally {
+          await resetOwnWriteLogging(connection).catch(() => undefined);
+        }
+      }),
     );
   }
 
@@ -437,7 +445,7 @@ export class MysqlConnection implements Connection {
             await this.addServiceIdColumn(connection, current);
             current = await this.freshMeta(connection, tableRemoteId);
           }
-          if (options.changeCapture) await installChangeCapture(connection, base, current);
+          if (options.changeCapture) await installChangeCapture(connection, base, current, this.db.origin);
           return { serviceIdField: current.serviceIdColumn, changeCapture: options.changeCapture };
         });
       },
@@ -451,7 +459,7 @@ export class MysqlConnection implements Connection {
     this.tables.invalidate(tableRemoteId);
     await this.db.withConnection(
       (connection) =>
-        withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId)),
+        withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId, this.db.origin)),
       `Could not remove sync setup from "${tableRemoteId}"`,
     );
   }

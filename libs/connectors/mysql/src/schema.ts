@@ -20,6 +20,8 @@ import { classifyColumn, type ClassifiedColumn, type ColumnDescription, type Ser
 
 export const SERVICE_ID_COLUMN = 'lockstep_id';
 export const CHANGE_LOG_TABLE = 'lockstep_change_log';
+/** Who reads each table's changes (change-capture.ts, readers). */
+export const READERS_TABLE = 'lockstep_capture_readers';
 /** The live export's change log (export-capture.ts); like the sync's, never listed as a table. */
 export const EXPORT_LOG_TABLE = 'lockstep_export_log';
 
@@ -85,9 +87,9 @@ export async function listTableRows(connection: PoolConnection, database: string
   return rows(
     connection,
     `SELECT TABLE_NAME AS name, TABLE_TYPE AS type FROM information_schema.TABLES
-      WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED') AND TABLE_NAME NOT IN (?, ?)
+      WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED') AND TABLE_NAME NOT IN (?, ?, ?)
       ORDER BY TABLE_NAME`,
-    [database, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE],
+    [database, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, READERS_TABLE],
   );
 }
 
@@ -100,8 +102,8 @@ export async function loadTableMeta(
 ): Promise<TableMeta> {
   const [tableRow] = await rows(
     connection,
-    `SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_NAME NOT IN (?, ?)`,
-    [database, table, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE],
+    `SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_NAME NOT IN (?, ?, ?)`,
+    [database, table, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, READERS_TABLE],
   );
   if (!tableRow)
     throw new ConnectorError('not_found', `Table "${table}" does not exist in database "${database}"`);

@@ -40,6 +40,17 @@ async function triggers(table: string): Promise<Record<string, [string, string]>
   return Object.fromEntries(rows.map((row: { tgname: string; level: string; tgenabled: string }) => [row.tgname, [row.level, row.tgenabled]]));
 }
 
+/** The readers registered for a table, sorted. */
+async function readers(table: string): Promise<string[]> {
+  const { rows } = await db.admin.query(`SELECT reader FROM lockstep.capture_readers WHERE table_schema = $1 AND table_name = $2 ORDER BY reader`, [SCHEMA, table]);
+  return rows.map((row: { reader: string }) => row.reader);
+}
+
+/** A connection of another sync (its own write origin) on the same schema. */
+async function otherReader(): Promise<PostgresConnection> {
+  return (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, { egress, poolSize: 1, writeOrigin: 'other-sync' })) as PostgresConnection;
+}
+
 /** The change-log rows of a table after log id `after`, in id order. */
 async function logged(table: string, after = '0'): Promise<[string, string][]> {
   const { rows } = await db.admin.query(
@@ -90,18 +101,44 @@ describe('statement-level capture', () => {
     expect(changes.find((change) => change.remoteId === '1')?.record?.values['name']).toBe('upserted');
   });
 
-  it('logs origin, xid and a timestamp as before (own writes marked, another session not)', async () => {
-    const start = await lastLogId();
+  it('logs origin, xid and a timestamp as before (own writes marked, another session not); own writes only for another reader', async () => {
+    const logRows = async (start: string) =>
+      (
+        await db.admin.query(
+          `SELECT pk, origin, xid::text <> '' AS has_xid, committed_at IS NOT NULL AS has_at FROM lockstep.change_log WHERE id > $1::bigint ORDER BY id`,
+          [start],
+        )
+      ).rows;
+    // The connection is the table's only reader: its own write is not logged, another session's is.
+    let start = await lastLogId();
     await connection.createRecords('items', [{ serviceId: '6f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 10, name: 'own' } }]);
     await db.admin.query(`INSERT INTO ${T('items')} VALUES (11, 'outside')`);
-    const { rows } = await db.admin.query(
-      `SELECT pk, origin, xid::text <> '' AS has_xid, committed_at IS NOT NULL AS has_at FROM lockstep.change_log WHERE id > $1::bigint ORDER BY id`,
-      [start],
-    );
-    expect(rows).toEqual([
-      { pk: '10', origin: 'lockstep', has_xid: true, has_at: true },
-      { pk: '11', origin: null, has_xid: true, has_at: true },
-    ]);
+    expect(await logRows(start)).toEqual([{ pk: '11', origin: null, has_xid: true, has_at: true }]);
+    // A second sync reads the table too: the connection's writes are logged for it, with their origin.
+    const other = await otherReader();
+    try {
+      await other.prepareTable('items', { changeCapture: true });
+      expect(await readers('items')).toEqual(['lockstep', 'lockstep:other-sync']);
+      start = await lastLogId();
+      await connection.createRecords('items', [{ serviceId: '7f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 12, name: 'own, shared' } }]);
+      await other.createRecords('items', [{ serviceId: '8f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 13, name: "the other's" } }]);
+      await db.admin.query(`INSERT INTO ${T('items')} VALUES (14, 'outside')`);
+      expect(await logRows(start)).toEqual([
+        { pk: '12', origin: 'lockstep', has_xid: true, has_at: true },
+        { pk: '13', origin: 'lockstep:other-sync', has_xid: true, has_at: true },
+        { pk: '14', origin: null, has_xid: true, has_at: true },
+      ]);
+      // The other sync leaves: the triggers stay for the connection, whose own writes are no longer logged.
+      await other.unprepareTable('items');
+      expect(await readers('items')).toEqual(['lockstep']);
+      expect(Object.keys(await triggers('items'))).toEqual(STATEMENT_NAMES);
+      start = await lastLogId();
+      await connection.updateRecords('items', [{ remoteId: '12', values: { name: 'own again' } }]);
+      await db.admin.query(`UPDATE ${T('items')} SET name = 'outside again' WHERE id = 14`);
+      expect((await logRows(start)).map((row: { pk: string }) => row.pk)).toEqual(['14']);
+    } finally {
+      await other.close();
+    }
   });
 
   it('a key change logs a delete of the old key and an upsert of the new one; keys moving between rows are not deleted', async () => {
@@ -372,5 +409,45 @@ describe('tables prepared by earlier versions', () => {
     await connection.prepareTable('old_four', { changeCapture: true });
     expect(Object.keys(await triggers('old_four'))).toEqual(STATEMENT_NAMES);
     expect(await legacyFunction()).toBe(false);
+  });
+});
+
+describe('readers', () => {
+  it('the last reader to leave removes the triggers and the log; a table set up before readers existed keeps logging own writes', async () => {
+    await db.admin.query(`CREATE TABLE ${T('shared')} (id integer PRIMARY KEY, name text)`);
+    await db.admin.query(`CREATE TABLE ${T('earlier')} (id integer PRIMARY KEY, name text)`);
+    await connection.prepareTable('earlier', { changeCapture: true });
+    // Set up by a version without readers: the readers table does not exist yet.
+    await db.admin.query(`DROP TABLE lockstep.capture_readers`);
+    await connection.prepareTable('shared', { changeCapture: true });
+    // Created again, with the unknown reader for every table that already had capture triggers.
+    expect(await readers('earlier')).toContain('*');
+    expect(await readers('shared')).toEqual(['lockstep']);
+    const start = await lastLogId();
+    await connection.createRecords('earlier', [{ serviceId: '9f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 1, name: 'own' } }]);
+    await connection.createRecords('shared', [{ serviceId: 'af1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 1, name: 'own' } }]);
+    expect(await logged('earlier', start)).toEqual([['upsert', '1']]);
+    expect(await logged('shared', start)).toEqual([]);
+
+    const other = await otherReader();
+    try {
+      await other.prepareTable('shared', { changeCapture: true });
+      await connection.unprepareTable('shared');
+      // The other sync still reads it: triggers and log stay, only the connection's reader went.
+      expect(await readers('shared')).toEqual(['lockstep:other-sync']);
+      expect(Object.keys(await triggers('shared'))).toEqual(STATEMENT_NAMES);
+      await db.admin.query(`INSERT INTO ${T('shared')} VALUES (2, 'outside')`);
+      expect(await logged('shared', start)).toEqual([['upsert', '2']]);
+      await other.unprepareTable('shared');
+      expect(await readers('shared')).toEqual([]);
+      expect(await triggers('shared')).toEqual({});
+      expect(await logged('shared', '0')).toEqual([]);
+    } finally {
+      await other.close();
+    }
+    // The unknown reader does not keep a table's setup when its last known reader leaves (as before readers existed).
+    await connection.unprepareTable('earlier');
+    expect(await triggers('earlier')).toEqual({});
+    expect(await readers('earlier')).toEqual([]);
   });
 });

@@ -54,6 +54,10 @@ export const LOCKSTEP_SCHEMA = 'lockstep';
 export const CHANGE_LOG = `${LOCKSTEP_SCHEMA}.change_log`;
 export const NOTIFY_CHANNEL = 'lockstep_changes';
 export const CAPTURE_FUNCTION = `${LOCKSTEP_SCHEMA}.capture_changes`;
+/** Who reads each table's changes (see `READERS_SQL`). */
+export const CAPTURE_READERS = `${LOCKSTEP_SCHEMA}.capture_readers`;
+/** The reader row of tables prepared before readers were registered: their readers are unknown. */
+export const UNKNOWN_READERS = '*';
 /** The row trigger of earlier versions (replaced by `prepareTable`, dropped by `unprepareTable`). */
 export const LEGACY_TRIGGER_NAME = 'lockstep_capture';
 export const ORIGIN_SETTING = 'lockstep.origin';
@@ -108,18 +112,29 @@ const LOG_INSERT = `'INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk
  * Dynamic SQL sees the transition tables (PL/pgSQL registers them for every SPI query of the call).
  */
 export const CAPTURE_FUNCTION_BODY = `
--- lockstep sync capture v2; runs with: ${SESSION_SETTINGS}
+-- lockstep sync capture v3; runs with: ${SESSION_SETTINGS}
 DECLARE
   key_column name;
   origin text := ${ORIGIN};
   logged bigint := 0;
   counted bigint;
+  readers bigint;
+  others bigint;
   old_key text;
   new_key text;
 BEGIN
   -- A log dropped by hand must not make the application's writes fail: nothing is logged.
   IF to_regclass('${CHANGE_LOG}') IS NULL THEN
     RETURN NULL;
+  END IF;
+  -- A Lockstep connection's own write is logged only for the table's other readers (another sync that shares it);
+  -- a table with no reader registered (set up by an earlier version, or by hand) logs everything.
+  IF origin IS NOT NULL AND to_regclass('${CAPTURE_READERS}') IS NOT NULL THEN
+    SELECT count(*), count(*) FILTER (WHERE r.reader <> origin) INTO readers, others
+    FROM ${CAPTURE_READERS} r WHERE r.table_schema = TG_TABLE_SCHEMA AND r.table_name = TG_TABLE_NAME;
+    IF readers > 0 AND others = 0 THEN
+      RETURN NULL;
+    END IF;
   END IF;
 ${KEY_COLUMN_FROM_ARGUMENT}
   IF TG_LEVEL = 'ROW' THEN
@@ -176,6 +191,25 @@ export const INFRASTRUCTURE_SQL = [
    )`,
   `CREATE INDEX IF NOT EXISTS change_log_table_xid ON ${CHANGE_LOG} (table_schema, table_name, xid, id)`,
   `CREATE INDEX IF NOT EXISTS change_log_committed_at ON ${CHANGE_LOG} (committed_at)`,
+  // Created once; tables that already had capture triggers then get the unknown reader, so they keep logging
+  // every write (their syncs were prepared before readers were registered).
+  `DO $$
+BEGIN
+  IF to_regclass('${CAPTURE_READERS}') IS NULL THEN
+    CREATE TABLE ${CAPTURE_READERS} (
+      table_schema text NOT NULL,
+      table_name text NOT NULL,
+      reader text NOT NULL,
+      registered_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (table_schema, table_name, reader)
+    );
+    INSERT INTO ${CAPTURE_READERS} (table_schema, table_name, reader)
+    SELECT DISTINCT n.nspname, c.relname, '${UNKNOWN_READERS}' FROM pg_trigger t
+    JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE t.tgname IN (${ALL_TRIGGER_NAMES.map((name) => `'${name}'`).join(', ')});
+  END IF;
+END
+$$`,
   // SECURITY DEFINER: another application's role writing the table needs no rights on the change log.
   `CREATE OR REPLACE FUNCTION ${CAPTURE_FUNCTION}() RETURNS trigger
    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp ${SESSION_SETTINGS}
@@ -323,3 +357,21 @@ WHERE l.table_schema = $1 AND l.table_name = $2
 ORDER BY l.xid, l.id
 LIMIT $8`;
 
+
+/**
+ * Readers. Each connection that sets up change capture on a table registers its write origin as a reader of it
+ * (`REGISTER_READER_SQL`, in the transaction that creates the triggers, so it waits for the table's open writes:
+ * CREATE TRIGGER takes a lock no writer can hold at the same time). The trigger logs a Lockstep connection's own
+ * writes only when another reader is registered (a second sync sharing the table, or the unknown reader of a table
+ * set up by an earlier version): nobody else asks for them, and the sync that wrote them leaves them out anyway.
+ * A reader registered after a write that was not logged for it begins its reading after that write committed,
+ * so it reads the row itself. `unprepareTable` removes its reader and removes the triggers and the table's log
+ * only when no other reader is left (the unknown reader does not keep them: earlier versions removed them too).
+ */
+export const REGISTER_READER_SQL = `INSERT INTO ${CAPTURE_READERS} (table_schema, table_name, reader) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`;
+
+/** Removes the reader ($3) of a table; returns how many known readers are left (the unknown one not counted). */
+export const UNREGISTER_READER_SQL = `WITH gone AS (DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader = $3)
+SELECT count(*)::int AS remaining FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader NOT IN ($3, '${UNKNOWN_READERS}')`;
+
+export const FORGET_TABLE_READERS_SQL = `DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2`;

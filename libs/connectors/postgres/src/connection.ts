@@ -38,6 +38,10 @@ import {
   dropTriggerSql,
   encodeCheckpoint,
   INFRASTRUCTURE_SQL,
+  CAPTURE_READERS,
+  FORGET_TABLE_READERS_SQL,
+  REGISTER_READER_SQL,
+  UNREGISTER_READER_SQL,
   installTriggerSql,
   NOTIFY_CHANNEL,
   ORIGIN_SETTING,
@@ -1254,6 +1258,9 @@ export class PostgresConnection implements Connection {
           if (!target || target['attnum'] === null) throw new ConnectorError('not_found', `The key column "${key}" of table "${meta.name}" was not found`);
           const level = captureLevel(String(target['relkind']), target['child'] === 't');
           for (const statement of installTriggerSql(meta.schema, meta.name, Number(target['attnum']), level)) await client.query(statement);
+          // After CREATE TRIGGER: its lock has waited for the table's open writes, and holds off new ones until this
+          // commit, so a write made without logging for this reader commits before it starts reading.
+          await client.query(REGISTER_READER_SQL, [meta.schema, meta.name, this.origin]);
         }
       });
       const after = await this.freshTable(tableRemoteId);
@@ -1267,8 +1274,15 @@ export class PostgresConnection implements Connection {
       const meta = await loadTable(this.db, this.schema(), tableRemoteId);
       if (!meta || meta.isView) return;
       await this.withWriteTransaction(async (client) => {
+        await client.query(INFRASTRUCTURE_SQL[0]!); // serialise with setups
+        const { rows } = await client.query<Row>(`SELECT to_regclass('${CHANGE_LOG}') IS NOT NULL AS present, to_regclass('${CAPTURE_READERS}') IS NOT NULL AS readers`);
+        if (rows[0]?.['readers'] === 't') {
+          // Another sync still reads the table's changes: only this connection's reader goes.
+          const { rows: left } = await client.query<Row>(UNREGISTER_READER_SQL, [meta.schema, meta.name, this.origin]);
+          if (Number(left[0]?.['remaining'] ?? 0) > 0) return;
+          await client.query(FORGET_TABLE_READERS_SQL, [meta.schema, meta.name]);
+        }
         for (const statement of dropTriggerSql(meta.schema, meta.name)) await client.query(statement);
-        const { rows } = await client.query<Row>(`SELECT to_regclass('${CHANGE_LOG}') IS NOT NULL AS present`);
         if (rows[0]?.['present'] === 't') {
           await client.query(`DELETE FROM ${CHANGE_LOG} WHERE table_schema = $1 AND table_name = $2`, [meta.schema, meta.name]);
         }

@@ -689,16 +689,58 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(lastChangeFor(outsideOnly.changes, ownId)).toBeUndefined();
         for (const change of outsideOnly.changes) expect(change.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 
+        // The connection is the table's only reader: its own write is not even logged.
+        await harness.outside.insert('ls_changes', { id: 4, title: 'after own', amount: 4 });
+        const afterOwn = await remoteIdOf('ls_changes', 'after own');
         const everything = await pollUntil(
           () => readAllChanges(conn, 'ls_changes', since, { ignoreOwnWrites: false }),
-          ({ changes }) => lastChangeFor(changes, ownId) !== undefined,
-          { timeoutMs, what: 'own change' },
+          ({ changes }) => lastChangeFor(changes, afterOwn) !== undefined,
+          { timeoutMs, what: 'the outside write after the own one' },
         );
-        expect(lastChangeFor(everything.changes, ownId)).toMatchObject({ kind: 'upsert', own: true });
+        expect(lastChangeFor(everything.changes, ownId)).toBeUndefined();
         expect(lastChangeFor(everything.changes, one)).toMatchObject({ kind: 'upsert', own: false });
 
         const after = await conn.readChanges('ls_changes', everything.checkpoint, { limit: 100 });
         expect(after).toMatchObject({ changes: [], hasMore: false });
+      });
+
+      it('logs its own writes for another reader of the table (a second sync), tells them apart, and keeps capture while that reader is left', async () => {
+        const other = await connect(harness.goodCredentials(), base, { ...context, writeOrigin: 'contract-other' });
+        try {
+          await other.prepareTable('ls_changes', { changeCapture: true });
+          const since = await conn.currentCheckpoint('ls_changes');
+          const otherSince = await other.currentCheckpoint('ls_changes');
+          const [own] = await conn.createRecords('ls_changes', [{ serviceId: randomUUID(), values: { id: 5, title: 'own, shared', amount: 5 } }]);
+          const ownId = okResult(own).remoteId;
+          // The other reader sees it as a change someone else made; this connection as its own.
+          const seenByOther = await pollUntil(
+            () => readAllChanges(other, 'ls_changes', otherSince, { ignoreOwnWrites: true }),
+            ({ changes }) => lastChangeFor(changes, ownId) !== undefined,
+            { timeoutMs, what: "the other reader's view of the write" },
+          );
+          expect(lastChangeFor(seenByOther.changes, ownId)).toMatchObject({ kind: 'upsert', own: false, record: { values: { title: 'own, shared' } } });
+          const everything = await pollUntil(
+            () => readAllChanges(conn, 'ls_changes', since, { ignoreOwnWrites: false }),
+            ({ changes }) => lastChangeFor(changes, ownId) !== undefined,
+            { timeoutMs, what: 'own change' },
+          );
+          expect(lastChangeFor(everything.changes, ownId)).toMatchObject({ kind: 'upsert', own: true });
+          const { changes: othersOnly } = await readAllChanges(conn, 'ls_changes', since, { ignoreOwnWrites: true });
+          expect(lastChangeFor(othersOnly, ownId)).toBeUndefined();
+
+          // The other reader leaves: this connection's capture stays.
+          await other.unprepareTable('ls_changes');
+          const stayed = await conn.currentCheckpoint('ls_changes');
+          await harness.outside.insert('ls_changes', { id: 6, title: 'still watched', amount: 6 });
+          const watched = await remoteIdOf('ls_changes', 'still watched');
+          await pollUntil(
+            () => readAllChanges(conn, 'ls_changes', stayed, { ignoreOwnWrites: true }),
+            ({ changes }) => lastChangeFor(changes, watched) !== undefined,
+            { timeoutMs, what: 'an outside change after the other reader left' },
+          );
+        } finally {
+          await other.close();
+        }
       });
 
       it('sees an outside update of a row Lockstep wrote', async () => {
