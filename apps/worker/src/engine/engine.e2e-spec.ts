@@ -5,7 +5,7 @@
  */
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { createStartedSync, inProcessWorker, type My, phase, type Pg, scratchMysql, scratchPg, store, waitFor } from './testing/fixture';
+import { createStartedSync, inProcessWorker, type My, phase, type Pg, scratchMysql, scratchPg, settledCount, store, waitFor } from './testing/fixture';
 
 jest.setTimeout(120_000);
 
@@ -122,7 +122,7 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     const push = await db.query(`SELECT field_changes FROM operations WHERE sync_id = $1 AND trigger = 'push' AND action = 'updated' AND side = 'right'`, [syncId]);
     expect(push).toEqual(expect.arrayContaining([{ field_changes: [{ field: 'age', before: 36, after: 37 }] }]));
     // No echo: once equal, nothing more happens.
-    const settled = await operations(syncId);
+    const settled = await settledCount(() => operations(syncId));
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await operations(syncId)).toBe(settled);
     expect(await contacts()).toEqual((await people()).map((p) => ({ id: p.id, full_name: p.name, email: p.email, age: p.age, note: p.note })));
@@ -146,7 +146,7 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     });
     const [left] = (await people()).filter((p) => p.id === 1);
     expect(left!.note).toBe('right is later');
-    const settled = await operations(syncId);
+    const settled = await settledCount(() => operations(syncId));
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await operations(syncId)).toBe(settled);
   });
@@ -166,7 +166,7 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     const expected = [1, 2, 3].map((id) => ({ id, email: `r6-${id}@right.example`, age: 6, note: 'right 6' }));
     const pick = (rows: { id: number; email: string | null; age: number | null; note: string | null }[]) => rows.filter((row) => row.id <= 3).map(({ id, email, age, note }) => ({ id, email, age, note }));
     await waitFor('converged', async () => JSON.stringify(pick(await people())) === JSON.stringify(expected) && JSON.stringify(pick(await contacts())) === JSON.stringify(expected), 20_000);
-    const settled = await operations(syncId);
+    const settled = await settledCount(() => operations(syncId));
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await operations(syncId)).toBe(settled);
     expect(pick(await people())).toEqual(expected);

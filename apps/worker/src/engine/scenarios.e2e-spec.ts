@@ -10,7 +10,7 @@ import mysql from 'mysql2/promise';
 import type { DataSource } from 'typeorm';
 import { MysqlConnection } from '@lockstep/connector-mysql';
 import { PostgresConnection } from '@lockstep/connector-postgres';
-import { createStartedSync, inProcessWorker, type My, MYSQL_URL, phase, type Pg, type PairSpec, scratchMysql, scratchPg, store, unique, waitFor } from './testing/fixture';
+import { createStartedSync, inProcessWorker, type My, MYSQL_URL, phase, type Pg, type PairSpec, scratchMysql, scratchPg, settledCount, store, unique, waitFor } from './testing/fixture';
 
 jest.setTimeout(120_000);
 
@@ -444,7 +444,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       expect(await pg.sql(`SELECT name, note FROM people WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
       expect(await conflictsOf(syncId)).toEqual([{ written: 'left', field: 'note', winner: 'right', reason: 'later_change' }]);
       // Settled: nothing loops.
-      const settled = await opCount(syncId);
+      const settled = await settledCount(() => opCount(syncId));
       await pause(2500);
       expect(await opCount(syncId)).toBe(settled);
     });

@@ -192,6 +192,22 @@ export function workerProcess(accountId: string, extra: Record<string, string> =
   return child;
 }
 
+/**
+ * A count once it has stopped moving for `quietMs` (at most `timeoutMs`): the app writes of a change land just
+ * before the store commit that records its operations, so a count read the moment the apps converge can be short.
+ */
+export async function settledCount(count: () => Promise<number>, quietMs = 1000, timeoutMs = 15_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await count();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+    const now = await count();
+    if (now === last) return now;
+    last = now;
+  }
+  throw new Error(`the count kept moving for ${timeoutMs} ms (last ${last})`);
+}
+
 export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
