@@ -217,8 +217,8 @@ export async function setOwnWriteLogging(connection: PoolConnection, table: stri
     const readers = found.map((row) => String(row.reader)).filter((reader) => reader !== '');
     log = readers.length === 0 || readers.some((reader) => reader !== origin);
   } catch (error) {
-    // No readers table: set up by an earlier version (or nothing set up): log.
-    if ((error as { errno?: number }).errno !== 1146) throw error;
+    // No readers table (set up by an earlier version, or nothing set up), or this user may not read it: log.
+    if (![1142, 1146].includes((error as { errno?: number }).errno ?? 0)) throw error;
   }
   await exec(connection, `SET @lockstep_log_own = ${log ? 1 : 0}`);
   return log;
