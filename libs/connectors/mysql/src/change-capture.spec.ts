@@ -264,6 +264,28 @@ describe('reading changes against the server', () => {
     }
   });
 
+  it('readers: a user granted only the table (not the readers) still writes, and its writes are logged', async () => {
+    const user = `lockstep_r_${randomUUID().slice(0, 8)}`;
+    const host = new URL(TEST_MYSQL_URL).hostname;
+    await database.admin.query('CREATE USER ?@? IDENTIFIED BY ?', [user, host, 'pw-readers']);
+    try {
+      await database.admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database.name}\`.items TO ?@?`, [user, host]);
+      const url = new URL(TEST_MYSQL_URL);
+      url.username = user;
+      url.password = 'pw-readers';
+      const limited = await openMysqlConnection({ connectionString: url.toString() }, database.name, { egress: DEFAULT_EGRESS_POLICY, writeOrigin: 'sync_r' });
+      try {
+        expect(await limited.createRecords('items', [{ serviceId: randomUUID(), values: { id: 90, title: 'limited' } }])).toMatchObject([{ ok: true }]);
+      } finally {
+        await limited.close();
+      }
+      const [logged] = await database.admin.query("SELECT origin FROM lockstep_change_log WHERE table_name = 'items' AND pk = '90'");
+      expect(logged).toEqual([{ origin: 'lockstep:sync_r' }]);
+    } finally {
+      await database.admin.query('DROP USER ?@?', [user, host]);
+    }
+  });
+
   it('a table without change capture has no changes rather than an error', async () => {
     await database.admin.query('CREATE TABLE plain (id INT PRIMARY KEY)');
     const since = await conn.currentCheckpoint('plain');
