@@ -449,6 +449,28 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       expect(await opCount(syncId)).toBe(settled);
     });
 
+    it('PostgreSQL as the target: the same, the other way round', async () => {
+      const { pg, my } = await setup();
+      const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
+      await waitFor('Ada on the right', async () => (await my.sql(`SELECT id FROM contacts WHERE id = 1`)).length === 1, 15_000);
+      const updateRecords = PostgresConnection.prototype.updateRecords;
+      const calls: unknown[] = [];
+      const spy = jest.spyOn(PostgresConnection.prototype, 'updateRecords').mockImplementation(async function (this: PostgresConnection, table, rows) {
+        const row = rows.find((candidate) => candidate.remoteId === '1');
+        if (row && calls.length === 0) {
+          calls.push(row.expected);
+          await pg.sql(`UPDATE people SET note = 'the app, in between' WHERE id = 1`);
+        }
+        return updateRecords.call(this, table, rows);
+      });
+      cleanups.push(async () => spy.mockRestore());
+      await my.sql(`UPDATE contacts SET note = 'from the right' WHERE id = 1`);
+      await waitFor('both sides hold the app\'s edit', async () => (await my.sql<{ note: string }>(`SELECT note FROM contacts WHERE id = 1`))[0]?.note === 'the app, in between', 15_000);
+      expect(calls).toEqual([{ note: 'a' }]);
+      expect(await pg.sql(`SELECT note FROM people WHERE id = 1`)).toEqual([{ note: 'the app, in between' }]);
+      expect(await conflictsOf(syncId)).toEqual([{ written: 'right', field: 'note', winner: 'left', reason: 'later_change' }]);
+    });
+
     it('field carried one way: the source wins against the app\'s edit by direction, recorded as a conflict', async () => {
       const { pg, my } = await setup();
       const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note', 'left_to_right']] }]);
