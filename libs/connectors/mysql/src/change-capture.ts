@@ -50,10 +50,11 @@ export type TriggerEvent = 'insert' | 'update' | 'delete';
 
 export const TRIGGER_EVENTS: readonly TriggerEvent[] = ['insert', 'update', 'delete'];
 
+const TRIGGER_PREFIX: Record<TriggerEvent | 'fill', string> = { insert: 'lockstep_ai', update: 'lockstep_au', delete: 'lockstep_ad', fill: 'lockstep_bi' };
+
 /** Trigger names (64 characters at most, unique per database) for a table. */
 export function triggerName(event: TriggerEvent | 'fill', table: string): string {
-  const suffix = { insert: 'ai', update: 'au', delete: 'ad', fill: 'bi' }[event];
-  return derivedName(`lockstep_${suffix}`, table);
+  return derivedName(TRIGGER_PREFIX[event], table);
 }
 
 /**
@@ -178,8 +179,8 @@ async function ensureReadersTable(connection: PoolConnection, database: string):
     connection,
     `INSERT IGNORE INTO ${quoteIdent(READERS_TABLE)} (table_name, reader, registered_at)
      SELECT DISTINCT EVENT_OBJECT_TABLE, ?, UTC_TIMESTAMP(6) FROM information_schema.TRIGGERS
-     WHERE TRIGGER_SCHEMA = ? AND (TRIGGER_NAME LIKE 'lockstep\\_ai\\_%' OR TRIGGER_NAME LIKE 'lockstep\\_au\\_%' OR TRIGGER_NAME LIKE 'lockstep\\_ad\\_%')`,
-    [UNKNOWN_READERS, database],
+     WHERE TRIGGER_SCHEMA = ? AND (${TRIGGER_EVENTS.map(() => 'TRIGGER_NAME LIKE ?').join(' OR ')})`,
+    [UNKNOWN_READERS, database, ...TRIGGER_EVENTS.map((event) => `${TRIGGER_PREFIX[event].replace(/_/g, '\\_')}\\_%`)],
   );
 }
 
@@ -205,12 +206,12 @@ async function registerReader(connection: PoolConnection, table: string, origin:
 }
 
 /**
- * Inside a write transaction on `table`: whether the writes of a connection with `origin` must be logged (some
- * other reader is registered, or none at all: a table set up without readers), and `@lockstep_log_own` set to
- * match for the triggers. The readers are read in share mode and stay locked until the commit (see
+ * Inside a write transaction on `table`: sets `@lockstep_log_own` for the triggers to whether the writes of a
+ * connection with `origin` must be logged (some other reader is registered, or none at all: a table set up
+ * without readers). The readers are read in share mode and stay locked until the commit (see
  * `registerReader`).
  */
-export async function setOwnWriteLogging(connection: PoolConnection, table: string, origin: string): Promise<boolean> {
+export async function setOwnWriteLogging(connection: PoolConnection, table: string, origin: string): Promise<void> {
   let log = true;
   try {
     const found = await rows(connection, `SELECT reader FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ? LOCK IN SHARE MODE`, [table]);
@@ -221,7 +222,6 @@ export async function setOwnWriteLogging(connection: PoolConnection, table: stri
     if (![1142, 1146].includes((error as { errno?: number }).errno ?? 0)) throw error;
   }
   await exec(connection, `SET @lockstep_log_own = ${log ? 1 : 0}`);
-  return log;
 }
 
 /** Back to the default (log) once a write is done, so other statements of the session are logged as before. */

@@ -53,6 +53,10 @@ interface Encoded {
 /** Failures that belong to the call (retry it), not to one row. */
 const CALL_LEVEL = new Set(['transient', 'auth', 'rate_limited']);
 
+function missing(meta: TableMeta, remoteId: string): ConnectorError {
+  return new ConnectorError('not_found', `Record "${remoteId}" does not exist in "${meta.name}"`);
+}
+
 function failure(error: ConnectorError): WriteResult {
   return { ok: false, error: error.toInfo() };
 }
@@ -368,7 +372,7 @@ export async function updateRecords(
     try {
       const param = keyParam(key, row.remoteId);
       if (param === undefined)
-        throw new ConnectorError('not_found', `Record "${row.remoteId}" does not exist in "${meta.name}"`);
+        throw missing(meta, row.remoteId);
       const columns = encodeRow(meta, row.values);
       const written = columns.get(key.column);
       const newRemoteId = written === undefined || written === null ? row.remoteId : String(written);
@@ -396,9 +400,7 @@ export async function updateRecords(
       const field = record ? changedField(record, expected) : null;
       if (record && field === null) continue;
       results[row.index] = failure(
-        record
-          ? changedError(meta.name, remoteId, field!)
-          : new ConnectorError('not_found', `Record "${remoteId}" does not exist in "${meta.name}"`),
+        record ? changedError(meta.name, remoteId, field!) : missing(meta, remoteId),
       );
     }
     pending = pending.filter((row) => results[row.index] === null);
@@ -442,12 +444,7 @@ export async function updateRecords(
     const record = records.get(row.newRemoteId);
     results[row.index] = record
       ? { ok: true, remoteId: record.remoteId, record }
-      : failure(
-          new ConnectorError(
-            'not_found',
-            `Record "${input[row.index].remoteId}" does not exist in "${meta.name}"`,
-          ),
-        );
+      : failure(missing(meta, input[row.index].remoteId));
   }
   return results.map(
     (result) => result ?? failure(new ConnectorError('invalid_data', 'The row was not written')),

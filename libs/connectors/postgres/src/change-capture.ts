@@ -54,7 +54,7 @@ export const LOCKSTEP_SCHEMA = 'lockstep';
 export const CHANGE_LOG = `${LOCKSTEP_SCHEMA}.change_log`;
 export const NOTIFY_CHANNEL = 'lockstep_changes';
 export const CAPTURE_FUNCTION = `${LOCKSTEP_SCHEMA}.capture_changes`;
-/** Who reads each table's changes (see `READERS_SQL`). */
+/** Who reads each table's changes (see `REGISTER_READER_SQL`). */
 export const CAPTURE_READERS = `${LOCKSTEP_SCHEMA}.capture_readers`;
 /** The reader row of tables prepared before readers were registered: their readers are unknown. */
 export const UNKNOWN_READERS = '*';

@@ -448,9 +448,13 @@ export class PostgresConnection implements Connection {
     return record;
   }
 
+  private keyColumnOf(meta: TableMeta) {
+    return meta.keyColumn === null ? undefined : meta.columnByName.get(meta.keyColumn);
+  }
+
   /** Whether a remote id can be a value of the key column at all (so a malformed id is simply absent). */
   private validKey(meta: TableMeta, remoteId: string): boolean {
-    const column = meta.keyColumn === null ? undefined : meta.columnByName.get(meta.keyColumn);
+    const column = this.keyColumnOf(meta);
     if (!column) return false;
     const limit = INT_RANGES[column.baseName];
     if (limit !== undefined) return /^-?\d{1,20}$/.test(remoteId) && BigInt(remoteId) <= limit && BigInt(remoteId) >= -limit - 1n;
@@ -1146,7 +1150,7 @@ export class PostgresConnection implements Connection {
 
   /** A remote id as the key column reads it back (an integer key written as "007" reads "7"). */
   private sameKey(meta: TableMeta, remoteId: string): string {
-    const column = meta.keyColumn === null ? undefined : meta.columnByName.get(meta.keyColumn);
+    const column = this.keyColumnOf(meta);
     return column && INT_RANGES[column.baseName] !== undefined && /^-?\d+$/.test(remoteId) ? BigInt(remoteId).toString() : remoteId;
   }
 
