@@ -44,6 +44,17 @@ describe('copyIn (against the test store)', () => {
     });
   });
 
+  it('writes the values of plain columns as they are, and still escapes the other columns', async () => {
+    await db.transaction(async (tx) => {
+      expect(await copyIn(tx, table, ['id', 'note'], [['p1', 'x\ty'], ['p2', null]], [true, false])).toBe(true);
+      expect(await tx.query(`SELECT id, note FROM ${table} WHERE id LIKE 'p%' ORDER BY id`)).toEqual([
+        { id: 'p1', note: 'x\ty' },
+        { id: 'p2', note: null },
+      ]);
+      await tx.query(`DELETE FROM ${table} WHERE id LIKE 'p%'`);
+    });
+  });
+
   it('rejects with the server error when a row is refused, and the transaction rolls back', async () => {
     await expect(
       db.transaction(async (tx) => {

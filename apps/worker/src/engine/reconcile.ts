@@ -16,7 +16,6 @@ import type { EngineContext } from './context';
 import { applyConfirmedDeletes } from './deletes';
 import { carries, convertAcross, type FieldPlan, fieldEnd, type PairPlan, pairWrites, sideEnd } from './plan';
 import {
-  contentHash,
   type Db,
   deletedOn,
   enqueue,
@@ -32,6 +31,7 @@ import {
   returnedRows,
   saveCreateIntents,
   saveLinks,
+  shadowHash,
   shadowOf,
   wakeDeferredPushes,
 } from './store';
@@ -429,10 +429,10 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
         const merged = { ...(shadowOf(unit.link, side) ?? {}), ...updates };
         if (side === 'left') {
           unit.link.left_shadow = merged;
-          unit.link.left_hash = contentHash(merged, fields.left);
+          unit.link.left_hash = shadowHash(merged, fields.left);
         } else {
           unit.link.right_shadow = merged;
-          unit.link.right_hash = contentHash(merged, fields.right);
+          unit.link.right_hash = shadowHash(merged, fields.right);
         }
       }
       for (const side of SIDES) if (unit.current[side] !== null) seen[side].push(unit.link.id);

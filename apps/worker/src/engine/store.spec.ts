@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { initialServiceId } from './service-ids';
-import { contentHash, fieldChangesJson, insertLinks, insertOperations, type LinkRow, loadLinks, loadLinksById, RIGHT_SHADOW, SAME_AS_LEFT, saveLinks, stableJson } from './store';
+import { contentHash, fieldChangesJson, insertLinks, insertOperations, type LinkRow, loadLinks, loadLinksById, RIGHT_SHADOW, SAME_AS_LEFT, saveLinks, shadowHash, shadowJson, stableJson } from './store';
 
 /** The definition the stored hashes were made with: sha1 of the stable JSON of the picked fields. */
 function reference(values: Record<string, unknown>, fields: string[]): string {
@@ -39,6 +39,30 @@ describe('contentHash', () => {
 
   it('is null without values', () => {
     expect(contentHash(null, ['a'])).toBeNull();
+  });
+});
+
+describe('shadowHash and shadowJson', () => {
+  it('hash as contentHash does; a shadow holding exactly the mapped fields is stored as the text it was hashed from', () => {
+    const fields = ['qty', 'name', 'tags'];
+    const shadow = { name: 'a\tb "q"', qty: 2, tags: { z: 1, a: [2] } };
+    expect(shadowHash(shadow, fields)).toBe(reference(shadow, fields));
+    expect(shadowJson(shadow)).toBe(stableJson(shadow));
+    expect(JSON.parse(shadowJson(shadow))).toEqual(shadow);
+  });
+
+  it.each([
+    ['an extra key', { name: 'a', qty: 1, old: 'kept' }],
+    ['a missing field', { name: 'a' }],
+    ['an undefined value', { name: 'a', qty: undefined }],
+  ])('a shadow with %s hashes its mapped fields and is stored whole, as it is', (_name, shadow) => {
+    const fields = ['name', 'qty'];
+    expect(shadowHash(shadow, fields)).toBe(reference(shadow, fields));
+    expect(shadowJson(shadow)).toBe(JSON.stringify(shadow));
+  });
+
+  it('a shadow never hashed is stored as JSON.stringify gives it', () => {
+    expect(shadowJson({ b: 1, a: 2 })).toBe('{"b":1,"a":2}');
   });
 });
 

@@ -72,28 +72,66 @@ export function stableJson(value: unknown): string {
 /** Per list of mapped fields: the distinct fields in `stableJson`'s key order, each with its JSON key prefix. */
 const hashKeys = new WeakMap<string[], { field: string; prefix: string }[]>();
 
+function hashKeysOf(fields: string[]): { field: string; prefix: string }[] {
+  let keys = hashKeys.get(fields);
+  if (!keys) {
+    keys = [...new Set(fields)].sort().map((field) => ({ field, prefix: `${JSON.stringify(field)}:` }));
+    hashKeys.set(fields, keys);
+  }
+  return keys;
+}
+
+/** The stable JSON of exactly these fields of `values` (missing ones as null), and whether `values` holds no other key. */
+function hashedText(values: Record<string, unknown>, keys: { field: string; prefix: string }[]): { text: string; exact: boolean } {
+  let text = '{';
+  let exact = true;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    const value = values[key.field];
+    if (value === undefined) exact = false;
+    text += (index === 0 ? '' : ',') + key.prefix + (value === null || value === undefined ? 'null' : typeof value === 'object' ? stableJson(value) : JSON.stringify(value));
+  }
+  text += '}';
+  if (exact) {
+    let count = 0;
+    for (const name in values) if (Object.prototype.hasOwnProperty.call(values, name)) count += 1;
+    exact = count === keys.length;
+  }
+  return { text, exact };
+}
+
+/** The two sides of a record are hashed one after the other, and often hold the same text (the same field names and values on both sides, as after a create): the last hash is reused then. */
+function hashOf(text: string): string {
+  if (text !== lastHashed.text) lastHashed = { text, hash: hash('sha1', text, 'base64url') };
+  return lastHashed.hash;
+}
+
 /**
  * The content hash of a side's mapped values: sha1 (base64url) of the stable JSON of exactly those fields
  * (missing ones as null). Equal to hashing `stableJson` of the picked values, without building the object.
  */
 export function contentHash(values: Record<string, unknown> | null, fields: string[]): string | null {
   if (!values) return null;
-  let keys = hashKeys.get(fields);
-  if (!keys) {
-    keys = [...new Set(fields)].sort().map((field) => ({ field, prefix: `${JSON.stringify(field)}:` }));
-    hashKeys.set(fields, keys);
-  }
-  let text = '{';
-  for (let index = 0; index < keys.length; index += 1) {
-    const key = keys[index]!;
-    const value = values[key.field];
-    text += (index === 0 ? '' : ',') + key.prefix + (value === null || value === undefined ? 'null' : typeof value === 'object' ? stableJson(value) : JSON.stringify(value));
-  }
-  text += '}';
-  // The two sides of a record are hashed one after the other, and often hold the same text (the same field
-  // names and values on both sides, as after a create): the last hash is reused then.
-  if (text !== lastHashed.text) lastHashed = { text, hash: hash('sha1', text, 'base64url') };
-  return lastHashed.hash;
+  return hashOf(hashedText(values, hashKeysOf(fields)).text);
+}
+
+/**
+ * Shadows whose JSON text is already known: the stable JSON their hash was taken from, when they hold exactly
+ * the mapped fields (as after a create). The store keeps that text as the shadow (any key order is the same
+ * JSON object), so it is not serialized a second time (see `shadowJson`).
+ */
+const shadowTexts = new WeakMap<object, string>();
+
+/** `contentHash` of a shadow about to be stored; remembers its text for `shadowJson` when it can stand for the whole shadow. */
+export function shadowHash(shadow: Record<string, unknown>, fields: string[]): string {
+  const { text, exact } = hashedText(shadow, hashKeysOf(fields));
+  if (exact) shadowTexts.set(shadow, text);
+  return hashOf(text);
+}
+
+/** A shadow's JSON text as stored. */
+export function shadowJson(shadow: Record<string, unknown>): string {
+  return shadowTexts.get(shadow) ?? JSON.stringify(shadow);
 }
 
 let lastHashed = { text: '', hash: '' };
@@ -183,6 +221,14 @@ const FLAG_COLUMNS: ReadonlySet<string> = new Set(['left_deleted', 'right_delete
 /** The same without the flags and `create_pending`, for links that hold their defaults there (a plain initial create). */
 const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has(column));
 
+/**
+ * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes (base64url),
+ * flags, and the server's time. Names, remote ids, shadows and service ids (a row may carry any text there) do.
+ */
+const UNESCAPED_LINK_COLUMNS: ReadonlySet<string> = new Set(['id', 'sync_id', 'table_pair', 'left_hash', 'right_hash', ...FLAG_COLUMNS, 'left_seen_at', 'right_seen_at']);
+const NEW_LINK_PLAIN = NEW_LINK_COLUMNS.map((column) => UNESCAPED_LINK_COLUMNS.has(column));
+const PLAIN_LINK_PLAIN = PLAIN_LINK_COLUMNS.map((column) => UNESCAPED_LINK_COLUMNS.has(column));
+
 function plain(link: LinkRow): boolean {
   return !link.left_deleted && !link.right_deleted && !link.left_filtered && !link.right_filtered && !link.left_sync_disabled && !link.right_sync_disabled && !link.dead && link.create_pending === null;
 }
@@ -200,14 +246,14 @@ export async function insertLinks(db: Db, syncId: string, links: LinkRow[], seen
   const seenRight = new Set(seen.right);
   const narrow = links.every(plain);
   const rows = links.map((link) => {
-    const left = link.left_shadow === null ? null : JSON.stringify(link.left_shadow);
-    const right = link.right_shadow === null ? null : JSON.stringify(link.right_shadow);
+    const left = link.left_shadow === null ? null : shadowJson(link.left_shadow);
+    const right = link.right_shadow === null ? null : shadowJson(link.right_shadow);
     const head = [link.id, syncId, link.table_pair, link.service_id, link.name, link.left_remote_id, link.right_remote_id, left, right !== null && right === left ? SAME_AS_LEFT : right, link.left_hash, link.right_hash];
     const seenAt = [seenLeft.has(link.id) ? now : null, seenRight.has(link.id) ? now : null];
     if (narrow) return [...head, ...seenAt];
     return [...head, link.left_deleted, link.right_deleted, link.left_filtered, link.right_filtered, link.left_sync_disabled, link.right_sync_disabled, link.dead, link.create_pending, ...seenAt];
   });
-  if (!(await copyIn(db, 'record_links', narrow ? PLAIN_LINK_COLUMNS : NEW_LINK_COLUMNS, rows))) await saveLinks(db, syncId, links, seen);
+  if (!(await copyIn(db, 'record_links', narrow ? PLAIN_LINK_COLUMNS : NEW_LINK_COLUMNS, rows, narrow ? PLAIN_LINK_PLAIN : NEW_LINK_PLAIN))) await saveLinks(db, syncId, links, seen);
 }
 
 /**
@@ -259,19 +305,36 @@ export interface OperationRow {
 /** `occurred_at` is left to its default, `now()` (the transaction's time). */
 const OPERATION_COLUMNS = ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'table_name', 'record_remote_id', 'record_name', 'action', 'trigger', 'field_changes', 'details'];
 
+/** Operation columns whose COPY text needs no escaping: the service's ids, numbers and fixed words (see `copyIn`). */
+const OPERATION_PLAIN = OPERATION_COLUMNS.map((column) => ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'action', 'trigger'].includes(column));
+
 /**
  * `field_changes` as stored: a `before` that is null is left out (the API reads a missing one as null), which
  * makes a create's entry (every field, nothing before) about a third shorter.
  */
 export function fieldChangesJson(changes: OperationRow['field_changes'] | null | undefined): string {
   if (!changes || changes.length === 0) return '[]';
-  const items: string[] = [];
-  for (const change of changes) {
-    const after = JSON.stringify(change.after ?? null);
-    items.push(change.before === null || change.before === undefined ? `{"field":${JSON.stringify(change.field)},"after":${after}}` : `{"field":${JSON.stringify(change.field)},"before":${JSON.stringify(change.before)},"after":${after}}`);
+  let text = '[';
+  for (let index = 0; index < changes.length; index += 1) {
+    const change = changes[index]!;
+    const after = change.after === null || change.after === undefined ? 'null' : JSON.stringify(change.after);
+    text += (index === 0 ? '' : ',') + fieldPrefix(change.field) + (change.before === null || change.before === undefined ? '' : `"before":${JSON.stringify(change.before)},`) + '"after":' + after + '}';
   }
-  return `[${items.join(',')}]`;
+  return `${text}]`;
 }
+
+/** `{"field":<name>,` per field name (an initial sync writes one per field and record). */
+function fieldPrefix(field: string): string {
+  let prefix = fieldPrefixes.get(field);
+  if (prefix === undefined) {
+    prefix = `{"field":${JSON.stringify(field)},`;
+    if (fieldPrefixes.size > 10_000) fieldPrefixes.clear();
+    fieldPrefixes.set(field, prefix);
+  }
+  return prefix;
+}
+
+const fieldPrefixes = new Map<string, string>();
 
 /** Operations in one `COPY` (in the order given: `seq` follows it; `occurred_at` is the transaction's time). */
 export async function insertOperations(db: Db, syncId: string, operations: OperationRow[]): Promise<void> {
@@ -280,7 +343,7 @@ export async function insertOperations(db: Db, syncId: string, operations: Opera
     newId('operation'), syncId, o.record_id, o.table_pair, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name, o.action, o.trigger,
     fieldChangesJson(o.field_changes), o.details === null ? null : JSON.stringify(o.details),
   ]);
-  if (await copyIn(db, 'operations', OPERATION_COLUMNS, copied)) return;
+  if (await copyIn(db, 'operations', OPERATION_COLUMNS, copied, OPERATION_PLAIN)) return;
   const rows = operations.map((operation) => ({ ...operation, id: newId('operation') }));
   await db.query(
     `INSERT INTO operations (id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details, occurred_at)

@@ -208,26 +208,25 @@ export async function createRecords(
   // result of the first row with that service id.
   const adopted = new Map<number, string>();
   const repeatOf = new Map<number, number>();
-  const toInsert: PendingCreate[] = [];
+  // Rows to insert unless their service id is found in the table first.
+  let toInsert: PendingCreate[] = [];
+  // Rows to insert (their service ids were looked up), or to try inserting before any lookup.
+  let fresh: PendingCreate[] = [];
   if (serviceColumn) {
-    const existing = await keysByServiceId(
-      connection,
-      meta,
-      pending.map((row) => row.serviceId),
-    );
     const firstInCall = new Map<string, number>();
     for (const row of pending) {
-      const found = existing.get(row.serviceId);
       const first = firstInCall.get(row.serviceId);
-      if (found !== undefined) adopted.set(row.index, found);
-      else if (first !== undefined) repeatOf.set(row.index, first);
+      if (first !== undefined) repeatOf.set(row.index, first);
       else {
         firstInCall.set(row.serviceId, row.index);
         toInsert.push(row);
       }
     }
+    // With a unique index on the column, a service id already in the table fails the INSERT: creates are
+    // almost always new rows, so they are inserted first and looked up only when that failed (see below).
+    if (meta.serviceIdUnique) [fresh, toInsert] = [toInsert, []];
   } else {
-    toInsert.push(...pending);
+    fresh = pending;
   }
 
   const inserted = new Map<number, string>();
@@ -267,7 +266,21 @@ export async function createRecords(
         inserted.set(row.index, String(BigInt(result.insertId) + BigInt(i * autoIncrement.increment)));
     });
   };
-  for (const part of chunk(toInsert, INSERT_CHUNK)) {
+  const lookUpThenInsert = async (part: PendingCreate[]): Promise<PendingCreate[]> => {
+    const existing = await keysByServiceId(
+      connection,
+      meta,
+      part.map((row) => row.serviceId),
+    );
+    const rest: PendingCreate[] = [];
+    for (const row of part) {
+      const found = existing.get(row.serviceId);
+      if (found !== undefined) adopted.set(row.index, found);
+      else rest.push(row);
+    }
+    return rest;
+  };
+  const insertIsolated = async (part: PendingCreate[]): Promise<void> => {
     const errors = await isolate(connection, part, options, insertBatch, insertOne);
     errors.forEach((error, i) => {
       if (error) {
@@ -275,10 +288,32 @@ export async function createRecords(
         inserted.delete(part[i].index);
       }
     });
+  };
+  for (const part of chunk(toInsert, INSERT_CHUNK)) await insertIsolated(await lookUpThenInsert(part));
+  for (const part of chunk(fresh, INSERT_CHUNK)) {
+    if (!serviceColumn) {
+      await insertIsolated(part);
+      continue;
+    }
+    // Tried as one INSERT before any lookup. When it fails (a service id already in the table, or a bad row),
+    // nothing of it was written: the part is looked up and inserted as above.
+    await exec(connection, 'SAVEPOINT lockstep_batch');
+    try {
+      await insertBatch(part);
+      continue;
+    } catch (error) {
+      const failed = asConnectorError(error, translate);
+      if (CALL_LEVEL.has(failed.kind) || (options.stopOnSchemaChange && suggestsSchemaChange(failed)))
+        throw failed;
+    }
+    await exec(connection, 'ROLLBACK TO SAVEPOINT lockstep_batch');
+    await insertIsolated(await lookUpThenInsert(part));
   }
 
   // With a service id column, new keys that were not written (an AUTO_INCREMENT key) are found by service id.
-  const unlocated = toInsert.filter((row) => results[row.index] === null && !inserted.has(row.index));
+  const unlocated = [...toInsert, ...fresh].filter(
+    (row) => results[row.index] === null && !inserted.has(row.index) && !adopted.has(row.index),
+  );
   if (serviceColumn && unlocated.length > 0) {
     const keys = await keysByServiceId(
       connection,

@@ -614,6 +614,26 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         await harness.outside.insert(table, { id: 20, title: 'outside', amount: 20 });
         const [outside] = await conn.readByIds(table, ['20']);
         expect(outside?.serviceId).toMatch(UUID);
+
+        // One call mixing everything a create can meet: a row written before (adopted), a new row, the same new
+        // row again (shares the first one's result), and a row the table refuses (its key is taken): the refused
+        // one fails on its own, and the others are adopted or written once.
+        const fresh: RecordCreate = { serviceId: randomUUID(), values: { id: 30, title: 'mixed new', amount: 30 } };
+        const mixed = await conn.createRecords(table, [row, fresh, { serviceId: randomUUID(), values: { id: 11, title: 'taken key' } }, fresh]);
+        expect(okResult(mixed[0]).remoteId).toBe('10');
+        expect(okResult(mixed[1]).remoteId).toBe('30');
+        expect(mixed[2]).toMatchObject({ ok: false });
+        expect(okResult(mixed[3]).remoteId).toBe('30');
+        // New rows only, one of them refused: the others are written.
+        const [good, refused] = await conn.createRecords(table, [
+          { serviceId: randomUUID(), values: { id: 31, title: 'new again', amount: 31 } },
+          { serviceId: randomUUID(), values: { id: 30, title: 'taken again' } },
+        ]);
+        expect(okResult(good).remoteId).toBe('31');
+        expect(refused).toMatchObject({ ok: false });
+        const after = (await readAllPages(conn, table, 50)).flat();
+        expect(after.map((record) => record.remoteId).sort()).toEqual(['1', '10', '11', '2', '20', '3', '30', '31']);
+        expect(after.filter((record) => record.values['title'] === 'mixed new')).toEqual([expect.objectContaining({ remoteId: '30', serviceId: fresh.serviceId })]);
       });
 
       it('a repeated create with the same service id adopts the existing row', async () => {
