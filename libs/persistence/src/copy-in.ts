@@ -80,7 +80,7 @@ export async function copyIn(
     fields.length = row.length;
     for (let index = 0; index < row.length; index += 1) {
       const value = row[index]!;
-      fields[index] = value === null ? '\\N' : plain[index] === true ? String(value) : copyText(value);
+      fields[index] = plain[index] === true && value !== null ? String(value) : copyText(value);
     }
     lines[count] = fields.join('\t');
   }

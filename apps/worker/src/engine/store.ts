@@ -225,9 +225,14 @@ const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has
  * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes (base64url),
  * flags, and the server's time. Names, remote ids, shadows and service ids (a row may carry any text there) do.
  */
-const UNESCAPED_LINK_COLUMNS: ReadonlySet<string> = new Set(['id', 'sync_id', 'table_pair', 'left_hash', 'right_hash', ...FLAG_COLUMNS, 'left_seen_at', 'right_seen_at']);
-const NEW_LINK_PLAIN = NEW_LINK_COLUMNS.map((column) => UNESCAPED_LINK_COLUMNS.has(column));
-const PLAIN_LINK_PLAIN = PLAIN_LINK_COLUMNS.map((column) => UNESCAPED_LINK_COLUMNS.has(column));
+const UNESCAPED_LINK_COLUMNS = ['id', 'sync_id', 'table_pair', 'left_hash', 'right_hash', ...FLAG_COLUMNS, 'left_seen_at', 'right_seen_at'];
+const NEW_LINK_PLAIN = plainColumns(NEW_LINK_COLUMNS, UNESCAPED_LINK_COLUMNS);
+const PLAIN_LINK_PLAIN = plainColumns(PLAIN_LINK_COLUMNS, UNESCAPED_LINK_COLUMNS);
+
+/** `copyIn`'s `plain` flags: per column, whether it is one of `unescaped`. */
+function plainColumns(columns: readonly string[], unescaped: readonly string[]): boolean[] {
+  return columns.map((column) => unescaped.includes(column));
+}
 
 function plain(link: LinkRow): boolean {
   return !link.left_deleted && !link.right_deleted && !link.left_filtered && !link.right_filtered && !link.left_sync_disabled && !link.right_sync_disabled && !link.dead && link.create_pending === null;
@@ -306,7 +311,7 @@ export interface OperationRow {
 const OPERATION_COLUMNS = ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'table_name', 'record_remote_id', 'record_name', 'action', 'trigger', 'field_changes', 'details'];
 
 /** Operation columns whose COPY text needs no escaping: the service's ids, numbers and fixed words (see `copyIn`). */
-const OPERATION_PLAIN = OPERATION_COLUMNS.map((column) => ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'action', 'trigger'].includes(column));
+const OPERATION_PLAIN = plainColumns(OPERATION_COLUMNS, ['id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'action', 'trigger']);
 
 /**
  * `field_changes` as stored: a `before` that is null is left out (the API reads a missing one as null), which

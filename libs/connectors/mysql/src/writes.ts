@@ -94,6 +94,29 @@ function requireWritable(meta: TableMeta): void {
 }
 
 /**
+ * Runs `batch` behind a savepoint. True when it went through; false when it failed on a row (rolled back to
+ * the savepoint: nothing of it was written). Call-level failures are thrown.
+ */
+async function tryBatch<T>(
+  connection: PoolConnection,
+  items: T[],
+  options: Pick<WriteOptions, 'translate' | 'stopOnSchemaChange'>,
+  batch: (items: T[]) => Promise<void>,
+): Promise<boolean> {
+  await exec(connection, 'SAVEPOINT lockstep_batch');
+  try {
+    await batch(items);
+    return true;
+  } catch (error) {
+    const failed = asConnectorError(error, options.translate);
+    if (CALL_LEVEL.has(failed.kind) || (options.stopOnSchemaChange && suggestsSchemaChange(failed)))
+      throw failed;
+  }
+  await exec(connection, 'ROLLBACK TO SAVEPOINT lockstep_batch');
+  return false;
+}
+
+/**
  * Runs `batch` behind a savepoint; if it fails on a row, replays `one` row by row behind savepoints.
  * Returns the per-item error (or null). Call-level failures are thrown.
  */
@@ -106,17 +129,7 @@ async function isolate<T>(
 ): Promise<(ConnectorError | null)[]> {
   const { translate } = options;
   const errors: (ConnectorError | null)[] = items.map(() => null);
-  if (items.length === 0) return errors;
-  await exec(connection, 'SAVEPOINT lockstep_batch');
-  try {
-    await batch(items);
-    return errors;
-  } catch (error) {
-    const failed = asConnectorError(error, translate);
-    if (CALL_LEVEL.has(failed.kind) || (options.stopOnSchemaChange && suggestsSchemaChange(failed)))
-      throw failed;
-  }
-  await exec(connection, 'ROLLBACK TO SAVEPOINT lockstep_batch');
+  if (items.length === 0 || (await tryBatch(connection, items, options, batch))) return errors;
   for (let i = 0; i < items.length; i++) {
     await exec(connection, 'SAVEPOINT lockstep_row');
     try {
@@ -208,10 +221,7 @@ export async function createRecords(
   // result of the first row with that service id.
   const adopted = new Map<number, string>();
   const repeatOf = new Map<number, number>();
-  // Rows to insert unless their service id is found in the table first.
-  let toInsert: PendingCreate[] = [];
-  // Rows to insert (their service ids were looked up), or to try inserting before any lookup.
-  let fresh: PendingCreate[] = [];
+  const toInsert: PendingCreate[] = [];
   if (serviceColumn) {
     const firstInCall = new Map<string, number>();
     for (const row of pending) {
@@ -222,11 +232,8 @@ export async function createRecords(
         toInsert.push(row);
       }
     }
-    // With a unique index on the column, a service id already in the table fails the INSERT: creates are
-    // almost always new rows, so they are inserted first and looked up only when that failed (see below).
-    if (meta.serviceIdUnique) [fresh, toInsert] = [toInsert, []];
   } else {
-    fresh = pending;
+    toInsert.push(...pending);
   }
 
   const inserted = new Map<number, string>();
@@ -266,7 +273,8 @@ export async function createRecords(
         inserted.set(row.index, String(BigInt(result.insertId) + BigInt(i * autoIncrement.increment)));
     });
   };
-  const lookUpThenInsert = async (part: PendingCreate[]): Promise<PendingCreate[]> => {
+  /** The rows whose service id is not in the table yet; the others are adopted. */
+  const notWrittenYet = async (part: PendingCreate[]): Promise<PendingCreate[]> => {
     const existing = await keysByServiceId(
       connection,
       meta,
@@ -280,38 +288,23 @@ export async function createRecords(
     }
     return rest;
   };
-  const insertIsolated = async (part: PendingCreate[]): Promise<void> => {
-    const errors = await isolate(connection, part, options, insertBatch, insertOne);
+  for (const part of chunk(toInsert, INSERT_CHUNK)) {
+    // With a unique index on the column, a service id already in the table fails the INSERT: creates are almost
+    // always new rows, so the part is tried as one INSERT before any lookup, and looked up only when that failed
+    // (a service id already there, or a bad row; nothing of it was written then).
+    if (serviceColumn && meta.serviceIdUnique && (await tryBatch(connection, part, options, insertBatch))) continue;
+    const rows = serviceColumn ? await notWrittenYet(part) : part;
+    const errors = await isolate(connection, rows, options, insertBatch, insertOne);
     errors.forEach((error, i) => {
       if (error) {
-        results[part[i].index] = failure(error);
-        inserted.delete(part[i].index);
+        results[rows[i].index] = failure(error);
+        inserted.delete(rows[i].index);
       }
     });
-  };
-  for (const part of chunk(toInsert, INSERT_CHUNK)) await insertIsolated(await lookUpThenInsert(part));
-  for (const part of chunk(fresh, INSERT_CHUNK)) {
-    if (!serviceColumn) {
-      await insertIsolated(part);
-      continue;
-    }
-    // Tried as one INSERT before any lookup. When it fails (a service id already in the table, or a bad row),
-    // nothing of it was written: the part is looked up and inserted as above.
-    await exec(connection, 'SAVEPOINT lockstep_batch');
-    try {
-      await insertBatch(part);
-      continue;
-    } catch (error) {
-      const failed = asConnectorError(error, translate);
-      if (CALL_LEVEL.has(failed.kind) || (options.stopOnSchemaChange && suggestsSchemaChange(failed)))
-        throw failed;
-    }
-    await exec(connection, 'ROLLBACK TO SAVEPOINT lockstep_batch');
-    await insertIsolated(await lookUpThenInsert(part));
   }
 
   // With a service id column, new keys that were not written (an AUTO_INCREMENT key) are found by service id.
-  const unlocated = [...toInsert, ...fresh].filter(
+  const unlocated = toInsert.filter(
     (row) => results[row.index] === null && !inserted.has(row.index) && !adopted.has(row.index),
   );
   if (serviceColumn && unlocated.length > 0) {
