@@ -4,7 +4,8 @@
  *
  * 1. initial sync of N rows (200,000) PostgreSQL -> MariaDB and MariaDB -> PostgreSQL: rows per second from
  *    the sync being started to `initial_sync_phase = 'done'`, next to the target connector's raw bulk write
- *    (`createRecords`, batches of 500) measured in the same run; the worker's peak RSS.
+ *    (`createRecords`, batches of 500) measured in the same run, and next to the write ceiling (`ceiling.ts`: the
+ *    same writes with their text built beforehand); the worker's peak RSS.
  *    Targets: >= 40% of the raw write rate; peak RSS < 500 MB.
  * 2. change latency: single-row updates on one side of an active sync, each timed from its commit to its value
  *    being readable on the other side. Targets: p95 < 1 s (PostgreSQL source), < 2 s (MariaDB source).
@@ -16,6 +17,7 @@ import { benchArgs } from '../common/args';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import { type AppKind, type AppSide, canonicalRow, FIELDS, mariadbApp, postgresApp, rawWrite, type RawWrite } from './apps';
+import { writeCeiling, type WriteCeiling } from './ceiling';
 import { createAccount, createDraftSync, procStats, RssSampler, ServerCpuSampler, serviceStore, type ServiceStore, startSyncs, startWorker, type SyncSide, type Worker } from './service';
 
 const INITIAL_RATIO_TARGET = 0.4;
@@ -249,12 +251,23 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   say(
     `    CPU time during the run: worker ${secs(cpu)} (${perRow(cpu)}), PostgreSQL processes ${secs(serverCpu.postgres)} (${perRow(serverCpu.postgres)}, service store and app), MariaDB ${secs(serverCpu.mariadb)} (${perRow(serverCpu.mariadb)})`,
   );
+  // The write ceiling (ceiling.ts): the same writes with their text built beforehand, nothing read or decided.
+  const ceilings: WriteCeiling[] = [await writeCeiling(env.store, target, options.rows, 1), await writeCeiling(env.store, target, options.rows, 2)];
+  for (const ceiling of ceilings) {
+    say(
+      `  write ceiling (target rows + links + operations, text built beforehand), ${ceiling.storeConnections} store connection${ceiling.storeConnections > 1 ? 's' : ' '} ${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
+    );
+  }
+  say(
+    `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
+  );
   say(`    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`);
   if (issues.length) say(`    open issues: ${JSON.stringify(issues)}`);
   const bench = `initial ${source.kind === 'postgres' ? 'PG -> MariaDB' : 'MariaDB -> PG'}`;
   row(bench, 'engine rows/s', int(rate));
   row(bench, `raw ${target.kind} write rows/s`, `${int(rawRate)} (${int(raw.rowsPerSecond)} before, ${int(rawAfter.rowsPerSecond)} after)`);
   row(bench, 'engine / raw write', pct(ratio), `>= ${pct(INITIAL_RATIO_TARGET)}`, ratio >= INITIAL_RATIO_TARGET);
+  row(bench, 'write ceiling / raw write', ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${c.storeConnections} conn.)`).join(', '));
   const rss = Math.max(peak, stats?.hwmBytes ?? 0);
   row(bench, 'worker peak RSS', mb(rss), `< ${mb(RSS_BOUND)}`, rss < RSS_BOUND);
   figures[key] = {
@@ -266,6 +279,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
     rawRowsPerSecond: rawRate,
     rawWriteChangeCapture: rawCapture,
     ratio,
+    writeCeilings: ceilings,
     peakRssBytes: peak,
     vmHwmBytes: stats?.hwmBytes ?? null,
     cpuSeconds: cpu,
