@@ -114,6 +114,13 @@ interface Unit {
   conflicts: { to: SideName; field: string; winner: SideName; reason: string }[];
   deferred: boolean;
   /**
+   * Per side: a change of that side did not reach the other one (a value that cannot be converted, a link whose
+   * target is not there yet, a write refused or dropped); its shadow kept the old values for it.
+   */
+  kept: Record<SideName, boolean>;
+  /** Both sides' values went through the field merge (a side's pending change was decided on, one way or the other). */
+  merged: boolean;
+  /**
    * A copy this sync created whose link never reached the store (a crash between the app write and the
    * commit) and whose source record has since gone: linked as it is, and its source is taken as deleted.
    */
@@ -241,7 +248,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
   const unitFor = (link: LinkRow, isNew: boolean): Unit => {
     let unit = units.get(link.id);
     if (!unit) {
-      unit = { link, isNew, current: { left: null, right: null }, at: { left: null, right: null }, writes: { left: null, right: null }, shadow: { left: {}, right: {} }, ops: [], conflicts: [], deferred: false, orphan: false };
+      unit = { link, isNew, current: { left: null, right: null }, at: { left: null, right: null }, writes: { left: null, right: null }, shadow: { left: {}, right: {} }, ops: [], conflicts: [], deferred: false, kept: { left: false, right: false }, merged: false, orphan: false };
       units.set(link.id, unit);
     }
     return unit;
@@ -418,6 +425,8 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     const fresh: LinkRow[] = [];
     const operations: OperationRow[] = [];
     const seen = { left: [] as string[], right: [] as string[] };
+    // Records whose pending change on one side is decided now (carried, or lost to a later change of the other side).
+    const settled: { recordId: string; side: SideName }[] = [];
     let stepped = 0;
     for (const unit of units.values()) {
       if (++stepped % YIELD_EVERY === 0) await setImmediate();
@@ -436,6 +445,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
         }
       }
       for (const side of SIDES) if (unit.current[side] !== null) seen[side].push(unit.link.id);
+      for (const side of keepChangeTimes(unit, now)) settled.push({ recordId: unit.link.id, side: other(side) });
       unit.link.name = recordName(pair, unit.current.left ? 'left' : 'right', unit.current.left ?? unit.current.right, remoteOf(unit.link, unit.current.left ? 'left' : 'right')) ?? unit.link.name;
       if (unit.deferred) {
         const tried = options.attempts?.get(unit.link.id) ?? 0;
@@ -459,6 +469,7 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
     const freshIds = new Set(fresh.map((link) => link.id));
     const issueKeys = new Set(issues.map((issue) => `${issue.recordId}:${issue.side}`));
     const resolved = succeeded.filter((entry) => !freshIds.has(entry.recordId) && !issueKeys.has(`${entry.recordId}:${entry.side}`));
+    const moot = settled.filter((entry) => !issueKeys.has(`${entry.recordId}:${entry.side}`));
     const orphans = [...units.values()].filter((unit) => unit.orphan).map((unit) => ({ link: unit.link, side: other(unit.current.left ? 'left' : 'right') }));
     const commit = async (after: Promise<void> | null): Promise<void> => {
       await ctx.fenced(async (tx) => {
@@ -467,6 +478,8 @@ export async function reconcile(ctx: EngineContext, pair: PairPlan, observations
         await insertOperations(tx, ctx.syncId, operations);
         await openRecordIssues(tx, ctx.syncId, issues);
         await resolveRecordIssues(tx, ctx.syncId, resolved);
+        // Nothing is left to carry there: the issues of converting or writing the settled change are moot.
+        await resolveRecordIssues(tx, ctx.syncId, moot, ['convert', 'write']);
         if (options.consumed && options.consumed.length > 0) await tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [options.consumed]);
         await enqueue(tx, ctx.syncId, queue);
         // Records that may be link targets were created: pushes waiting for them need not wait out their backoff.
@@ -533,6 +546,8 @@ function blankLink(pair: number, serviceId: string): LinkRow {
     right_sync_disabled: false,
     dead: false,
     create_pending: null,
+    left_changed_at: null,
+    right_changed_at: null,
   };
 }
 
@@ -627,8 +642,10 @@ function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relat
         keyed[field.key] = current[end.remoteId] ?? null;
         if (keyedShadow && shadow && Object.prototype.hasOwnProperty.call(shadow, end.remoteId)) keyedShadow[field.key] = (shadow[end.remoteId] ?? null) as CanonicalValue;
       }
-      return { current: keyed, shadow: keyedShadow, changedAt: options.initial ? null : (unit.at[s] ?? now) };
+      // A change seen before and still pending (its write was refused or dropped) counts at the time it was seen.
+      return { current: keyed, shadow: keyedShadow, changedAt: options.initial ? null : (unit.at[s] ?? changedAtOf(link, s) ?? now) };
     };
+    unit.merged = true;
     const outcomes = mergeRecord({
       fields: pair.fields.map((field) => ({ key: field.key, leftToRight: field.leftToRight, rightToLeft: field.rightToLeft })),
       left: side('left'),
@@ -658,10 +675,12 @@ function decide(ctx: EngineContext, pair: PairPlan, unit: Unit, relations: Relat
       const across = valueFor(field, from, value, relations);
       if (across.kind === 'deferred') {
         unit.deferred = true;
+        unit.kept[from] = true;
         continue;
       }
       if (across.kind === 'failed') {
         conversionIssue(ctx, pair, unit, field, to, across.reason, issues);
+        unit.kept[from] = true;
         continue;
       }
       unit.shadow[from][fieldEnd(field, from).remoteId] = value;
@@ -803,6 +822,29 @@ function dropWrite(pair: PairPlan, unit: Unit, target: SideName): void {
   }
   if (write.create) for (const field of pair.fields) delete unit.shadow[from][fieldEnd(field, from).remoteId];
   unit.writes[target] = null;
+  unit.kept[from] = true;
+}
+
+function changedAtOf(link: LinkRow, side: SideName): string | null {
+  return side === 'left' ? link.left_changed_at : link.right_changed_at;
+}
+
+/**
+ * The links' change times (`LinkRow.left_changed_at`): a side whose change did not reach the other one keeps the
+ * time that change was seen (this round's observation, else the time stored before, else now); a side whose values
+ * went through the merge with nothing kept has nothing pending any more. A record that was not merged (filtered,
+ * one side only) keeps what it had. Returns the sides that had a pending change and have none now (settled).
+ */
+function keepChangeTimes(unit: Unit, now: string): SideName[] {
+  const settled: SideName[] = [];
+  for (const side of SIDES) {
+    const before = changedAtOf(unit.link, side);
+    const time = unit.kept[side] ? (unit.at[side] ?? before ?? now) : unit.merged ? null : before;
+    if (before !== null && time === null) settled.push(side);
+    if (side === 'left') unit.link.left_changed_at = time;
+    else unit.link.right_changed_at = time;
+  }
+  return settled;
 }
 
 function failWrite(ctx: EngineContext, pair: PairPlan, unit: Unit, target: SideName, outcome: Extract<WriteResult, { ok: false }>, issues: RecordIssue[], result: ReconcileResult): void {

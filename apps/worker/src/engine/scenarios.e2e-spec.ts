@@ -449,6 +449,46 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       expect(await opCount(syncId)).toBe(settled);
     });
 
+    it('two-way field, and the sync is paused right before the merge that follows: the app\'s edit still wins once the sync is resumed', async () => {
+      const { pg, my } = await setup();
+      const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
+      const calls = await editUnderTheWrite(my);
+      // The merge after the dropped write begins by reading the right again: the sync is paused at that moment and
+      // the read fails. Its runner stops; the one that resumes starts from the stored checkpoints, which are past
+      // the left's change, so the left is read by id, not seen in its change feed again.
+      const readByIds = MysqlConnection.prototype.readByIds;
+      let stopped = 0;
+      const spy = jest.spyOn(MysqlConnection.prototype, 'readByIds').mockImplementation(async function (this: MysqlConnection, table, ids) {
+        if (calls.length === 1 && stopped === 0) {
+          stopped += 1;
+          await q(`UPDATE syncs SET status = 'paused' WHERE id = $1`, [syncId]);
+          throw new Error('connection lost');
+        }
+        return readByIds.call(this, table, ids);
+      });
+      cleanups.push(async () => spy.mockRestore());
+      await pg.sql(`UPDATE people SET note = 'from the left', name = 'Ada L.' WHERE id = 1`);
+      await waitFor('the pause', async () => stopped === 1, 15_000);
+      await pause(3000);
+      const held = await linkOf(syncId, 'left', 1);
+      expect(held).toMatchObject({ left_shadow: { id: 1, name: 'Ada', note: 'a' } });
+      expect(held!['left_changed_at']).not.toBeNull();
+      await q(`UPDATE syncs SET status = 'active' WHERE id = $1`, [syncId]);
+      // Both writes of that merge are in once the left holds the app's edit and the right the left's name.
+      await waitFor(
+        'both sides hold the app\'s edit',
+        async () => (await pg.sql<{ note: string }>(`SELECT note FROM people WHERE id = 1`))[0]?.note === 'the app, in between' && (await my.sql<{ name: string }>(`SELECT name FROM contacts WHERE id = 1`))[0]?.name === 'Ada L.',
+        20_000,
+      );
+      expect(await my.sql(`SELECT name, note FROM contacts WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
+      expect(await pg.sql(`SELECT name, note FROM people WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
+      // Nothing is pending once that merge is committed (its writes to the apps come before its commit).
+      await waitFor('the change times cleared', async () => {
+        const link = await linkOf(syncId, 'left', 1);
+        return link!['left_changed_at'] === null && link!['right_changed_at'] === null;
+      });
+    });
+
     it('PostgreSQL as the target: the same, the other way round', async () => {
       const { pg, my } = await setup();
       const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
@@ -496,6 +536,27 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       expect(await conflictsOf(syncId)).toEqual([{ written: 'right', field: 'note', winner: 'left', reason: 'preferred_side' }]);
       expect(await pg.sql(`SELECT note FROM people ORDER BY id`)).toEqual([{ note: 'a' }, { note: 'g' }]);
     });
+  });
+
+  it('a change the target rejected, then an edit of the same field on the target: the later edit wins, reaches the source and clears the issue', async () => {
+    const { pg, my } = await databases(`CREATE TABLE people (id integer PRIMARY KEY, name text NOT NULL, note text); INSERT INTO people VALUES (1, 'Ada', 'a'), (2, 'Grace', 'g');`, [
+      `CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, note VARCHAR(40))`,
+    ]);
+    const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
+    await waitFor('Ada on the right', async () => (await my.sql(`SELECT id FROM contacts WHERE id = 1`)).length === 1, 15_000);
+    const open = () => q<Row>(`SELECT * FROM sync_issues WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL`, [syncId]);
+    // Too long for the right's VARCHAR(40): the write is refused and the left keeps its change pending.
+    await pg.sql(`UPDATE people SET note = '${'x'.repeat(60)}' WHERE id = 1`);
+    await waitFor('a record issue', async () => (await open()).length === 1, 15_000);
+    // A person answers it on the right, after the left's change: the later change.
+    await pause(1100);
+    await my.sql(`UPDATE contacts SET note = 'fixed on the right' WHERE id = 1`);
+    await waitFor('the right\'s edit on the left', async () => (await pg.sql<{ note: string }>(`SELECT note FROM people WHERE id = 1`))[0]?.note === 'fixed on the right', 15_000);
+    expect(await my.sql(`SELECT note FROM contacts WHERE id = 1`)).toEqual([{ note: 'fixed on the right' }]);
+    await waitFor('the issue cleared', async () => (await open()).length === 0, 15_000);
+    const settled = await settledCount(() => opCount(syncId));
+    await pause(2500);
+    expect(await opCount(syncId)).toBe(settled);
   });
 
   it('an app edit that lands right after Lockstep wrote the same record is carried, not taken for Lockstep\'s own write', async () => {

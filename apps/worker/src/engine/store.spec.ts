@@ -129,6 +129,7 @@ describe('insertLinks and insertOperations (against the service store)', () => {
     id, service_id: `44444444-4444-4444-8444-${String(n).padStart(12, '0')}`, table_pair: 0, name: `name ${n}`, left_remote_id: `L${n}`, right_remote_id: `R${n}`,
     left_shadow: { name: `name ${n}`, note: 'tab\there' }, right_shadow: { full_name: `name ${n}` }, left_hash: 'lh', right_hash: 'rh',
     left_deleted: false, right_deleted: false, left_filtered: false, right_filtered: false, left_sync_disabled: false, right_sync_disabled: false, dead: false, create_pending: null,
+    left_changed_at: null, right_changed_at: null,
   });
 
   it('copies new links with the transaction time as created, updated and seen time of the sides seen (NULL for a side not seen), and operations at that time', async () => {
@@ -190,6 +191,16 @@ describe('insertLinks and insertOperations (against the service store)', () => {
     await db.query(`UPDATE record_links SET right_shadow = $2::json WHERE id = $1`, ['rec_flagged', SAME_AS_LEFT]);
     await db.query(`UPDATE record_links SET right_shadow = ${RIGHT_SHADOW}, left_shadow = NULL WHERE id = 'rec_flagged'`);
     expect(await loadLinksById(db, ['rec_flagged'])).toMatchObject([{ left_shadow: null, right_shadow: { a: 3 } }]);
+  });
+
+  it('keeps a side\'s pending change time (new links by COPY, saved links) and reads it back as ISO 8601 in UTC', async () => {
+    const pending = { ...link('rec_pending', 10), left_changed_at: '2026-11-21T10:20:30.123456Z' };
+    await db.transaction((tx) => insertLinks(tx, syncId, [pending, link('rec_plain', 11)], { left: [], right: [] }));
+    const loaded = new Map((await loadLinksById(db, ['rec_pending', 'rec_plain'])).map((row) => [row.id, row]));
+    expect(loaded.get('rec_pending')).toMatchObject({ left_changed_at: '2026-11-21T10:20:30.123456Z', right_changed_at: null });
+    expect(loaded.get('rec_plain')).toMatchObject({ left_changed_at: null, right_changed_at: null });
+    await saveLinks(db, syncId, [{ ...loaded.get('rec_pending')!, left_changed_at: null, right_changed_at: '2026-11-21T11:00:00+01:00' }], { left: [], right: [] });
+    expect(await loadLinksById(db, ['rec_pending'])).toMatchObject([{ left_changed_at: null, right_changed_at: '2026-11-21T10:00:00.000000Z' }]);
   });
 });
 

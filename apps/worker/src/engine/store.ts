@@ -29,6 +29,13 @@ export interface LinkRow {
   right_sync_disabled: boolean;
   dead: boolean;
   create_pending: SideName | null;
+  /**
+   * When the side's change that the other side has not taken yet was seen (ISO 8601), or null: set when a write
+   * carrying it was refused or dropped (the side's shadow kept its old values), so that a later merge compares
+   * that change's own time with the other side's, not the time it reads the record again.
+   */
+  left_changed_at: string | null;
+  right_changed_at: string | null;
 }
 
 /**
@@ -44,7 +51,13 @@ export const SAME_AS_LEFT = '"="';
 export const RIGHT_SHADOW = `CASE WHEN right_shadow::text = '${SAME_AS_LEFT}' THEN left_shadow ELSE right_shadow END`;
 
 const LINK_COLUMNS = `id, service_id::text AS service_id, table_pair, name, left_remote_id, right_remote_id, left_shadow, ${RIGHT_SHADOW} AS right_shadow, left_hash, right_hash,
-  left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending`;
+  left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending,
+  ${isoTime('left_changed_at')} AS left_changed_at, ${isoTime('right_changed_at')} AS right_changed_at`;
+
+/** A `timestamptz` column as ISO 8601 text in UTC (what the merge compares). */
+function isoTime(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
 
 export function remoteOf(link: LinkRow, side: SideName): string | null {
   return side === 'left' ? link.left_remote_id : link.right_remote_id;
@@ -178,18 +191,18 @@ export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: 
   const rows = links.map((link) => ({ ...link, left_seen: seenLeft.has(link.id), right_seen: seenRight.has(link.id) }));
   await db.query(
     `INSERT INTO record_links AS l (id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash,
-        left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending, left_seen_at, right_seen_at, updated_at)
+        left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending, left_changed_at, right_changed_at, left_seen_at, right_seen_at, updated_at)
      SELECT v.id, $2, v.table_pair, v.service_id::uuid, v.name, v.left_remote_id, v.right_remote_id, v.left_shadow, v.right_shadow, v.left_hash, v.right_hash,
-        v.left_deleted, v.right_deleted, v.left_filtered, v.right_filtered, v.left_sync_disabled, v.right_sync_disabled, v.dead, v.create_pending,
+        v.left_deleted, v.right_deleted, v.left_filtered, v.right_filtered, v.left_sync_disabled, v.right_sync_disabled, v.dead, v.create_pending, v.left_changed_at, v.right_changed_at,
         CASE WHEN v.left_seen THEN now() END, CASE WHEN v.right_seen THEN now() END, now()
      FROM jsonb_to_recordset($1::jsonb) AS v(id text, table_pair integer, service_id text, name text, left_remote_id text, right_remote_id text, left_shadow json, right_shadow json,
         left_hash text, right_hash text, left_deleted boolean, right_deleted boolean, left_filtered boolean, right_filtered boolean, left_sync_disabled boolean,
-        right_sync_disabled boolean, dead boolean, create_pending text, left_seen boolean, right_seen boolean)
+        right_sync_disabled boolean, dead boolean, create_pending text, left_changed_at timestamptz, right_changed_at timestamptz, left_seen boolean, right_seen boolean)
      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, left_remote_id = EXCLUDED.left_remote_id, right_remote_id = EXCLUDED.right_remote_id,
         left_shadow = EXCLUDED.left_shadow, right_shadow = EXCLUDED.right_shadow, left_hash = EXCLUDED.left_hash, right_hash = EXCLUDED.right_hash,
         left_deleted = EXCLUDED.left_deleted, right_deleted = EXCLUDED.right_deleted, left_filtered = EXCLUDED.left_filtered, right_filtered = EXCLUDED.right_filtered,
         left_sync_disabled = EXCLUDED.left_sync_disabled, right_sync_disabled = EXCLUDED.right_sync_disabled, dead = EXCLUDED.dead, create_pending = EXCLUDED.create_pending,
-        left_seen_at = COALESCE(EXCLUDED.left_seen_at, l.left_seen_at), right_seen_at = COALESCE(EXCLUDED.right_seen_at, l.right_seen_at), updated_at = now()`,
+        left_changed_at = EXCLUDED.left_changed_at, right_changed_at = EXCLUDED.right_changed_at, left_seen_at = COALESCE(EXCLUDED.left_seen_at, l.left_seen_at), right_seen_at = COALESCE(EXCLUDED.right_seen_at, l.right_seen_at), updated_at = now()`,
     [JSON.stringify(rows), syncId],
   );
 }
@@ -213,13 +226,13 @@ const transactionTimes = new WeakMap<Db, Promise<string>>();
 const NEW_LINK_COLUMNS = [
   'id', 'sync_id', 'table_pair', 'service_id', 'name', 'left_remote_id', 'right_remote_id', 'left_shadow', 'right_shadow', 'left_hash', 'right_hash',
   'left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled', 'right_sync_disabled', 'dead', 'create_pending',
-  'left_seen_at', 'right_seen_at',
+  'left_changed_at', 'right_changed_at', 'left_seen_at', 'right_seen_at',
 ];
 
 const FLAG_COLUMNS: ReadonlySet<string> = new Set(['left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled', 'right_sync_disabled', 'dead', 'create_pending']);
 
-/** The same without the flags and `create_pending`, for links that hold their defaults there (a plain initial create). */
-const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has(column));
+/** The same without the flags, `create_pending` and the change times, for links that hold their defaults there (a plain initial create). */
+const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has(column) && column !== 'left_changed_at' && column !== 'right_changed_at');
 
 /**
  * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes (base64url),
@@ -235,7 +248,7 @@ function plainColumns(columns: readonly string[], unescaped: readonly string[]):
 }
 
 function plain(link: LinkRow): boolean {
-  return !link.left_deleted && !link.right_deleted && !link.left_filtered && !link.right_filtered && !link.left_sync_disabled && !link.right_sync_disabled && !link.dead && link.create_pending === null;
+  return !link.left_deleted && !link.right_deleted && !link.left_filtered && !link.right_filtered && !link.left_sync_disabled && !link.right_sync_disabled && !link.dead && link.create_pending === null && link.left_changed_at === null && link.right_changed_at === null;
 }
 
 /**
@@ -256,7 +269,7 @@ export async function insertLinks(db: Db, syncId: string, links: LinkRow[], seen
     const head = [link.id, syncId, link.table_pair, link.service_id, link.name, link.left_remote_id, link.right_remote_id, left, right !== null && right === left ? SAME_AS_LEFT : right, link.left_hash, link.right_hash];
     const seenAt = [seenLeft.has(link.id) ? now : null, seenRight.has(link.id) ? now : null];
     if (narrow) return [...head, ...seenAt];
-    return [...head, link.left_deleted, link.right_deleted, link.left_filtered, link.right_filtered, link.left_sync_disabled, link.right_sync_disabled, link.dead, link.create_pending, ...seenAt];
+    return [...head, link.left_deleted, link.right_deleted, link.left_filtered, link.right_filtered, link.left_sync_disabled, link.right_sync_disabled, link.dead, link.create_pending, link.left_changed_at, link.right_changed_at, ...seenAt];
   });
   if (!(await copyIn(db, 'record_links', narrow ? PLAIN_LINK_COLUMNS : NEW_LINK_COLUMNS, rows, narrow ? PLAIN_LINK_PLAIN : NEW_LINK_PLAIN))) await saveLinks(db, syncId, links, seen);
 }
@@ -400,13 +413,16 @@ export async function openRecordIssues(db: Db, syncId: string, issues: RecordIss
   );
 }
 
-/** Records that synced: their open record issues on that side clear themselves. */
-export async function resolveRecordIssues(db: Db, syncId: string, records: { recordId: string; side: SideName }[]): Promise<void> {
+/**
+ * Records that synced: their open record issues on that side clear themselves. `kinds` limits it to issues of
+ * those causes (the part of `RecordIssue.cause` before its first colon, as kept in the dedupe key).
+ */
+export async function resolveRecordIssues(db: Db, syncId: string, records: { recordId: string; side: SideName }[], kinds?: string[]): Promise<void> {
   if (records.length === 0) return;
   await db.query(
     `UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL
-       AND (record_id, side) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-    [syncId, records.map((record) => record.recordId), records.map((record) => record.side)],
+       AND (record_id, side) IN (SELECT * FROM unnest($2::text[], $3::text[]))${kinds ? ` AND split_part(dedupe_key, ':', 4) = ANY($4::text[])` : ''}`,
+    [syncId, records.map((record) => record.recordId), records.map((record) => record.side), ...(kinds ? [kinds] : [])],
   );
 }
 

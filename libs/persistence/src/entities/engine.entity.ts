@@ -28,6 +28,9 @@ export class RecordLinkEntity {
   @Column({ name: 'right_sync_disabled', type: 'boolean' }) rightSyncDisabled: boolean;
   @Column({ type: 'boolean' }) dead: boolean;
   @Column({ name: 'create_pending', type: 'text', nullable: true }) createPending: SideName | null;
+  /** When a side's change that the other side has not taken yet (a refused or dropped write) was seen; null when none. */
+  @Column({ name: 'left_changed_at', type: 'timestamptz', nullable: true }) leftChangedAt: Date | null;
+  @Column({ name: 'right_changed_at', type: 'timestamptz', nullable: true }) rightChangedAt: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
 }

@@ -41,7 +41,7 @@ async function counts(client: Client, syncId: string): Promise<{ links: number; 
   return row;
 }
 
-describe('migrations EngineStoreWrites and EngineStoreValues: cheaper links and operations', () => {
+describe('migrations EngineStoreWrites, EngineStoreValues and LinkChangeTimes: cheaper links and operations, pending change times', () => {
   it('removes a deleted sync\'s links and operations (and only its own), also when its account is deleted', async () => {
     await withClient(STORE_URL, async (client) => {
       const accountId = id('acct');
@@ -56,7 +56,7 @@ describe('migrations EngineStoreWrites and EngineStoreValues: cheaper links and 
     });
   });
 
-  it('stores values as json, without foreign keys on sync_id or operations_remote, with record_links_unplaced; down restores all of it and up applies again', async () => {
+  it('stores values as json, without foreign keys on sync_id or operations_remote, with record_links_unplaced and the links\' change times; down restores all of it and up applies again', async () => {
     const name = `lockstep_migration_${randomBytes(4).toString('hex')}`;
     const admin = new URL(STORE_URL);
     admin.pathname = '/postgres';
@@ -68,6 +68,7 @@ describe('migrations EngineStoreWrites and EngineStoreValues: cheaper links and 
         const keys = await client.query(`SELECT conname FROM pg_constraint WHERE conname IN ('record_links_sync_id_fkey', 'operations_sync_id_fkey') ORDER BY conname`);
         const indexes = await client.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('operations_remote', 'record_links_unplaced') ORDER BY indexname`);
         const triggers = await client.query(`SELECT tgname FROM pg_trigger WHERE tgname = 'syncs_delete_rows'`);
+        const changeTimes = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'record_links' AND column_name LIKE '%_changed_at' ORDER BY column_name`);
         const types = await client.query(
           `SELECT table_name || '.' || column_name AS name, data_type FROM information_schema.columns
            WHERE (table_name, column_name) IN (('record_links', 'left_shadow'), ('record_links', 'right_shadow'), ('operations', 'field_changes'), ('operations', 'details'))`,
@@ -77,11 +78,12 @@ describe('migrations EngineStoreWrites and EngineStoreValues: cheaper links and 
           indexes: indexes.rows.map((row) => row.indexname),
           trigger: triggers.rowCount,
           types: [...new Set(types.rows.map((row) => row.data_type))],
+          changeTimes: changeTimes.rows.map((row) => row.column_name),
         };
       });
     try {
       await runMigrations(url.toString());
-      expect(await shape()).toEqual({ keys: [], indexes: ['record_links_unplaced'], trigger: 1, types: ['json'] });
+      expect(await shape()).toEqual({ keys: [], indexes: ['record_links_unplaced'], trigger: 1, types: ['json'], changeTimes: ['left_changed_at', 'right_changed_at'] });
       await withClient(url.toString(), async (client) => {
         await client.query(`INSERT INTO accounts (id, email, password_hash) VALUES ('acct_m', 'm@example.com', 'x')`);
         await client.query(`INSERT INTO syncs (id, account_id, name) VALUES ('sync_m', 'acct_m', 'm')`);
@@ -91,14 +93,14 @@ describe('migrations EngineStoreWrites and EngineStoreValues: cheaper links and 
       const dataSource = createDataSource(url.toString());
       await dataSource.initialize();
       try {
-        await dataSource.undoLastMigration({ transaction: 'all' });
-        await dataSource.undoLastMigration({ transaction: 'all' });
+        // LinkChangeTimes, then the two above.
+        for (let undone = 0; undone < 3; undone += 1) await dataSource.undoLastMigration({ transaction: 'all' });
       } finally {
         await dataSource.destroy();
       }
-      expect(await shape()).toEqual({ keys: ['operations_sync_id_fkey', 'record_links_sync_id_fkey'], indexes: ['operations_remote'], trigger: 0, types: ['jsonb'] });
+      expect(await shape()).toEqual({ keys: ['operations_sync_id_fkey', 'record_links_sync_id_fkey'], indexes: ['operations_remote'], trigger: 0, types: ['jsonb'], changeTimes: [] });
       await runMigrations(url.toString());
-      expect(await shape()).toEqual({ keys: [], indexes: ['record_links_unplaced'], trigger: 1, types: ['json'] });
+      expect(await shape()).toEqual({ keys: [], indexes: ['record_links_unplaced'], trigger: 1, types: ['json'], changeTimes: ['left_changed_at', 'right_changed_at'] });
       // The values came through both ways (the operation's default `field_changes` too).
       const [row] = await withClient(url.toString(), async (client) =>
         (await client.query(`SELECT l.left_shadow, o.field_changes FROM record_links l JOIN operations o ON o.record_id = l.id WHERE l.id = 'rec_m'`)).rows,
