@@ -832,14 +832,15 @@ function changedAtOf(link: LinkRow, side: SideName): string | null {
 /**
  * The links' change times (`LinkRow.left_changed_at`): a side whose change did not reach the other one keeps the
  * time that change was seen (this round's observation, else the time stored before, else now); a side whose values
- * went through the merge with nothing kept has nothing pending any more. A record that was not merged (filtered,
- * one side only) keeps what it had. Returns the sides that had a pending change and have none now (settled).
+ * went through the merge with nothing kept, or whose copy was just created on the other side, has nothing pending
+ * any more. A record that was not merged otherwise (filtered, one side only) keeps what it had. Called after the
+ * writes (a write that failed is null by then). Returns the sides that had a pending change and have none now.
  */
 function keepChangeTimes(unit: Unit, now: string): SideName[] {
   const settled: SideName[] = [];
   for (const side of SIDES) {
     const before = changedAtOf(unit.link, side);
-    const time = unit.kept[side] ? (unit.at[side] ?? before ?? now) : unit.merged ? null : before;
+    const time = unit.kept[side] ? (unit.at[side] ?? before ?? now) : unit.merged || unit.writes[other(side)] !== null ? null : before;
     if (before !== null && time === null) settled.push(side);
     if (side === 'left') unit.link.left_changed_at = time;
     else unit.link.right_changed_at = time;
