@@ -30,9 +30,10 @@ export interface LinkRow {
   dead: boolean;
   create_pending: SideName | null;
   /**
-   * When the side's change that the other side has not taken yet was seen (ISO 8601), or null: set when a write
-   * carrying it was refused or dropped (the side's shadow kept its old values), so that a later merge compares
-   * that change's own time with the other side's, not the time it reads the record again.
+   * When the side's change that the other side has not taken yet was seen (ISO 8601), or null: set when the write
+   * carrying it was refused or dropped, a value could not be converted or a relation was deferred (the side's
+   * shadow kept its old values), so that a later merge compares that change's own time with the other side's,
+   * not the time it reads the record again (`keepChangeTimes` in reconcile.ts).
    */
   left_changed_at: string | null;
   right_changed_at: string | null;
