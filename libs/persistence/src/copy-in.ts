@@ -44,7 +44,7 @@ export function copyText(value: string | number | boolean | null): string {
 /** Rows of text built between turns of the event loop (other connections' answers are handled meanwhile). */
 const YIELD_EVERY = 256;
 
-type PgClientLike = { query(query: Query): Query };
+export type PgClientLike = { query(query: Query): Query };
 
 /** The pg client of a TypeORM transaction's query runner, or null. */
 async function pgClient(db: unknown): Promise<PgClientLike | null> {
@@ -86,12 +86,17 @@ export async function copyIn(
   }
   lines[rows.length] = '';
   const text = lines.join('\n');
+  await copyBuffer(client, `COPY ${table} (${columns.join(', ')}) FROM STDIN`, Buffer.from(text, 'utf8'));
+  return true;
+}
+
+/** Runs `statement` (a `COPY ... FROM STDIN`) on a pg client with `data`, text already in COPY's format, as its rows. */
+export function copyBuffer(client: PgClientLike, statement: string, data: Buffer): Promise<void> {
   // pg answers a query object (not a promise): the COPY has ended at its 'end' event, or failed at 'error' (a
   // rejected row). Without a listener that error would be thrown out of pg's socket handler.
-  const query = client.query(new CopyFromStdin(`COPY ${table} (${columns.join(', ')}) FROM STDIN`, Buffer.from(text, 'utf8')));
-  await new Promise<void>((resolve, reject) => {
+  const query = client.query(new CopyFromStdin(statement, data));
+  return new Promise<void>((resolve, reject) => {
     query.once('error', reject);
     query.once('end', () => resolve());
   });
-  return true;
 }

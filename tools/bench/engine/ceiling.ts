@@ -19,7 +19,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
-import { Client, Query } from 'pg';
+import { Client } from 'pg';
+import { copyBuffer } from '@lockstep/persistence';
 import { type AppSide, canonicalRow, uniqueName } from './apps';
 import { ServerCpuSampler, type ServiceStore } from './service';
 
@@ -38,26 +39,6 @@ const TARGET_BATCH = 500;
 const STORE_PAGE = 1000;
 const LINK_COLUMNS = 'id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash, left_seen_at, right_seen_at';
 const OPERATION_COLUMNS = 'id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details';
-
-/** `COPY ... FROM STDIN` of a prepared text (pg hands the query the connection when the server asks for data). */
-class CopyText extends Query {
-  constructor(text: string, private readonly data: Buffer) {
-    super({ text });
-  }
-
-  handleCopyInResponse(connection: { sendCopyFromChunk(chunk: Buffer): void; endCopyFrom(): void }): void {
-    connection.sendCopyFromChunk(this.data);
-    connection.endCopyFrom();
-  }
-}
-
-function copy(client: Client, statement: string, data: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const query = client.query(new CopyText(statement, data));
-    query.once('error', reject);
-    query.once('end', () => resolve());
-  });
-}
 
 /** An id of the service's form (`rec_` / `op_` and 20 lowercase letters and digits), unique per `i`. */
 const serviceId = (prefix: string, i: number) => `${prefix}_${i.toString(36).padStart(20, '0')}`;
@@ -106,7 +87,7 @@ async function targetWriter(target: AppSide, table: string, serviceIds: string[]
     const client = new Client({ connectionString: url });
     await client.connect();
     const statement = `COPY "${target.base}"."${table}" (id, name, qty, note, updated_at, lockstep_id) FROM STDIN`;
-    return { batches, send: (batch) => copy(client, statement, batch as Buffer), close: () => client.end() };
+    return { batches, send: (batch) => copyBuffer(client, statement, batch as Buffer), close: () => client.end() };
   }
   const connection = await mysql.createConnection({ uri: url, database: target.base });
   await connection.query(`SET time_zone = '+00:00'`);
@@ -153,8 +134,8 @@ export async function writeCeiling(store: ServiceStore, target: AppSide, rows: n
         for (let page = turn; page < pages.length; page += clients.length) {
           await client.query('BEGIN');
           await client.query('SET LOCAL synchronous_commit = off');
-          await copy(client, `COPY record_links (${LINK_COLUMNS}) FROM STDIN`, pages[page]!.links);
-          await copy(client, `COPY operations (${OPERATION_COLUMNS}) FROM STDIN`, pages[page]!.operations);
+          await copyBuffer(client, `COPY record_links (${LINK_COLUMNS}) FROM STDIN`, pages[page]!.links);
+          await copyBuffer(client, `COPY operations (${OPERATION_COLUMNS}) FROM STDIN`, pages[page]!.operations);
           await client.query('COMMIT');
         }
       }),

@@ -253,13 +253,14 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   );
   // The write ceiling (ceiling.ts): the same writes with their text built beforehand, nothing read or decided.
   const ceilings: WriteCeiling[] = [await writeCeiling(env.store, target, options.rows, 1), await writeCeiling(env.store, target, options.rows, 2)];
+  const connections = (c: WriteCeiling) => `${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}`;
   for (const ceiling of ceilings) {
     say(
-      `  write ceiling (target rows + links + operations, text built beforehand), ${ceiling.storeConnections} store connection${ceiling.storeConnections > 1 ? 's' : ' '} ${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
+      `  write ceiling (target rows + links + operations, text built beforehand), ${connections(ceiling).padEnd(20)}${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
     );
   }
   say(
-    `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
+    `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${connections(c)}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
   );
   say(`    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`);
   if (issues.length) say(`    open issues: ${JSON.stringify(issues)}`);

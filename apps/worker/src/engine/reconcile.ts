@@ -16,6 +16,7 @@ import type { EngineContext } from './context';
 import { applyConfirmedDeletes } from './deletes';
 import { carries, convertAcross, type FieldPlan, fieldEnd, type PairPlan, pairWrites, sideEnd } from './plan';
 import {
+  changedAtOf,
   type Db,
   deletedOn,
   enqueue,
@@ -823,10 +824,6 @@ function dropWrite(pair: PairPlan, unit: Unit, target: SideName): void {
   if (write.create) for (const field of pair.fields) delete unit.shadow[from][fieldEnd(field, from).remoteId];
   unit.writes[target] = null;
   unit.kept[from] = true;
-}
-
-function changedAtOf(link: LinkRow, side: SideName): string | null {
-  return side === 'left' ? link.left_changed_at : link.right_changed_at;
 }
 
 /**

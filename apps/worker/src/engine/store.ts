@@ -68,6 +68,10 @@ export function shadowOf(link: LinkRow, side: SideName): Record<string, unknown>
   return side === 'left' ? link.left_shadow : link.right_shadow;
 }
 
+export function changedAtOf(link: LinkRow, side: SideName): string | null {
+  return side === 'left' ? link.left_changed_at : link.right_changed_at;
+}
+
 export function deletedOn(link: LinkRow, side: SideName): boolean {
   return side === 'left' ? link.left_deleted : link.right_deleted;
 }
@@ -233,7 +237,7 @@ const NEW_LINK_COLUMNS = [
 const FLAG_COLUMNS: ReadonlySet<string> = new Set(['left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled', 'right_sync_disabled', 'dead', 'create_pending']);
 
 /** The same without the flags, `create_pending` and the change times, for links that hold their defaults there (a plain initial create). */
-const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has(column) && column !== 'left_changed_at' && column !== 'right_changed_at');
+const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has(column) && !column.endsWith('_changed_at'));
 
 /**
  * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes (base64url),
