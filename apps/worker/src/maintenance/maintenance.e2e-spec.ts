@@ -30,7 +30,9 @@ describe('worker: maintenance queue', () => {
     const queue = worker.get<Queue>(getQueueToken(QUEUES.maintenance));
     const job = await queue.add(MAINTENANCE_JOBS.purgeIdempotency, {});
     const result = await job.finished();
-    expect(result.deleted).toBeGreaterThanOrEqual(1);
+    // Other test files' workers share this queue and store and purge too: the expired key may already be gone
+    // when this job runs (a count of 0). What must hold is the state below.
+    expect(Number.isInteger(result.deleted) && result.deleted >= 0).toBe(true);
     const left = await records.find({ where: { accountId } });
     expect(left.map((r) => r.key)).toEqual(['live']);
     const repeatable = await queue.getRepeatableJobs();
