@@ -141,7 +141,9 @@ export class AppConfig {
  * The name of every setting of `AppConfig`. Its fields are class fields (ES2022 semantics: each one is an own
  * property of an instance, initialised or not), so a new setting is listed here without being named twice.
  */
-export const CONFIG_SETTINGS: readonly (keyof AppConfig & string)[] = Object.keys(new AppConfig()) as (keyof AppConfig & string)[];
+export const CONFIG_SETTINGS = Object.keys(new AppConfig()) as readonly ConfigSetting[];
+
+export type ConfigSetting = Exclude<keyof AppConfig & string, 'publicUrl'>;
 
 export class ConfigError extends Error {}
 

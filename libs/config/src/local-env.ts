@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CONFIG_SETTINGS } from './app-config';
+import { CONFIG_SETTINGS, type ConfigSetting } from './app-config';
 
 /** Where `npm start` keeps local state: the embedded PostgreSQL, Redis data, the master key. */
 export function lockstepHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -8,7 +8,7 @@ export function lockstepHome(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The settings of the service `npm start` runs, by `AppConfig` name, as the API and the worker got them. */
-export type LocalRuntime = Partial<Record<(typeof CONFIG_SETTINGS)[number], string>>;
+export type LocalRuntime = Partial<Record<ConfigSetting, string>>;
 
 const runtimeFile = (home: string) => join(home, 'runtime.json');
 
