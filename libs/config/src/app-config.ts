@@ -143,6 +143,7 @@ export class AppConfig {
  */
 export const CONFIG_SETTINGS = Object.keys(new AppConfig()) as readonly ConfigSetting[];
 
+/** A setting's name (`publicUrl` is derived from PUBLIC_URL and PORT, not a setting). */
 export type ConfigSetting = Exclude<keyof AppConfig & string, 'publicUrl'>;
 
 export class ConfigError extends Error {}

@@ -44,7 +44,8 @@ export function resolveLocalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   for (const [name, value] of Object.entries(recorded)) result[name] ||= value;
   // No recorded key (no record, or one from a launcher that did not record it): the key it created here.
   const keyFile = join(home, 'master.key');
-  if (!result.LOCKSTEP_MASTER_KEY && existsSync(keyFile))
+  if (!result.LOCKSTEP_MASTER_KEY && existsSync(keyFile)) {
     result.LOCKSTEP_MASTER_KEY = readFileSync(keyFile, 'utf8').trim();
+  }
   return result;
 }

@@ -76,7 +76,8 @@ export function optionalChoice<T extends string>(
 ): T | undefined {
   const value = options[name];
   if (value === undefined) return undefined;
-  if (!(choices as readonly string[]).includes(value))
+  if (!(choices as readonly string[]).includes(value)) {
     throw new UsageError(`--${name} takes ${choices.join(' or ')}`);
+  }
   return value as T;
 }

@@ -29,8 +29,9 @@ function jsonObject(text: string, name: string): Record<string, unknown> {
       `--${name} takes a JSON object, for example '{"connectionString":"postgres://..."}'`,
     );
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value))
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new UsageError(`--${name} takes a JSON object`);
+  }
   return value as Record<string, unknown>;
 }
 
@@ -190,7 +191,8 @@ export function findCommand(
 ): { name: string; command: Command; values: OptionValues<OptionSpecs> } {
   const name = words.slice(0, 2).join(' ');
   const command = COMMANDS[name];
-  if (!command || words.length > 2)
+  if (!command || words.length > 2) {
     throw new UsageError(`unknown command "${words.join(' ')}". ${usageText()}`);
+  }
   return { name, command, values: checkOptions(name, command.options, options) };
 }
