@@ -6,6 +6,8 @@
  * - Redis: REDIS_URL (default redis://127.0.0.1:6379); when nothing answers there and `redis-server` is on the
  *   PATH, one is started with its data under ./.lockstep/redis; otherwise one clear line says how to get one.
  * - LOCKSTEP_MASTER_KEY, or else a key created once in ./.lockstep/master.key.
+ * The settings the API and the worker get are recorded in ./.lockstep/runtime.json, where the operator CLI
+ * finds them (libs/config/src/local-env.ts).
  * Migrations run before the processes start. Ctrl-C stops everything.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -13,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
-import { lockstepHome } from '@lockstep/config';
+import { lockstepHome, recordLocalRuntime } from '@lockstep/config';
 import { runMigrations } from '@lockstep/persistence';
 
 const root = resolve(__dirname, '..', '..', '..');
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
   await ensureRedis(redisUrl, home);
   const databaseUrl = process.env.DATABASE_URL || (await embeddedPostgres(home));
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, LOCKSTEP_MASTER_KEY: masterKey(home) };
-  writeFileSync(join(home, 'runtime.json'), JSON.stringify({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl }, null, 2), { mode: 0o600 });
+  recordLocalRuntime(home, env);
 
   const applied = await runMigrations(databaseUrl);
   if (applied.length > 0) say(`applied migrations: ${applied.join(', ')}`);

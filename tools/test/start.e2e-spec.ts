@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +75,11 @@ describe('npm start (tools/dev/start)', () => {
     expect(await until(healthy, 120000)).toBe(true);
     expect(running.output()).toContain('embedded PostgreSQL');
     expect(running.output()).toContain('started redis-server');
+    // What the API and the worker got, recorded for the CLI: the queue prefix (non-default here) included.
+    const recorded = JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
+    const key = readFileSync(join(home, 'master.key'), 'utf8').trim();
+    expect(recorded).toMatchObject({ QUEUE_PREFIX: env.QUEUE_PREFIX, REDIS_URL: env.REDIS_URL, PORT: String(port), LOCKSTEP_MASTER_KEY: key });
+    expect(recorded.DATABASE_URL).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/lockstep$/);
 
     const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'dist/apps/api/src/cli/main.js'), ...args], { cwd: root, env, encoding: 'utf8' });
     const account = JSON.parse(cli('account', 'create', '--email', 'owner@example.com', '--password', 'a long password').stdout);

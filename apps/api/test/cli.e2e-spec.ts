@@ -1,5 +1,24 @@
-import { cli } from './support/cli';
-import { bearer, createTestApp, type TestApp } from './support/test-app';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Bull from 'bull';
+import { recordLocalRuntime } from '@lockstep/config';
+import { QUEUES, SYNC_JOBS } from '@lockstep/jobs';
+import { cli, cliWithEnv } from './support/cli';
+import { scratchMysql, scratchPg } from './support/scratch-dbs';
+import { bearer, createTestApp, TEST_MASTER_KEY, type TestApp } from './support/test-app';
+
+/** The `activate` jobs for this sync in the `syncs` queue under a Redis key prefix, whatever their state. */
+async function activateJobs(prefix: string, syncId: string): Promise<number> {
+  const queue = new Bull(QUEUES.syncs, process.env.REDIS_URL!, { prefix });
+  try {
+    const jobs = await queue.getJobs(['waiting', 'active', 'completed', 'failed', 'delayed', 'paused']);
+    return jobs.filter((job) => job?.name === SYNC_JOBS.activate && job.data.syncId === syncId).length;
+  } finally {
+    await queue.close();
+  }
+}
 
 describe('operator CLI', () => {
   let t: TestApp;
@@ -46,6 +65,38 @@ describe('operator CLI', () => {
     expect(updated.json()).toMatchObject({ api_enabled: false, subscription: 'none', plan: 'business' });
   });
 
+  it('run next to npm start, uses its settings: sync start queues its job under its QUEUE_PREFIX, not lockstep:', async () => {
+    const pg = await scratchPg('CREATE TABLE people (id serial PRIMARY KEY, name text NOT NULL, email varchar(200))');
+    const my = await scratchMysql(['CREATE TABLE contacts (id int AUTO_INCREMENT PRIMARY KEY, full_name varchar(200) NOT NULL, email varchar(200))']);
+    const home = mkdtempSync(join(tmpdir(), 'lockstep-home-'));
+    const prefix = `lockstep-cli-${randomBytes(4).toString('hex')}`;
+    try {
+      const write = await t.key((await t.account()).id, 'readwrite');
+      const left = { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema };
+      const right = { connector: 'mysql', auth: { connectionString: my.url }, base: my.database };
+      const sync = (await t.http().post('/v1/sync/syncs').set(bearer(write)).send({ name: 'Prefix', left, right }).expect(201)).body;
+      const fields = [{ left_field: 'name', right_field: 'full_name' }, { left_field: 'email', right_field: 'email' }];
+      const tables = [{ left_table: 'people', right_table: 'contacts', direction: 'two_way', fields }];
+      await t.http().put(`/v1/sync/syncs/${sync.id}/mappings`).set(bearer(write)).send({ tables }).expect(200);
+
+      // What `npm start` records when run with a non-default prefix; the CLI's environment sets none of it.
+      recordLocalRuntime(home, { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: prefix, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY });
+      const { DATABASE_URL: _store, REDIS_URL: _redis, QUEUE_PREFIX: _prefix, LOCKSTEP_MASTER_KEY: _key, ...shell } = process.env;
+      const started = cliWithEnv({ ...shell, LOCKSTEP_HOME: home }, 'sync', 'start', '--id', sync.id);
+      expect(started.stderr).toBe('');
+      expect(started.json()).toMatchObject({ id: sync.id, status: 'active' });
+
+      expect(await activateJobs(prefix, sync.id)).toBe(1);
+      expect(await activateJobs('lockstep', sync.id)).toBe(0);
+      expect(await activateJobs(process.env.QUEUE_PREFIX!, sync.id)).toBe(0);
+    } finally {
+      const queue = new Bull(QUEUES.syncs, process.env.REDIS_URL!, { prefix });
+      await queue.obliterate({ force: true }).finally(() => queue.close());
+      rmSync(home, { recursive: true, force: true });
+      await Promise.all([pg.drop(), my.drop()]);
+    }
+  });
+
   it('says what is wrong on stderr and exits non-zero', () => {
     const unknown = cli('account', 'explode');
     expect(unknown.code).toBe(2);
@@ -53,6 +104,10 @@ describe('operator CLI', () => {
     const missing = cli('key', 'create', '--name', 'x', '--scope', 'read');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('missing --account');
+    const misspelt = cli('sync', 'start', '--id', 'sync_0123456789abcdefghij', '--delete_approval', 'auto_approve');
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toContain('"sync start" takes no --delete_approval');
+    expect(misspelt.stderr).toContain('[--delete-approval review_required|auto_approve]');
     const badScope = cli('key', 'create', '--account', 'acc_x', '--name', 'x', '--scope', 'admin');
     expect(badScope.code).toBe(1);
     expect(badScope.stderr).toContain('invalid_request');

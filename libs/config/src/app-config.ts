@@ -137,6 +137,15 @@ export class AppConfig {
   }
 }
 
+/**
+ * The name of every setting of `AppConfig`. Its fields are class fields (ES2022 semantics: each one is an own
+ * property of an instance, initialised or not), so a new setting is listed here without being named twice.
+ */
+export const CONFIG_SETTINGS = Object.keys(new AppConfig()) as readonly ConfigSetting[];
+
+/** A setting's name (`publicUrl` is derived from PUBLIC_URL and PORT, not a setting). */
+export type ConfigSetting = Exclude<keyof AppConfig & string, 'publicUrl'>;
+
 export class ConfigError extends Error {}
 
 /** Reads and validates the configuration; throws one ConfigError naming every bad variable. */

@@ -8,17 +8,17 @@ import { findCommand } from './commands';
 
 /**
  * Operator CLI: `npm run -s lockstep -- <command>`. Prints JSON on stdout; on error a clear message on
- * stderr and exit code 1 (2 for usage errors). Without DATABASE_URL it uses the local service store of
- * `npm start` (./.lockstep/), which must be running.
+ * stderr and exit code 1 (2 for usage errors). Settings the environment leaves unset come from the running
+ * `npm start` (./.lockstep/runtime.json), so the CLI uses that service's store, Redis, queue prefix and key.
  */
 async function main(argv: string[]): Promise<number> {
   const { words, options } = parseArgs(argv);
   try {
-    const command = findCommand(words);
+    const { command, values } = findCommand(words, options);
     const config = loadConfig(resolveLocalEnv(process.env));
     const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
     try {
-      const result = await command.run(app, options);
+      const result = await command.run(app, values);
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return 0;
     } finally {
