@@ -2,7 +2,7 @@
  * The monitoring endpoints (spec 2.10, 2.11, 4.5) read from a real sync between PostgreSQL (left) and MariaDB
  * (right), carried by the real worker process: operations of an update on both sides with their
  * before/after, the filters and the cursor, a rejected write as an issue that a retry clears once the cause is
- * fixed (the engine then really writes the record), a connection issue's retry, every query-parameter error,
+ * fixed (the engine then really writes the record; before that, the same issue opens again), a connection issue's retry, every query-parameter error,
  * and who may see or retry what. One live sync is shared by the whole file.
  */
 import { newId } from '@lockstep/contracts';
@@ -31,6 +31,9 @@ interface Issue {
   type: string;
   remediation: { explanation: string; suggested_action: string; links: { name: string; url: string }[] };
   record: { id: string; remote_id: string | null; name: string | null; side: string; url: string; status_url: string } | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  occurrence_count: number;
 }
 
 describe('monitoring: operations and issues of a live sync', () => {
@@ -259,7 +262,7 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('insufficient_scope');
 
-    // A retry while the cause persists: the engine really tries again and raises the issue again (a new one).
+    // A retry while the cause persists: the engine really tries again and the same issue opens again.
     const early = await retry(issue.id);
     expect(early.status).toBe(202);
     expect(early.body).toEqual({
@@ -274,9 +277,12 @@ describe('monitoring: operations and issues of a live sync', () => {
       const found = (await openIssues('&type=record')).filter((open) => open.record?.id === recordId);
       return found.length > 0 ? found : null;
     });
-    expect(again.id).not.toBe(issue.id);
-    // A cleared issue stays readable.
-    expect((await get(`/v1/sync/issues/${issue.id}`)).body).toMatchObject({ id: issue.id, resolved_at: early.body.resolved_at });
+    // The recurrence is the issue the agent retried: the same id, open again, one occurrence more, seen later.
+    expect(again.id).toBe(issue.id);
+    expect(again.occurrence_count).toBeGreaterThan(issue.occurrence_count);
+    expect(Date.parse(again.last_seen_at)).toBeGreaterThan(Date.parse(early.body.resolved_at));
+    expect(again.first_seen_at).toBe(issue.first_seen_at);
+    expect((await get(`/v1/sync/issues/${issue.id}`)).body).toMatchObject({ id: issue.id, resolved_at: null, occurrence_count: again.occurrence_count });
     expect(await queued()).toEqual([]);
 
     // The cause is fixed; the retry clears the issue and re-queues the record.
@@ -285,6 +291,8 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(cleared.status).toBe(202);
     expect(cleared.body).toMatchObject({ issue_id: again.id, already_resolved: false, records_queued: 1 });
     expect((await openIssues()).map((open) => open.id)).not.toContain(again.id);
+    // A cleared issue stays readable.
+    expect((await get(`/v1/sync/issues/${again.id}`)).body).toMatchObject({ id: again.id, resolved_at: cleared.body.resolved_at });
     // Safe to repeat: 202 again, nothing queued twice.
     const repeated = await retry(again.id);
     expect(repeated.status).toBe(202);

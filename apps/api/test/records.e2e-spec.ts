@@ -309,6 +309,15 @@ describe('records and pending deletes on a live sync', () => {
       expect(await errorOf(get(`/v1/sync/records/rec_0123456789abcdefghij`), 404)).toBe('not_found');
     });
 
+    it('answers 404 not_found for a rec_ id that names no record, well-formed or not, without `sync` (spec 4.6)', async () => {
+      for (const id of ['rec_0123456789abcdefghij', 'rec_unknown', 'rec_', `rec_${'x'.repeat(2000)}`, 'rec_%00']) {
+        expect([id, await errorOf(get(`/v1/sync/records/${id}`), 404)]).toEqual([id, 'not_found']);
+        expect([id, await errorOf(refetch(id), 404)]).toEqual([id, 'not_found']);
+      }
+      // With `sync`, an id that is not a well-formed rec_ id may be a connected app's: looked up there (none here).
+      expect(await errorOf(get(`/v1/sync/records/rec_unknown?sync=${S}`), 404)).toBe('not_found');
+    });
+
     it('refuses refetch to a read key (403) and hides the sync from other accounts and other syncs\' one-sync keys (404)', async () => {
       const rec = await recordOf(1);
       expect(await errorOf(refetch(rec, '', live.keys.read), 403)).toBe('insufficient_scope');

@@ -5,5 +5,6 @@ export * from './migrate';
 export * from './persistence.module';
 export * from './credentials/credential-cipher';
 export * from './issues/credential-issues';
+export * from './issues/raise-issues';
 export * from './live-export-captures';
 export * from './copy-in';

@@ -19,7 +19,7 @@ export class IssuesController {
   @ApiOperation({
     summary: 'List open issues',
     description: [
-      'The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are not listed: the engine clears an issue once its cause is gone, and a retry clears it at once.',
+      'The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are not listed: the engine clears an issue once its cause is gone, and a retry clears it at once. An issue is one failure (of one record and side, or of one side): when the engine runs into a failure it has seen before, that issue opens again with its id instead of a new one.',
       '20 issues per page unless `limit` says otherwise. A one-sync key sees only its sync (`404 not_found` for others).',
     ].join('\n\n'),
   })
@@ -56,7 +56,7 @@ export class IssuesController {
       '- `record`: a `push` of the record joins the record\'s queue (after what is already queued there; the status document at `record_url` shows it under `queued_operations`). The worker runs it within about a second: it reads both copies and writes what the other side misses, like after a change.',
       '- `connection`: the sync tries the side again at once instead of at the end of its backoff; for rejected credentials (`authentication_error`) the stored credentials are tried again.',
       '- `sync_preview`, `webhook`, `other`: cleared.',
-      'When the cause persists the engine raises the issue again, with a new id, in the open list. Safe to repeat: a retry of an issue already cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and queues nothing.',
+      'When the cause persists the engine runs into it again and the same issue opens again (same id, `resolved_at` back to null, `occurrence_count` and `last_seen_at` moved on), so polling the retried id tells whether the retry fixed it. Safe to repeat: a retry of an issue already cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and queues nothing.',
     ].join('\n\n'),
   })
   @ApiParam(ISSUE_ID)

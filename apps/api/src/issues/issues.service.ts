@@ -77,6 +77,7 @@ export class IssuesService {
    * - `connection`: a rejected credential (`authentication_error`) is tried again (the side's `auth_status`
    *   goes back to `ok`); the sync's runner is woken now instead of at the end of its failure backoff.
    * - other types: cleared; the engine raises them again while the cause persists.
+   * A failure that persists reopens this same issue (`raiseIssues` in persistence), so its id tells the caller.
    * Safe to repeat: only the call that clears the issue queues anything; later ones answer `already_resolved`.
    */
   async retry(auth: AuthContext, id: string): Promise<IssueRetryDto> {

@@ -8,7 +8,8 @@ import { RecordsService } from './records.service';
 
 const RECORD_ID = {
   name: 'record_id',
-  description: 'A `rec_` id, or the record\'s id in a connected app (then `sync` is required, and `table` when the id exists in several tables).',
+  description:
+    'A `rec_` id, or the record\'s id in a connected app (then `sync` is required, and `table` when the id exists in several tables). Without `sync`, an id starting `rec_` is a `rec_` id: one that names no record is `404 not_found`.',
 };
 const SYNC_FOR_RECORD = { name: 'sync', required: false, description: 'Sync id (`sync_...`): required with a connected-app id; with a `rec_` id optional, and it must be the record\'s sync.' };
 const TABLE_FOR_RECORD = { name: 'table', required: false, description: 'With a connected-app id: the table holding it (a `table_...` id of either side, or a table\'s remote id), when the id exists in several tables.' };

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, isId, type RecordSearchDto, type RecordStatusDto, type RefetchResultDto } from '@lockstep/contracts';
+import { DomainError, ErrorCode, ID_PREFIX, isId, type RecordSearchDto, type RecordStatusDto, type RefetchResultDto } from '@lockstep/contracts';
 import type { SideName } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sideParam, tableParam } from '../common/http/query-params';
@@ -77,14 +77,17 @@ export class RecordsService {
   /**
    * A `rec_` id (`sync` optional but, when given, must be the record's sync), or a connected-app id within
    * `sync` (required) and optionally `table`: several records with that id is `ambiguous_record`, with the
-   * candidates in `details`. Anything the caller may not see is `404 not_found`.
+   * candidates in `details`. Without `sync`, any id with the `rec_` prefix is taken for a `rec_` id (spec 4.6
+   * requires `sync` only for a connected-app id), so one that does not exist is `404`, not `missing_sync`.
+   * Anything the caller may not see is `404 not_found`.
    */
   private async resolve(auth: AuthContext, recordId: string, raw: { sync: unknown; table: unknown }): Promise<Resolved> {
     const notFound = () => new DomainError(ErrorCode.NotFound, `No record ${recordId.slice(0, 200)}${raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : ''}.`);
-    if (isRecordId(recordId)) {
+    if (isRecordId(recordId) || (raw.sync === undefined && recordId.startsWith(RECORD_PREFIX))) {
       const syncId = raw.sync === undefined ? undefined : requireSyncParam(raw.sync);
       const table = tableParam(raw.table);
-      const link = await this.records.link(recordId);
+      // A malformed `rec_` id names no record (and is never sent to the store).
+      const link = isRecordId(recordId) ? await this.records.link(recordId) : null;
       if (!link || (syncId !== undefined && link.sync_id !== syncId)) throw notFound();
       const loaded = await this.access.load(auth, link.sync_id).catch((error: unknown) => {
         throw error instanceof DomainError && error.code === ErrorCode.NotFound ? notFound() : error;
@@ -120,6 +123,7 @@ export class RecordsService {
 
 /** A `rec_` id (a plain boolean: the text is a remote id otherwise, not `never`). */
 const isRecordId = (value: string): boolean => isId('record', value);
+const RECORD_PREFIX = `${ID_PREFIX.record}_`;
 
 /** `query` (required): the text to look for; `missing_query` when absent or blank. */
 function queryParam(raw: unknown): string {

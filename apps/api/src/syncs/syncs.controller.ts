@@ -82,7 +82,9 @@ export class SyncsController {
   @Delete(':id')
   @RequiredScope('readwrite')
   @RequiresSubscription()
-  @ApiOperation({ summary: 'Delete a sync', description: 'Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps (triggers, change log); record data stays.' })
+  @ApiOperation({ summary: 'Delete a sync', description:
+      'Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps from every table no other sync reads: the change-capture triggers, the `lockstep_id` column it added, and the change log once no table of that database is read. The rows and the apps\' own columns stay (so do tables the sync created, with their `lockstep_id` key).',
+  })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: DeletedSyncDto })
   @ApiErrors({ 404: ['not_found'] })

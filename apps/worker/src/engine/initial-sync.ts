@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CanonicalValue, SideName } from '@lockstep/domain';
-import { newId } from '@lockstep/contracts';
+import { raiseIssues } from '@lockstep/persistence';
 import type { RecordPage } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { convertAcross, type PairPlan, sideEnd } from './plan';
@@ -97,25 +97,23 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
     for (const entry of progress.pairs) {
       if (entry.preview.duplicate_keys === 0) continue;
       const pair = plan.pairs[entry.table_pair]!;
-      await tx.query(
-        `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key, table_id, table_name)
-         VALUES ($1, $2, 'sync_preview', 'validation_error', NULL, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message`,
-        [
-          newId('issue'),
-          ctx.syncId,
-          ctx.sides.left.connector,
-          `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.duplicate_keys} match key value(s) are not unique, so ${entry.preview.skipped} record(s) are not matched and not synced.`,
-          JSON.stringify({
+      await raiseIssues(tx, ctx.syncId, [
+        {
+          type: 'sync_preview',
+          code: 'validation_error',
+          side: null,
+          connector: ctx.sides.left.connector,
+          message: `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.duplicate_keys} match key value(s) are not unique, so ${entry.preview.skipped} record(s) are not matched and not synced.`,
+          remediation: {
             explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
             suggested_action: 'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
             links: [],
-          }),
-          `preview:${pair.index}`,
-          pair.left.id,
-          pair.left.name,
-        ],
-      );
+          },
+          dedupeKey: `preview:${pair.index}`,
+          tableId: pair.left.id,
+          tableName: pair.left.name,
+        },
+      ]);
     }
     await saveProgress(tx, ctx.syncId, progress);
     await tx.query(`UPDATE syncs SET initial_sync_phase = 'running', updated_at = now() WHERE id = $1 AND initial_sync_phase = 'preparing'`, [ctx.syncId]);

@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { newId } from '@lockstep/contracts';
 import type { SideName } from '@lockstep/domain';
-import { copyIn } from '@lockstep/persistence';
+import { copyIn, raiseIssues } from '@lockstep/persistence';
 
 export type Db = Pick<EntityManager, 'query'>;
 
@@ -391,30 +391,26 @@ export interface RecordIssue {
   recordUrl: string | null;
 }
 
+/** Record issues, one per record, side and cause (see `raiseIssues`: a failure seen again reopens its issue). */
 export async function openRecordIssues(db: Db, syncId: string, issues: RecordIssue[]): Promise<void> {
-  if (issues.length === 0) return;
-  const rows = issues.map((issue) => ({
-    id: newId('issue'),
-    side: issue.side,
-    connector: issue.connector,
-    message: issue.message,
-    remediation: issue.remediation,
-    dedupe_key: `record:${issue.recordId}:${issue.side}:${issue.cause}`,
-    table_id: issue.tableId,
-    table_name: issue.tableName,
-    record_id: issue.recordId,
-    record_remote_id: issue.remoteId,
-    record_name: issue.name,
-    record_url: issue.recordUrl,
-  }));
-  await db.query(
-    `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key, table_id, table_name, record_id, record_remote_id, record_name, record_url)
-     SELECT v.id, $2, 'record', 'record_error', v.side, v.connector, v.message, v.remediation, v.dedupe_key, v.table_id, v.table_name, v.record_id, v.record_remote_id, v.record_name, v.record_url
-     FROM jsonb_to_recordset($1::jsonb) AS v(id text, side text, connector text, message text, remediation jsonb, dedupe_key text, table_id text, table_name text,
-        record_id text, record_remote_id text, record_name text, record_url text)
-     ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL
-     DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message, remediation = EXCLUDED.remediation`,
-    [JSON.stringify(rows), syncId],
+  await raiseIssues(
+    db,
+    syncId,
+    issues.map((issue) => ({
+      type: 'record',
+      code: 'record_error',
+      side: issue.side,
+      connector: issue.connector,
+      message: issue.message,
+      remediation: issue.remediation,
+      dedupeKey: `record:${issue.recordId}:${issue.side}:${issue.cause}`,
+      tableId: issue.tableId,
+      tableName: issue.tableName,
+      recordId: issue.recordId,
+      recordRemoteId: issue.remoteId,
+      recordName: issue.name,
+      recordUrl: issue.recordUrl,
+    })),
   );
 }
 
@@ -431,15 +427,10 @@ export async function resolveRecordIssues(db: Db, syncId: string, records: { rec
   );
 }
 
-/** A side-wide problem (app unreachable): one open `connection` issue per side and cause. */
+/** A side-wide problem (app unreachable): one `connection` issue per side and cause (see `raiseIssues`). */
 export async function openSideIssue(db: Db, input: { syncId: string; side: SideName; connector: string; code: string; cause: string; message: string; remediation: RecordIssue['remediation'] }): Promise<void> {
-  await db.query(
-    `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key)
-     VALUES ($1, $2, 'connection', $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL
-     DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message`,
-    [newId('issue'), input.syncId, input.code, input.side, input.connector, input.message, JSON.stringify(input.remediation), `${input.cause}:${input.side}`],
-  );
+  const { syncId, side, connector, code, message, remediation } = input;
+  await raiseIssues(db, syncId, [{ type: 'connection', code, side, connector, message, remediation, dedupeKey: `${input.cause}:${side}` }]);
 }
 
 export async function resolveSideIssue(db: Db, syncId: string, side: SideName, cause: string): Promise<void> {

@@ -34,7 +34,8 @@ export class SyncsProcessor {
   }
 
   /**
-   * The sync was deleted: undo table setup (triggers, change log) in both apps, then remove its rows. An app
+   * The sync was deleted: undo table setup in both apps (`unprepareTable` of every table it prepared: triggers,
+   * the service id column and the change log go where no other sync reads them), then remove its rows. An app
    * that cannot be reached is retried with backoff; after the last attempt the rows go anyway (the app keeps
    * inert triggers a person can drop; logged).
    */

@@ -302,7 +302,11 @@ export interface Connection {
 
   /** Adds the service id column where needed and installs change capture; idempotent. */
   prepareTable(tableRemoteId: string, options: PrepareOptions): Promise<PreparedTable>;
-  /** Removes what prepareTable installed (triggers, change log entries); keeps the data. Idempotent. */
+  /**
+   * Removes this connection's reader of the table; once no other reader is left, what prepareTable installed
+   * (triggers, change-log entries, the service id column it added, and the change log itself once no table of
+   * the base's database is read). Keeps the rows and the application's columns. Idempotent.
+   */
   unprepareTable(tableRemoteId: string): Promise<void>;
 
   /** Live export destination operations (live-export.ts); present on connectors that serve as a destination. */

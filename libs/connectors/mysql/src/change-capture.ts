@@ -126,14 +126,15 @@ export async function installChangeCapture(
 
 /**
  * Removes `origin`'s reader of the table; when no other reader is left (the unknown reader of an earlier version's
- * setup not counted), drops the three change triggers and the table's change-log entries. Idempotent.
+ * setup not counted), drops the three change triggers and the table's change-log entries, and answers true:
+ * no sync reads the table any more. Idempotent.
  */
 export async function removeChangeCapture(
   connection: PoolConnection,
   database: string,
   table: string,
   origin: string,
-): Promise<void> {
+): Promise<boolean> {
   if (await logExists(connection, database, READERS_TABLE)) {
     await exec(connection, `DELETE FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ? AND reader = ?`, [table, origin]);
     const [left] = await rows(
@@ -141,14 +142,43 @@ export async function removeChangeCapture(
       `SELECT COUNT(*) AS n FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ? AND reader NOT IN ('', ?)`,
       [table, UNKNOWN_READERS],
     );
-    if (Number(left?.n ?? 0) > 0) return;
+    if (Number(left?.n ?? 0) > 0) return false;
     await exec(connection, `DELETE FROM ${quoteIdent(READERS_TABLE)} WHERE table_name = ?`, [table]);
   }
   for (const event of TRIGGER_EVENTS)
     await exec(connection, `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName(event, table))}`);
   if (await logExists(connection, database, CHANGE_LOG_TABLE))
     await exec(connection, `DELETE FROM ${quoteIdent(CHANGE_LOG_TABLE)} WHERE table_name = ?`, [table]);
+  return true;
 }
+
+/**
+ * Drops the change log and the readers table once no table of the database is read: the readers table is
+ * empty and no change trigger is left (an earlier version's included, whatever its reader). Runs under the
+ * setup lock, so no setup installs a trigger meanwhile; a write that finds the readers table gone logs as
+ * without readers.
+ */
+export async function removeUnusedCaptureTables(connection: PoolConnection, database: string): Promise<void> {
+  if (await logExists(connection, database, READERS_TABLE)) {
+    const [reader] = await rows(connection, `SELECT 1 AS present FROM ${quoteIdent(READERS_TABLE)} LIMIT 1`);
+    if (reader) return;
+  }
+  const [trigger] = await rows(
+    connection,
+    `SELECT 1 AS present FROM information_schema.TRIGGERS
+     WHERE TRIGGER_SCHEMA = ? AND (${CHANGE_TRIGGER_MATCH}) LIMIT 1`,
+    [database, ...CHANGE_TRIGGER_PATTERNS],
+  );
+  if (trigger) return;
+  await exec(connection, `DROP TABLE IF EXISTS ${quoteIdent(READERS_TABLE)}`);
+  await exec(connection, `DROP TABLE IF EXISTS ${quoteIdent(CHANGE_LOG_TABLE)}`);
+}
+
+/** `LIKE` patterns of the change triggers' names (not the fill trigger's), for CHANGE_TRIGGER_MATCH. */
+const CHANGE_TRIGGER_PATTERNS = TRIGGER_EVENTS.map(
+  (event) => `${TRIGGER_PREFIX[event].replace(/_/g, '\\_')}\\_%`,
+);
+const CHANGE_TRIGGER_MATCH = TRIGGER_EVENTS.map(() => 'TRIGGER_NAME LIKE ?').join(' OR ');
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Readers: own writes are logged only for another reader of the table                                */
@@ -179,8 +209,8 @@ async function ensureReadersTable(connection: PoolConnection, database: string):
     connection,
     `INSERT IGNORE INTO ${quoteIdent(READERS_TABLE)} (table_name, reader, registered_at)
      SELECT DISTINCT EVENT_OBJECT_TABLE, ?, UTC_TIMESTAMP(6) FROM information_schema.TRIGGERS
-     WHERE TRIGGER_SCHEMA = ? AND (${TRIGGER_EVENTS.map(() => 'TRIGGER_NAME LIKE ?').join(' OR ')})`,
-    [UNKNOWN_READERS, database, ...TRIGGER_EVENTS.map((event) => `${TRIGGER_PREFIX[event].replace(/_/g, '\\_')}\\_%`)],
+     WHERE TRIGGER_SCHEMA = ? AND (${CHANGE_TRIGGER_MATCH})`,
+    [UNKNOWN_READERS, database, ...CHANGE_TRIGGER_PATTERNS],
   );
 }
 

@@ -28,6 +28,7 @@ import {
   purgeChangeLog,
   readChanges,
   removeChangeCapture,
+  removeUnusedCaptureTables,
   resetOwnWriteLogging,
   setOwnWriteLogging,
   triggerName,
@@ -42,6 +43,7 @@ import {
   listTableRows,
   loadTableMeta,
   SERVICE_ID_COLUMN,
+  SERVICE_ID_COMMENT,
   suggestsSchemaChange,
   type TableMeta,
 } from './schema';
@@ -82,6 +84,13 @@ export const DEFAULT_CHANGE_LOG_SETTINGS: ChangeLogSettings = Object.freeze({
 
 const PURGE_EVERY_MS = 10 * 60_000;
 const SERVICE_ID_TYPE = 'CHAR(36) CHARACTER SET ascii COLLATE ascii_general_ci';
+/**
+ * Marks a `lockstep_id` column table setup added to an application's table, so that `unprepareTable` drops
+ * only such a column: not one the application made (its comment is its own), nor the key of a table Lockstep
+ * created, nor one added by versions before the mark (they stay; `ALTER TABLE ... DROP COLUMN lockstep_id`
+ * removes one by hand once no sync reads the table).
+ */
+const ADDED_BY_LOCKSTEP = ` COMMENT ${quoteString(SERVICE_ID_COMMENT)}`;
 
 function toFieldInfo(column: ClassifiedColumn): FieldInfo {
   return {
@@ -453,15 +462,42 @@ export class MysqlConnection implements Connection {
     );
   }
 
-  /** Drops the change-capture triggers and the table's change-log entries; keeps the data and `lockstep_id`. */
+  /**
+   * Removes this connection's reader of the table. When no other sync reads it, what `prepareTable`
+   * installed goes: the change triggers and the table's change-log entries, the `lockstep_id` column (with
+   * its unique key and fill trigger) when Lockstep added it (`SERVICE_ID_COMMENT`), and the change log and
+   * readers table once no table of the database is read. The rows and the application's columns stay; so
+   * does a `lockstep_id` that is the key of a table Lockstep created, or that the application made.
+   * Idempotent.
+   */
   async unprepareTable(tableRemoteId: string): Promise<void> {
     const base = this.base();
     this.tables.invalidate(tableRemoteId);
     await this.db.withConnection(
       (connection) =>
-        withSetupLock(connection, base, () => removeChangeCapture(connection, base, tableRemoteId, this.db.origin)),
+        withSetupLock(connection, base, async () => {
+          if (!(await removeChangeCapture(connection, base, tableRemoteId, this.db.origin))) return;
+          await removeUnusedCaptureTables(connection, base);
+          await this.removeServiceIdColumn(connection, tableRemoteId);
+        }),
       `Could not remove sync setup from "${tableRemoteId}"`,
     );
+  }
+
+  /** Drops the service id column that setup added (marked SERVICE_ID_COMMENT) and its fill trigger. */
+  private async removeServiceIdColumn(connection: PoolConnection, table: string): Promise<void> {
+    const [column] = await rows(
+      connection,
+      `SELECT c.COLUMN_COMMENT AS comment FROM information_schema.COLUMNS c
+       JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+       WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ? AND c.COLUMN_NAME = ? AND t.TABLE_TYPE = 'BASE TABLE'`,
+      [this.base(), table, SERVICE_ID_COLUMN],
+    );
+    if (!column || String(column.comment) !== SERVICE_ID_COMMENT) return;
+    await exec(connection, `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName('fill', table))}`);
+    // The unique key on the column alone goes with it.
+    await exec(connection, `ALTER TABLE ${quoteIdent(table)} DROP COLUMN ${quoteIdent(SERVICE_ID_COLUMN)}`);
+    this.tables.invalidate(table);
   }
 
   private async addServiceIdColumn(connection: PoolConnection, meta: TableMeta): Promise<void> {
@@ -482,13 +518,19 @@ export class MysqlConnection implements Connection {
         await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
         await exec(connection, `ALTER TABLE ${table} MODIFY COLUMN ${definition}${addUnique}`);
       } else {
-        await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${definition}, ${uniqueKey}`);
+        await exec(
+          connection,
+          `ALTER TABLE ${table} ADD COLUMN ${definition}${ADDED_BY_LOCKSTEP}, ${uniqueKey}`,
+        );
       }
       return;
     }
     // Older servers cannot default to UUID(): a nullable column, filled now and by a BEFORE INSERT trigger.
     if (!hasColumn)
-      await exec(connection, `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL, ${uniqueKey}`);
+      await exec(
+        connection,
+        `ALTER TABLE ${table} ADD COLUMN ${column} ${SERVICE_ID_TYPE} NULL${ADDED_BY_LOCKSTEP}, ${uniqueKey}`,
+      );
     await exec(connection, `UPDATE ${table} SET ${column} = UUID() WHERE ${column} IS NULL`);
     if (hasColumn && !meta.serviceIdUnique) await exec(connection, `ALTER TABLE ${table} ${uniqueKey}`);
     await this.installFillTrigger(connection, meta.name);

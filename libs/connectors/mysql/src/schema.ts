@@ -19,6 +19,8 @@ import { rows, type Row } from './db';
 import { classifyColumn, type ClassifiedColumn, type ColumnDescription, type ServerInfo } from './types';
 
 export const SERVICE_ID_COLUMN = 'lockstep_id';
+/** The comment of a `lockstep_id` column table setup added (connection.ts), which teardown drops. */
+export const SERVICE_ID_COMMENT = 'Added by Lockstep (service id); dropped when no sync reads this table';
 export const CHANGE_LOG_TABLE = 'lockstep_change_log';
 /** Who reads each table's changes (change-capture.ts, readers). */
 export const READERS_TABLE = 'lockstep_capture_readers';

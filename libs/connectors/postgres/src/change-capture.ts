@@ -294,9 +294,21 @@ EXCEPTION WHEN insufficient_privilege OR dependent_objects_still_exist THEN
 END
 $$`;
 
+/**
+ * The comment of a `lockstep_id` column table setup added to a table, so that `unprepareTable` drops only such a
+ * column: not one the application made, nor the key of a table Lockstep created, nor one added by versions
+ * before the mark (those stay; `ALTER TABLE ... DROP COLUMN lockstep_id` removes one by hand).
+ */
+export const SERVICE_ID_COMMENT = 'Added by Lockstep (service id); dropped when no sync reads this table';
+
 export function addServiceIdSql(schema: string, table: string, column: string, hasColumn: boolean): string[] {
   const target = qualified(schema, table);
-  const statements = hasColumn ? [] : [`ALTER TABLE ${target} ADD COLUMN ${ident(column)} uuid NOT NULL DEFAULT gen_random_uuid()`];
+  const statements = hasColumn
+    ? []
+    : [
+        `ALTER TABLE ${target} ADD COLUMN ${ident(column)} uuid NOT NULL DEFAULT gen_random_uuid()`,
+        `COMMENT ON COLUMN ${target}.${ident(column)} IS '${SERVICE_ID_COMMENT}'`,
+      ];
   const constraint = ident(`${table.slice(0, 40)}_${column}_key`);
   statements.push(`ALTER TABLE ${target} ADD CONSTRAINT ${constraint} UNIQUE (${ident(column)})`);
   return statements;
@@ -373,5 +385,46 @@ export const REGISTER_READER_SQL = `INSERT INTO ${CAPTURE_READERS} (table_schema
 /** Removes the reader ($3) of a table; returns how many known readers are left (the unknown one not counted). */
 export const UNREGISTER_READER_SQL = `WITH gone AS (DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader = $3)
 SELECT count(*)::int AS remaining FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader NOT IN ($3, '${UNKNOWN_READERS}')`;
+
+/** The comment of the table's column $3 (null when it has none, or no such column): see SERVICE_ID_COMMENT. */
+export const COLUMN_COMMENT_SQL = `SELECT col_description(c.oid, a.attnum) AS comment
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2 AND a.attname = $3 AND NOT a.attisdropped`;
+
+/**
+ * Once no table of the database is read (no trigger uses either capture function, no reader is registered):
+ * drops the change log, the readers table and the capture function, then the \`lockstep\` schema if nothing else
+ * lives there (a live export's capture keeps it). Without the rights to drop them they stay (setup elsewhere
+ * by another role); each part is a block of its own, so a schema that stays does not bring the rest back.
+ */
+export const DROP_UNUSED_CAPTURE_SQL = `DO $$
+BEGIN
+  IF to_regprocedure('${CAPTURE_FUNCTION}()') IS NOT NULL
+     AND EXISTS (SELECT 1 FROM pg_trigger WHERE tgfoid = to_regprocedure('${CAPTURE_FUNCTION}()')) THEN
+    RETURN;
+  END IF;
+  IF to_regprocedure('${LEGACY_FUNCTION}') IS NOT NULL
+     AND EXISTS (SELECT 1 FROM pg_trigger WHERE tgfoid = to_regprocedure('${LEGACY_FUNCTION}')) THEN
+    RETURN;
+  END IF;
+  IF to_regclass('${CAPTURE_READERS}') IS NOT NULL THEN
+    IF EXISTS (SELECT 1 FROM ${CAPTURE_READERS}) THEN
+      RETURN;
+    END IF;
+  END IF;
+  BEGIN
+    DROP TABLE IF EXISTS ${CAPTURE_READERS};
+    DROP TABLE IF EXISTS ${CHANGE_LOG};
+    DROP FUNCTION IF EXISTS ${CAPTURE_FUNCTION}();
+  EXCEPTION WHEN insufficient_privilege THEN
+    RETURN;
+  END;
+  BEGIN
+    DROP SCHEMA IF EXISTS ${LOCKSTEP_SCHEMA};
+  EXCEPTION WHEN insufficient_privilege OR dependent_objects_still_exist THEN
+    NULL;
+  END;
+END
+$$`;
 
 export const FORGET_TABLE_READERS_SQL = `DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2`;

@@ -33,8 +33,10 @@ import {
   CAPTURE_TARGET_SQL,
   captureLevel,
   CHANGE_LOG,
+  COLUMN_COMMENT_SQL,
   decodeCheckpoint,
   DEFAULT_RETENTION_DAYS,
+  DROP_UNUSED_CAPTURE_SQL,
   dropTriggerSql,
   encodeCheckpoint,
   INFRASTRUCTURE_SQL,
@@ -47,6 +49,7 @@ import {
   ORIGIN_SETTING,
   PURGE_SQL,
   READ_CHANGES_SQL,
+  SERVICE_ID_COMMENT,
   type Checkpoint,
 } from './change-capture';
 import { SESSION_SQL } from './config';
@@ -1316,7 +1319,13 @@ export class PostgresConnection implements Connection {
         if (rows[0]?.['present'] === 't') {
           await client.query(`DELETE FROM ${CHANGE_LOG} WHERE table_schema = $1 AND table_name = $2`, [meta.schema, meta.name]);
         }
+        // No sync reads the table any more: the service id column setup added goes (its unique constraint with
+        // it), and the change log once no table of the database is read.
+        const { rows: column } = await client.query<Row>(COLUMN_COMMENT_SQL, [meta.schema, meta.name, SERVICE_ID_COLUMN]);
+        if (column[0]?.['comment'] === SERVICE_ID_COMMENT) await client.query(`ALTER TABLE ${qualified(meta.schema, meta.name)} DROP COLUMN ${ident(SERVICE_ID_COLUMN)}`);
+        await client.query(DROP_UNUSED_CAPTURE_SQL);
       });
+      this.tables.invalidate(tableRemoteId);
     }, `Could not remove sync setup from table "${tableRemoteId}"`);
   }
 

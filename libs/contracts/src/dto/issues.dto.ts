@@ -47,8 +47,8 @@ export class IssueDto {
   @ApiProperty({ type: IssueRecordDto, nullable: true, description: 'null unless the issue concerns one record.' }) record: IssueRecordDto | null;
   @ApiProperty({ type: String, format: 'date-time' }) first_seen_at: string;
   @ApiProperty({ type: String, format: 'date-time', description: 'The last time the engine ran into it; the list is ordered by it.' }) last_seen_at: string;
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'How often the engine ran into it while it was open.' }) occurrence_count: number;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while the issue is open (extra field); the single form also shows cleared issues.' }) resolved_at: string | null;
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'How often the engine ran into this failure, counting every time it opened again after being resolved.' }) occurrence_count: number;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while the issue is open (extra field), again when the failure recurs after a clear; the single form also shows cleared issues.' }) resolved_at: string | null;
   @ApiProperty({ format: 'uri', description: '`POST` it to retry (scope operate).' }) retry_url: string;
 }
 

@@ -1,11 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { newId } from '@lockstep/contracts';
+import { raiseIssues } from './raise-issues';
 
 type Db = DataSource | EntityManager;
 
 /**
  * A credential the app rejected (spec 2.4): the side shows `auth_status: error` with `auth_error`, and one
- * open `connection` issue (de-duplicated per side: a repeat raises `occurrence_count` and `last_seen_at`)
+ * `connection` issue per side (a repeat raises `occurrence_count` and `last_seen_at`, and reopens it if resolved)
  * explains the fix. Shared by the API (schema and bases reads) and the worker.
  */
 export async function markCredentialRejected(db: Db, input: { syncId: string; side: 'left' | 'right'; connector: string; connectorName: string; reason: string; reconnectUrl: string }): Promise<void> {
@@ -15,13 +15,17 @@ export async function markCredentialRejected(db: Db, input: { syncId: string; si
     suggested_action: `Reconnect the ${input.side} side in Lockstep (or PATCH the sync's ${input.side} side with a new auth of the same shape); the sync then catches up.`,
     links: [{ name: `Reconnect the ${input.side} side`, url: input.reconnectUrl }],
   };
-  await db.query(
-    `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key)
-     VALUES ($1, $2, 'connection', 'authentication_error', $3, $4, $5, $6, $7)
-     ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL
-     DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(), message = EXCLUDED.message, remediation = EXCLUDED.remediation`,
-    [newId('issue'), input.syncId, input.side, input.connector, `The ${input.side} side's credentials were rejected: ${input.reason}`, JSON.stringify(remediation), `credentials:${input.side}`],
-  );
+  await raiseIssues(db, input.syncId, [
+    {
+      type: 'connection',
+      code: 'authentication_error',
+      side: input.side,
+      connector: input.connector,
+      message: `The ${input.side} side's credentials were rejected: ${input.reason}`,
+      remediation,
+      dedupeKey: `credentials:${input.side}`,
+    },
+  ]);
 }
 
 /** New credentials the app accepted: the side's credential issue is resolved. */
