@@ -119,10 +119,13 @@ describe('npm start (tools/dev/start)', () => {
       return false;
     }
   };
-  const health = async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).json();
+  const health = async () =>
+    (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as {
+      checks: { worker: { status: string; last_heartbeat_at: string | null } };
+    };
   const heartbeatAfter = (since: number) => async () => {
     const body = await health();
-    return body.checks.worker.status === 'ok' && Date.parse(body.checks.worker.last_heartbeat_at) > since;
+    return body.checks.worker.status === 'ok' && Date.parse(body.checks.worker.last_heartbeat_at!) > since;
   };
 
   /** Polls /healthz every 100 ms until stopped; returns every answer that was not a 200. */
@@ -156,14 +159,19 @@ describe('npm start (tools/dev/start)', () => {
     const api = pidOf('api')!;
 
     const watch = watchHealth();
-    const killedAt = Date.now();
-    process.kill(worker, 'SIGKILL');
     const logged = (line: string) => async () => running!.output().includes(line);
-    expect(await until(logged('worker exited (SIGKILL); restarting it in 0.5 s'), 10000)).toBe(true);
-    expect(await until(async () => (pidOf('worker') ?? worker) !== worker, 10000)).toBe(true);
-    // A beat newer than the kill comes from the new worker: the dead one cannot beat.
-    expect(await until(heartbeatAfter(killedAt), 60000)).toBe(true);
-    expect(await watch.stop()).toEqual([]);
+    let failures: string[] = [];
+    try {
+      const killedAt = Date.now();
+      process.kill(worker, 'SIGKILL');
+      expect(await until(logged('worker exited (SIGKILL); restarting it in 0.5 s'), 10000)).toBe(true);
+      expect(await until(async () => (pidOf('worker') ?? worker) !== worker, 10000)).toBe(true);
+      // A beat newer than the kill comes from the new worker: the dead one cannot beat.
+      expect(await until(heartbeatAfter(killedAt), 60000)).toBe(true);
+    } finally {
+      failures = await watch.stop();
+    }
+    expect(failures).toEqual([]);
     expect(watch.answers()).toBeGreaterThan(5);
     expect(pidOf('api')).toBe(api);
     expect(alive(api)).toBe(true);
