@@ -8,7 +8,8 @@
  * - LOCKSTEP_MASTER_KEY, or else a key created once in ./.lockstep/master.key.
  * The settings the API and the worker get are recorded in ./.lockstep/runtime.json, where the operator CLI
  * finds them (libs/config/src/local-env.ts).
- * Migrations run before the processes start. Ctrl-C stops everything.
+ * Migrations run before the processes start. A crashed API or worker is restarted (tools/dev/supervisor.ts);
+ * Ctrl-C stops everything.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,10 +18,13 @@ import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
 import { lockstepHome, recordLocalRuntime } from '@lockstep/config';
 import { runMigrations } from '@lockstep/persistence';
+import { Supervisor } from './supervisor';
 
 const root = resolve(__dirname, '..', '..', '..');
 const say = (line: string) => process.stdout.write(`[lockstep] ${line}\n`);
 const children: ChildProcess[] = [];
+// The API and the worker: restarted after a crash; too many crashes stop everything (tools/dev/restart-policy.ts).
+const supervisor = new Supervisor({ info: say, warn: (line) => process.stderr.write(`[lockstep] ${line}\n`) }, () => void stop(1));
 const cleanups: (() => Promise<void>)[] = [];
 
 function portOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
@@ -119,22 +123,15 @@ async function ensureRedis(url: string, home: string): Promise<void> {
  */
 const NODE_FLAGS: Record<string, string[]> = { api: ['--enable-source-maps'], worker: ['--enable-source-maps', '--max-semi-space-size=64'] };
 
-function run(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [...NODE_FLAGS[name]!, join(root, 'dist', script)], { env, stdio: 'inherit' });
-  children.push(child);
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      process.stderr.write(`[lockstep] ${name} exited (${signal ?? code}); stopping\n`);
-      void stop(1);
-    }
-  });
-  return child;
+function run(name: string, script: string, env: NodeJS.ProcessEnv): void {
+  supervisor.add(name, () => spawn(process.execPath, [...NODE_FLAGS[name]!, join(root, 'dist', script)], { env, stdio: 'inherit' }));
 }
 
 let stopping = false;
 async function stop(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
+  await supervisor.stop();
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);

@@ -110,6 +110,93 @@ describe('npm start (tools/dev/start)', () => {
     expect([0, 143]).toContain(await running.exited);
   }, 240000);
 
+  /** The pid of the latest `<name> started (pid N)` line of the launcher. */
+  const pidOf = (name: string): number | null => {
+    const line = new RegExp(`\\[lockstep\\] ${name} started \\(pid (\\d+)\\)`, 'g');
+    const pids = [...running!.output().matchAll(line)];
+    return pids.length > 0 ? Number(pids[pids.length - 1]![1]) : null;
+  };
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const health = async () =>
+    (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as {
+      checks: { worker: { status: string; last_heartbeat_at: string | null } };
+    };
+  const heartbeatAfter = (since: number) => async () => {
+    const body = await health();
+    return body.checks.worker.status === 'ok' && Date.parse(body.checks.worker.last_heartbeat_at!) > since;
+  };
+
+  /** Polls /healthz every 100 ms until stopped; returns every answer that was not a 200. */
+  function watchHealth(): { stop: () => Promise<string[]>; answers: () => number } {
+    const failures: string[] = [];
+    let answers = 0;
+    let watching = true;
+    const loop = (async () => {
+      while (watching) {
+        const status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => String(r.status),
+          (e: Error) => e.message,
+        );
+        answers += 1;
+        if (status !== '200') failures.push(status);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const stop = async () => {
+      watching = false;
+      await loop;
+      return failures;
+    };
+    return { stop, answers: () => answers };
+  }
+
+  it('restarts a SIGKILLed worker while the API keeps answering, then a SIGKILLed API while the worker runs on', async () => {
+    running = start(env);
+    expect(await until(heartbeatAfter(0), 120000)).toBe(true);
+    const worker = pidOf('worker')!;
+    const api = pidOf('api')!;
+
+    const watch = watchHealth();
+    const logged = (line: string) => async () => running!.output().includes(line);
+    let failures: string[] = [];
+    try {
+      const killedAt = Date.now();
+      process.kill(worker, 'SIGKILL');
+      expect(await until(logged('worker exited (SIGKILL); restarting it in 0.5 s'), 10000)).toBe(true);
+      expect(await until(async () => (pidOf('worker') ?? worker) !== worker, 10000)).toBe(true);
+      // A beat newer than the kill comes from the new worker: the dead one cannot beat.
+      expect(await until(heartbeatAfter(killedAt), 60000)).toBe(true);
+    } finally {
+      failures = await watch.stop();
+    }
+    expect(failures).toEqual([]);
+    expect(watch.answers()).toBeGreaterThan(5);
+    expect(pidOf('api')).toBe(api);
+    expect(alive(api)).toBe(true);
+
+    const newWorker = pidOf('worker')!;
+    const apiKilledAt = Date.now();
+    process.kill(api, 'SIGKILL');
+    expect(await until(logged('api exited (SIGKILL); restarting it in 0.5 s'), 10000)).toBe(true);
+    expect(await until(async () => alive(newWorker) && (pidOf('api') ?? api) !== api, 10000)).toBe(true);
+    expect(await until(heartbeatAfter(apiKilledAt), 60000)).toBe(true);
+    // The worker was never restarted: the same process kept beating while the API was down.
+    expect(pidOf('worker')).toBe(newWorker);
+    expect(alive(newWorker)).toBe(true);
+    expect(running.child.exitCode).toBeNull();
+
+    running.child.kill('SIGTERM');
+    expect([0, 143]).toContain(await running.exited);
+    expect(await until(async () => !alive(newWorker), 20000)).toBe(true);
+  }, 240000);
+
   it('says in one clear line how to get Redis when none answers and redis-server is not on the PATH', async () => {
     const redisPort = await freePort();
     const noRedis = start({ ...env, REDIS_URL: `redis://127.0.0.1:${redisPort}`, PATH: '/nonexistent' });

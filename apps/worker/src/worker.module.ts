@@ -8,6 +8,7 @@ import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { SyncsProcessor } from './syncs/syncs.processor';
 import { EngineScheduler } from './engine/engine.scheduler';
 import { LiveExportProcessor } from './live-export/live-export.processor';
+import { WorkerHeartbeat } from './heartbeat/worker-heartbeat';
 
 /** The worker: Bull consumers, no HTTP. */
 @Module({})
@@ -23,7 +24,7 @@ export class WorkerModule {
         PersistenceModule.forRoot(),
         JobsModule.forRoot(),
       ],
-      providers: [MaintenanceProcessor, SyncsProcessor, EngineScheduler, LiveExportProcessor],
+      providers: [MaintenanceProcessor, SyncsProcessor, EngineScheduler, LiveExportProcessor, WorkerHeartbeat],
     };
   }
 }

@@ -1,2 +1,3 @@
 export * from './queues';
 export * from './jobs.module';
+export * from './heartbeat';

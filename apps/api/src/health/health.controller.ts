@@ -3,22 +3,54 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import type { DataSource } from 'typeorm';
+import { AppConfig } from '@lockstep/config';
+import { readWorkerHeartbeats, type WorkerHeartbeats } from '@lockstep/jobs';
 import { Public } from '../common/auth/auth.decorators';
 import { RedisClient } from '../common/redis/redis.module';
 
-async function check(probe: () => Promise<unknown>, timeoutMs = 2000): Promise<'ok' | 'unavailable'> {
+const TIMEOUT_MS = 2000;
+
+async function withTimeout<T>(probe: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([probe(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs)))]);
-    return 'ok';
-  } catch {
-    return 'unavailable';
+    return await Promise.race([
+      probe(),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), TIMEOUT_MS))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** `GET /healthz`: 200 once the service store and Redis answer, 503 otherwise. */
+const check = (probe: () => Promise<unknown>): Promise<'ok' | 'unavailable'> =>
+  withTimeout(probe).then(
+    () => 'ok' as const,
+    () => 'unavailable' as const,
+  );
+
+interface WorkerCheck {
+  /** `ok`: at least one worker beat within the stale window; `missing`: none did; `unknown`: Redis did not answer. */
+  status: 'ok' | 'missing' | 'unknown';
+  alive: number;
+  last_heartbeat_at: string | null;
+}
+
+function workerCheck(heartbeats: WorkerHeartbeats | null): WorkerCheck {
+  if (!heartbeats) return { status: 'unknown', alive: 0, last_heartbeat_at: null };
+  const { alive, lastBeatAt } = heartbeats;
+  return {
+    status: alive > 0 ? 'ok' : 'missing',
+    alive,
+    last_heartbeat_at: lastBeatAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * `GET /healthz`, for load balancers and people. 503 `unavailable` when the service store or Redis does not
+ * answer: this API process cannot serve. A missing worker heartbeat is only reported (`degraded`, still 200):
+ * the API serves every request without a worker (syncs wait until one is back), and a load balancer must not
+ * take healthy API processes out of rotation while a worker restarts.
+ */
 @ApiExcludeController()
 @Public()
 @Controller('healthz')
@@ -26,12 +58,19 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly redis: RedisClient,
+    private readonly config: AppConfig,
   ) {}
 
   @Get()
   async health(@Res() response: Response): Promise<void> {
-    const [database, redis] = await Promise.all([check(() => this.dataSource.query('SELECT 1')), check(() => this.redis.client.ping())]);
-    const ok = database === 'ok' && redis === 'ok';
-    response.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', checks: { database, redis } });
+    const [database, redis, heartbeats] = await Promise.all([
+      check(() => this.dataSource.query('SELECT 1')),
+      check(() => this.redis.client.ping()),
+      withTimeout(() => readWorkerHeartbeats(this.redis.client, this.config.QUEUE_PREFIX)).catch(() => null),
+    ]);
+    const worker = workerCheck(heartbeats);
+    const serving = database === 'ok' && redis === 'ok';
+    const status = !serving ? 'unavailable' : worker.status === 'ok' ? 'ok' : 'degraded';
+    response.status(serving ? 200 : 503).json({ status, checks: { database, redis, worker } });
   }
 }

@@ -96,6 +96,8 @@ export interface SyncSpec {
   deleteApproval?: 'review_required' | 'auto_approve';
   prefer?: 'left' | 'right';
   match?: { tablePair: number; leftField: string; rightField: string }[];
+  /** An existing account to own the sync (default: a new account). */
+  accountId?: string;
 }
 
 const credentialsFor = (side: SideSpec) => ({ connectionString: side.url ?? (side.connector === 'postgres' ? PG_URL : MYSQL_URL) });
@@ -110,8 +112,8 @@ export async function store(): Promise<DataSource> {
 /** Writes a started sync the way the API leaves it; returns its ids. */
 export async function createStartedSync(db: DataSource, spec: SyncSpec): Promise<{ syncId: string; accountId: string }> {
   const cipher = new CredentialCipher(loadConfig(process.env, { LOCKSTEP_MASTER_KEY: MASTER_KEY }));
-  const accountId = newId('account');
-  await db.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+  const accountId = spec.accountId ?? newId('account');
+  if (!spec.accountId) await db.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
   const syncId = newId('sync');
   await db.query(`INSERT INTO syncs (id, account_id, name, delete_approval) VALUES ($1, $2, 'engine test', $3)`, [syncId, accountId, spec.deleteApproval ?? 'review_required']);
   const ids: Record<'left' | 'right', Map<string, { id: string; fields: Map<string, string> }>> = { left: new Map(), right: new Map() };
