@@ -3,6 +3,7 @@ import { ApiExcludeController, DocumentBuilder, type OpenAPIObject, SwaggerModul
 import { AppConfig } from '@lockstep/config';
 import { ERROR_CATALOG, ERROR_CODES } from '@lockstep/contracts';
 import { Public } from '../auth/auth.decorators';
+import { ERROR_RESPONSE_REF } from './api-errors';
 
 type Json = Record<string, unknown>;
 
@@ -18,7 +19,7 @@ const RATE_LIMIT_HEADERS: Json = {
 const errorResponse = (description: string, codes: string[]): Json => ({
   description: `${description} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
   headers: RATE_LIMIT_HEADERS,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: { 'application/json': { schema: { $ref: ERROR_RESPONSE_REF } } },
 });
 
 const COMMON_ERRORS: Json = {
@@ -31,22 +32,12 @@ const COMMON_ERRORS: Json = {
   '500': errorResponse('Unexpected server error; retry. The body carries `request_id`.', ['internal_error']),
 };
 
+/**
+ * The error body. Not named `Error`: a generated client would declare a type shadowing the built-in one.
+ * `required_action` is the same pending action a sync lists (one schema, `PendingActionDto`).
+ */
 const ERROR_SCHEMAS: Json = {
-  PendingAction: {
-    type: 'object',
-    description: 'A step a person must take (spec 2.5); relay `url` and `instruction`, do not fetch the url.',
-    required: ['type', 'audience', 'action', 'side', 'url', 'instruction'],
-    properties: {
-      type: { type: 'string', enum: ['user_authorization', 'user_confirmation', 'user_api_key'] },
-      audience: { type: 'string', enum: ['end_user'] },
-      action: { type: 'string', enum: ['open_in_browser'] },
-      side: { type: ['string', 'null'], enum: ['left', 'right', 'source', 'destination', null] },
-      connector: { type: 'string' },
-      url: { type: 'string', format: 'uri' },
-      instruction: { type: 'string' },
-    },
-  },
-  Error: {
+  ErrorResponse: {
     type: 'object',
     required: ['error'],
     properties: {
@@ -64,7 +55,7 @@ const ERROR_SCHEMAS: Json = {
           doc_url: { type: 'string', format: 'uri' },
           request_id: { type: 'string', description: 'Present on 500 errors.' },
           details: { type: 'object', additionalProperties: true },
-          required_action: { $ref: '#/components/schemas/PendingAction' },
+          required_action: { $ref: '#/components/schemas/PendingActionDto' },
         },
       },
     },
@@ -86,6 +77,8 @@ function to31(node: unknown): unknown {
       return { ...(description ? { description } : {}), oneOf: [rest.$ref ? { $ref: rest.$ref } : (single ?? rest), { type: 'null' }] };
     }
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    // An enum lists every allowed value: null too, or a null the type allows would still be refused.
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
   } else if (out.nullable === false) delete out.nullable;
   return out;
 }
@@ -103,7 +96,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     )
     .setVersion('1')
     .setLicense('Proprietary', `${config.publicUrl}/`)
-    .addServer(`${config.publicUrl}/v1`)
+    // Relative to the document's own address (`/v1/openapi.json`): right behind any proxy, whatever PUBLIC_URL says.
+    .addServer('/v1', 'This Lockstep install: the API under `/v1` of the origin serving this document.')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key created in the console.' }, 'api_key');
   const document = SwaggerModule.createDocument(app, builder.build(), { deepScanRoutes: true });
   // Paths are served under /v1 (the server URL carries it): strip the prefix from every path.
