@@ -92,10 +92,14 @@ describe('OpenAPI 3.1 description', () => {
   it('is served without a key at /v1/openapi.json with the common errors and headers', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toContain('/sync/connectors');
-    const op = doc.paths['/sync/connectors']!.get as { responses: Record<string, { headers: Json }> };
+    const op = doc.paths['/sync/connectors']!.get as { responses: Record<string, { headers: Json; $ref: string }> };
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '429', '500']));
-    expect(op.responses['429']!.headers['Retry-After']).toBeDefined();
-    expect(op.responses['200']!.headers['RateLimit-Remaining']).toBeDefined();
+    // The common error responses and headers are described once and referenced.
+    const components = doc.components as unknown as Record<string, Record<string, { headers: Json }>>;
+    const rateLimited = components['responses']![op.responses['429']!.$ref.split('/').pop()!]!;
+    expect(rateLimited.headers['Retry-After']).toBeDefined();
+    expect(op.responses['200']!.headers['RateLimit-Remaining']).toEqual({ $ref: '#/components/headers/RateLimit-Remaining' });
+    expect(components['headers']!['RateLimit-Remaining']).toBeDefined();
     expect(doc.paths['/test-probe/read']).toBeUndefined();
     // The initial sync's per-pair progress is described field by field (the worker writes it; the status shows it).
     const pairProgress = doc.components.schemas['InitialSyncPairProgressDto'] as {

@@ -7,7 +7,8 @@ import { ERROR_RESPONSE_REF } from './api-errors';
 
 type Json = Record<string, unknown>;
 
-const RATE_LIMIT_HEADERS: Json = {
+/** Headers on every response, described once under `components.headers` and referenced. */
+const HEADERS: Json = {
   'RateLimit-Policy': { description: 'Budget policy (IETF draft), for example `"default";q=120;w=60`.', schema: { type: 'string' } },
   RateLimit: { description: 'Remaining budget (IETF draft), for example `"default";r=119;t=42`.', schema: { type: 'string' } },
   'RateLimit-Limit': { description: 'Requests allowed per window.', schema: { type: 'integer' } },
@@ -15,6 +16,8 @@ const RATE_LIMIT_HEADERS: Json = {
   'RateLimit-Reset': { description: 'Seconds until the budget refills.', schema: { type: 'integer' } },
   'X-Request-Id': { description: 'Request id, also in every log line and in 500 bodies.', schema: { type: 'string' } },
 };
+const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
+const RATE_LIMIT_HEADERS: Json = Object.fromEntries(Object.keys(HEADERS).map((name) => [name, headerRef(name)]));
 
 const errorResponse = (description: string, codes: string[]): Json => ({
   description: `${description} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
@@ -22,15 +25,18 @@ const errorResponse = (description: string, codes: string[]): Json => ({
   content: { 'application/json': { schema: { $ref: ERROR_RESPONSE_REF } } },
 });
 
-const COMMON_ERRORS: Json = {
-  '401': errorResponse('No usable API key; carries a `user_api_key` `required_action`.', ['missing_api_key', 'invalid_api_key']),
-  '403': errorResponse('Authenticated but not allowed.', ['insufficient_scope', 'sync_restricted_key', 'public_api_not_enabled', 'subscription_required', 'forbidden']),
-  '429': {
+/** The error responses every operation can give, described once under `components.responses`. */
+const COMMON_RESPONSES: Json = {
+  Unauthorized: errorResponse('No usable API key; carries a `user_api_key` `required_action`.', ['missing_api_key', 'invalid_api_key']),
+  Forbidden: errorResponse('Authenticated but not allowed.', ['insufficient_scope', 'sync_restricted_key', 'public_api_not_enabled', 'subscription_required', 'forbidden']),
+  RateLimited: {
     ...errorResponse('Over the per-key budget; wait `Retry-After` seconds.', ['rate_limit_exceeded']),
     headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': { description: 'Seconds until the budget refills.', schema: { type: 'integer' } } },
   },
-  '500': errorResponse('Unexpected server error; retry. The body carries `request_id`.', ['internal_error']),
+  InternalError: errorResponse('Unexpected server error; retry. The body carries `request_id`.', ['internal_error']),
 };
+const responseRef = (name: string): Json => ({ $ref: `#/components/responses/${name}` });
+const COMMON_ERRORS: Json = { '401': responseRef('Unauthorized'), '403': responseRef('Forbidden'), '429': responseRef('RateLimited'), '500': responseRef('InternalError') };
 
 /**
  * The error body. Not named `Error`: a generated client would declare a type shadowing the built-in one.
@@ -108,13 +114,19 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       operation.security = [{ api_key: [] }];
       operation.responses = { ...COMMON_ERRORS, ...(operation.responses as Json) };
       for (const response of Object.values(operation.responses as Record<string, Json>)) {
-        if (!response.headers) response.headers = RATE_LIMIT_HEADERS;
+        if (!response.headers && !response.$ref) response.headers = RATE_LIMIT_HEADERS;
       }
     }
     paths[path.replace(/^\/v1/, '') || '/'] = operations;
   }
   const result = to31({ ...document, paths }) as OpenAPIObject;
-  result.components = { ...result.components, schemas: { ...ERROR_SCHEMAS, ...(result.components?.schemas ?? {}) } as NonNullable<OpenAPIObject["components"]>["schemas"] };
+  type Components = NonNullable<OpenAPIObject['components']>;
+  result.components = {
+    ...result.components,
+    headers: { ...HEADERS, ...result.components?.headers } as Components['headers'],
+    responses: { ...COMMON_RESPONSES, ...result.components?.responses } as Components['responses'],
+    schemas: { ...ERROR_SCHEMAS, ...result.components?.schemas } as Components['schemas'],
+  };
   return result;
 }
 
