@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildClientDocument } from '../src/common/openapi/client-files';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Json = Record<string, unknown>;
@@ -92,13 +93,17 @@ describe('OpenAPI 3.1 description', () => {
   it('is served without a key at /v1/openapi.json with the common errors and headers', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toContain('/sync/connectors');
-    const op = doc.paths['/sync/connectors']!.get as { responses: Record<string, { headers: Json; $ref: string }> };
+    const op = doc.paths['/sync/connectors']!.get as {
+      responses: Record<string, { headers: Json; $ref: string }>;
+    };
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '429', '500']));
     // The common error responses and headers are described once and referenced.
     const components = doc.components as unknown as Record<string, Record<string, { headers: Json }>>;
     const rateLimited = components['responses']![op.responses['429']!.$ref.split('/').pop()!]!;
     expect(rateLimited.headers['Retry-After']).toBeDefined();
-    expect(op.responses['200']!.headers['RateLimit-Remaining']).toEqual({ $ref: '#/components/headers/RateLimit-Remaining' });
+    expect(op.responses['200']!.headers['RateLimit-Remaining']).toEqual({
+      $ref: '#/components/headers/RateLimit-Remaining',
+    });
     expect(components['headers']!['RateLimit-Remaining']).toBeDefined();
     expect(doc.paths['/test-probe/read']).toBeUndefined();
     // The initial sync's per-pair progress is described field by field (the worker writes it; the status shows it).
@@ -154,4 +159,8 @@ describe('OpenAPI 3.1 description', () => {
     // Relative to the document's own address: right for every install, whatever its PUBLIC_URL.
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
   }, 120000);
+
+  it('is the description the typed client is generated from (built without starting the app)', async () => {
+    expect(await buildClientDocument()).toEqual(doc);
+  });
 });
