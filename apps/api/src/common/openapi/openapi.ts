@@ -9,15 +9,26 @@ type Json = Record<string, unknown>;
 
 /** Headers on every response, described once under `components.headers` and referenced. */
 const HEADERS: Json = {
-  'RateLimit-Policy': { description: 'Budget policy (IETF draft), for example `"default";q=120;w=60`.', schema: { type: 'string' } },
-  RateLimit: { description: 'Remaining budget (IETF draft), for example `"default";r=119;t=42`.', schema: { type: 'string' } },
+  'RateLimit-Policy': {
+    description: 'Budget policy (IETF draft), for example `"default";q=120;w=60`.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'Remaining budget (IETF draft), for example `"default";r=119;t=42`.',
+    schema: { type: 'string' },
+  },
   'RateLimit-Limit': { description: 'Requests allowed per window.', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in this window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the budget refills.', schema: { type: 'integer' } },
-  'X-Request-Id': { description: 'Request id, also in every log line and in 500 bodies.', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: 'Request id, also in every log line and in 500 bodies.',
+    schema: { type: 'string' },
+  },
 };
 const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
-const RATE_LIMIT_HEADERS: Json = Object.fromEntries(Object.keys(HEADERS).map((name) => [name, headerRef(name)]));
+const RATE_LIMIT_HEADERS: Json = Object.fromEntries(
+  Object.keys(HEADERS).map((name) => [name, headerRef(name)]),
+);
 
 const errorResponse = (description: string, codes: string[]): Json => ({
   description: `${description} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
@@ -27,16 +38,35 @@ const errorResponse = (description: string, codes: string[]): Json => ({
 
 /** The error responses every operation can give, described once under `components.responses`. */
 const COMMON_RESPONSES: Json = {
-  Unauthorized: errorResponse('No usable API key; carries a `user_api_key` `required_action`.', ['missing_api_key', 'invalid_api_key']),
-  Forbidden: errorResponse('Authenticated but not allowed.', ['insufficient_scope', 'sync_restricted_key', 'public_api_not_enabled', 'subscription_required', 'forbidden']),
+  Unauthorized: errorResponse('No usable API key; carries a `user_api_key` `required_action`.', [
+    'missing_api_key',
+    'invalid_api_key',
+  ]),
+  Forbidden: errorResponse('Authenticated but not allowed.', [
+    'insufficient_scope',
+    'sync_restricted_key',
+    'public_api_not_enabled',
+    'subscription_required',
+    'forbidden',
+  ]),
   RateLimited: {
     ...errorResponse('Over the per-key budget; wait `Retry-After` seconds.', ['rate_limit_exceeded']),
-    headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': { description: 'Seconds until the budget refills.', schema: { type: 'integer' } } },
+    headers: {
+      ...RATE_LIMIT_HEADERS,
+      'Retry-After': { description: 'Seconds until the budget refills.', schema: { type: 'integer' } },
+    },
   },
-  InternalError: errorResponse('Unexpected server error; retry. The body carries `request_id`.', ['internal_error']),
+  InternalError: errorResponse('Unexpected server error; retry. The body carries `request_id`.', [
+    'internal_error',
+  ]),
 };
 const responseRef = (name: string): Json => ({ $ref: `#/components/responses/${name}` });
-const COMMON_ERRORS: Json = { '401': responseRef('Unauthorized'), '403': responseRef('Forbidden'), '429': responseRef('RateLimited'), '500': responseRef('InternalError') };
+const COMMON_ERRORS: Json = {
+  '401': responseRef('Unauthorized'),
+  '403': responseRef('Forbidden'),
+  '429': responseRef('RateLimited'),
+  '500': responseRef('InternalError'),
+};
 
 /**
  * The error body. Not named `Error`: a generated client would declare a type shadowing the built-in one.
@@ -51,11 +81,23 @@ const ERROR_SCHEMAS: Json = {
         type: 'object',
         required: ['type', 'code', 'message', 'doc_url'],
         properties: {
-          type: { type: 'string', enum: ['authentication_error', 'permission_error', 'invalid_request_error', 'requires_action', 'rate_limit_error', 'api_error'] },
+          type: {
+            type: 'string',
+            enum: [
+              'authentication_error',
+              'permission_error',
+              'invalid_request_error',
+              'requires_action',
+              'rate_limit_error',
+              'api_error',
+            ],
+          },
           code: {
             type: 'string',
             enum: [...ERROR_CODES],
-            description: ERROR_CODES.map((c) => `- \`${c}\` (${ERROR_CATALOG[c].status}): ${ERROR_CATALOG[c].description}`).join('\n'),
+            description: ERROR_CODES.map(
+              (c) => `- \`${c}\` (${ERROR_CATALOG[c].status}): ${ERROR_CATALOG[c].description}`,
+            ).join('\n'),
           },
           message: { type: 'string' },
           doc_url: { type: 'string', format: 'uri' },
@@ -79,8 +121,14 @@ function to31(node: unknown): unknown {
     if (out.$ref || out.allOf || out.oneOf) {
       // A nullable reference: "the referenced object, or null" (a type union next to allOf would reject null).
       const { description, type: _type, ...rest } = out;
-      const single = Array.isArray(rest.allOf) && rest.allOf.length === 1 && Object.keys(rest).length === 1 ? (rest.allOf[0] as Json) : null;
-      return { ...(description ? { description } : {}), oneOf: [rest.$ref ? { $ref: rest.$ref } : (single ?? rest), { type: 'null' }] };
+      const single =
+        Array.isArray(rest.allOf) && rest.allOf.length === 1 && Object.keys(rest).length === 1
+          ? (rest.allOf[0] as Json)
+          : null;
+      return {
+        ...(description ? { description } : {}),
+        oneOf: [rest.$ref ? { $ref: rest.$ref } : (single ?? rest), { type: 'null' }],
+      };
     }
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
     // An enum lists every allowed value: null too, or a null the type allows would still be refused.
@@ -104,7 +152,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setLicense('Proprietary', `${config.publicUrl}/`)
     // Relative to the document's own address (`/v1/openapi.json`): right behind any proxy, whatever PUBLIC_URL says.
     .addServer('/v1', 'This Lockstep install: the API under `/v1` of the origin serving this document.')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key created in the console.' }, 'api_key');
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'An API key created in the console.' },
+      'api_key',
+    );
   const document = SwaggerModule.createDocument(app, builder.build(), { deepScanRoutes: true });
   // Paths are served under /v1 (the server URL carries it): strip the prefix from every path.
   const paths: Json = {};
