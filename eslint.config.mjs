@@ -38,9 +38,11 @@ export default tseslint.config(
             { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'] },
             { sourceTag: 'type:jobs', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'] },
             { sourceTag: 'type:config', onlyDependOnLibsWithTags: [] },
+            // The typed client is what another app imports: its generated types and openapi-fetch, nothing of the server.
+            { sourceTag: 'type:client', onlyDependOnLibsWithTags: [], allowedExternalImports: ['openapi-fetch'] },
             {
               sourceTag: 'type:app',
-              onlyDependOnLibsWithTags: ['type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector', 'type:connectors-core', 'type:domain'],
+              onlyDependOnLibsWithTags: ['type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector', 'type:connectors-core', 'type:domain', 'type:client'],
             },
             {
               sourceTag: 'type:tools',

@@ -23,6 +23,7 @@ module.exports = {
     project('config', 'libs/config'),
     project('persistence', 'libs/persistence'),
     project('jobs', 'libs/jobs'),
+    project('client', 'libs/client'),
     project('connectors-core', 'libs/connectors/core'),
     project('connector-postgres', 'libs/connectors/postgres'),
     project('connector-mysql', 'libs/connectors/mysql'),

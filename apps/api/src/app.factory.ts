@@ -26,3 +26,13 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
   app.get(OpenApiDocument).document = buildOpenApiDocument(app, config);
   return app;
 }
+
+/**
+ * The API's modules and routes in Nest's preview mode: nothing is instantiated or connected (no store, no
+ * Redis), enough to describe the API. Used to write the typed client's copy of the OpenAPI description.
+ */
+export async function createPreviewApp(config: AppConfig): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { preview: true, logger: false });
+  app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
+  return app;
+}

@@ -15,6 +15,7 @@ export class ConnectorsController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listConnectors',
     summary: 'List connectors',
     description: 'Every connector a side can use, with the credential fields it declares (spec 2.6). Connectors above the account\'s plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.',
   })

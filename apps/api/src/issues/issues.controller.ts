@@ -17,6 +17,7 @@ export class IssuesController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listIssues',
     summary: 'List open issues',
     description: [
       'The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are not listed: the engine clears an issue once its cause is gone, and a retry clears it at once. An issue is one failure (of one record and side, or of one side): when the engine runs into a failure it has seen before, that issue opens again with its id instead of a new one.',
@@ -36,6 +37,7 @@ export class IssuesController {
   @Get(':id')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'getIssue',
     summary: 'Get an issue',
     description: 'One issue with its remediation (resolved issues too). `404 not_found` for unknown ids, another account\'s issues and, for a one-sync key, other syncs\' issues.',
   })
@@ -50,6 +52,7 @@ export class IssuesController {
   @HttpCode(202)
   @RequiredScope('operate')
   @ApiOperation({
+    operationId: 'retryIssue',
     summary: 'Retry an issue',
     description: [
       'Clears the issue (it leaves the open list) and gives the engine the work again; 202 with the confirmation.',

@@ -21,6 +21,7 @@ export class LiveExportConnectorsController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listLiveExportConnectors',
     summary: 'List live export connectors',
     description: [
       'Every connector that can take part in a live export, with its `roles` (`source`, `destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: `database`) and its credential fields. Both database connectors serve as source and destination.',

@@ -25,7 +25,7 @@ export class LiveExportMappingsController {
 
   @Get('mappings')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'Get the live export mappings document', description: `The edited document, resolved (remote ids, every name filled in). Header \`ETag\` is its version (\`mappings_version\`).\n\n${RULES}` })
+  @ApiOperation({ operationId: 'getLiveExportMappings', summary: 'Get the live export mappings document', description: `The edited document, resolved (remote ids, every name filled in). Header \`ETag\` is its version (\`mappings_version\`).\n\n${RULES}` })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: ExportMappingsDocumentDto, headers: ETAG_HEADER })
   @ApiErrors({ 404: ['not_found'] })
@@ -38,6 +38,7 @@ export class LiveExportMappingsController {
   @Put('mappings')
   @RequiredScope('readwrite')
   @ApiOperation({
+    operationId: 'updateLiveExportMappings',
     summary: 'Replace the live export mappings document',
     description: [
       'Full replace, compare-and-set: `If-Match` is required (`400 invalid_request` without it; `412 revision_mismatch` when stale). `Idempotency-Key` is not accepted here (`400 invalid_request`): a retried PUT with a now stale `If-Match` answers 412, so retries are already safe.',
@@ -73,6 +74,7 @@ export class LiveExportMappingsController {
   @HttpCode(200)
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'validateLiveExportMappings',
     summary: 'Validate live export mappings',
     description: `Side-effect free (a read key may call it). Body: empty (the stored document), \`{mappings: {...}}\` or a bare document. Returns \`{valid, issues: [{code, message, path}]}\`; \`path\` is like \`tables[0]\` or \`tables[0].fields[1]\`, or null. A structurally malformed candidate is \`400 invalid_mappings\`. Source and destination problems are issues, never errors: \`auth_required\` per unconnected side, \`internal\` when validation could not finish (for example the source is unreachable).\n\n${RULES}`,
   })
@@ -88,6 +90,7 @@ export class LiveExportMappingsController {
   @HttpCode(200)
   @RequiredScope('readwrite')
   @ApiOperation({
+    operationId: 'saveLiveExport',
     summary: 'Save: provision the destination',
     description: [
       'Validates the stored mappings against both apps as they are now (refused with the rule\'s code and `details.issues`; `400 empty_mappings` when nothing is mapped; `409 auth_required` when a side is not connected; `400 invalid_location` when no location is chosen), then creates in the destination location every mapped table and column, typed from the source, plus the hidden `lockstep_source_id` (unique) and `lockstep_row_hash` columns. Idempotent: existing tables of the export gain missing columns; nothing is dropped or retyped.',
@@ -109,7 +112,7 @@ export class LiveExportMappingsController {
 
   @Get('save')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'Get the last save', description: 'What the last save provisioned (the plan runs execute): version, time, location and tables. `unsaved_changes` tells whether the mappings changed since. `404 not_found` when the export was never saved.' })
+  @ApiOperation({ operationId: 'getLiveExportSave', summary: 'Get the last save', description: 'What the last save provisioned (the plan runs execute): version, time, location and tables. `unsaved_changes` tells whether the mappings changed since. `404 not_found` when the export was never saved.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: SaveDto })
   @ApiErrors({ 404: ['not_found'] })

@@ -19,6 +19,7 @@ export class LiveExportScheduleController {
   @Get('schedule')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'getLiveExportSchedule',
     summary: 'Get the schedule',
     description: 'Fields: `cadence` (`manual`, `every_10_minutes`, `every_30_minutes`, `hourly`, `daily`), `enabled` (the on/off switch), `time_of_day` and `timezone` (daily only), `allowed_cadences` (the plan\'s), `next_run_at` (null when disabled or manual). Interval cadences run on UTC clock boundaries (:00, :10 ...); daily runs at `time_of_day` in `timezone`, following daylight saving time. `409 not_provisioned` before the first save; `404 not_found` after it until the first PATCH creates the schedule.',
   })
@@ -32,6 +33,7 @@ export class LiveExportScheduleController {
   @Patch('schedule')
   @RequiredScope('readwrite')
   @ApiOperation({
+    operationId: 'updateLiveExportSchedule',
     summary: 'Set the schedule',
     description: 'Creates the schedule on first use (defaults: `manual`, `enabled: true`, timezone `UTC`), needs a saved export (`409 not_provisioned`). Missing fields keep their values; switching to `daily` needs `time_of_day`; `time_of_day`/`timezone` on another cadence are `400 invalid_request` (they are cleared when leaving daily). `403 plan_required` for a cadence outside `allowed_cadences`. A new or changed schedule first runs at its next slot (no catch-up of past slots); the worker never runs one slot twice.',
   })
@@ -47,6 +49,7 @@ export class LiveExportScheduleController {
   @HttpCode(202)
   @RequiredScope('operate')
   @ApiOperation({
+    operationId: 'triggerLiveExport',
     summary: 'Run now',
     description: 'Queues a run of the last saved plan regardless of the schedule: 202 with the run (`queued`); follow its `url`. At most one run is active per export (`409 run_in_progress`, `details.run` names it). `409 unsaved_changes` when the mappings changed since the last save, unless `{"force": true}` (which runs the saved plan). `409 not_provisioned` before the first save.',
   })
@@ -69,6 +72,7 @@ export class LiveExportRunsController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listRuns',
     summary: 'List runs',
     description: 'The runs of one live export, newest first. Run states: `queued` -> `running` -> `succeeded` | `failed` | `canceled` (a queued run can be canceled directly). Each run has `trigger` (`manual` or `schedule`), the times (`queued_at`, `started_at`, `finished_at`), `rows_read` / `rows_written` / `rows_removed`, and `error: {code, message}` when it failed.',
   })
@@ -83,7 +87,7 @@ export class LiveExportRunsController {
 
   @Get(':id')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'Get a run', description: 'The run record (see the runs listing). Poll it until `state` is `succeeded`, `failed` or `canceled`.' })
+  @ApiOperation({ operationId: 'getRun', summary: 'Get a run', description: 'The run record (see the runs listing). Poll it until `state` is `succeeded`, `failed` or `canceled`.' })
   @ApiParam(RUN_ID)
   @ApiOkResponse({ type: RunDto })
   @ApiErrors({ 404: ['not_found'] })
@@ -95,6 +99,7 @@ export class LiveExportRunsController {
   @HttpCode(200)
   @RequiredScope('operate')
   @ApiOperation({
+    operationId: 'cancelRun',
     summary: 'Cancel a run',
     description: 'A queued run is `canceled` at once. A running run gets `cancel_requested_at` and stays `running` until the worker stops it (within a second), then `canceled`; the destination is left consistent (each batch is one transaction). `409 run_not_active` when the run already finished (or was already canceled).',
   })

@@ -24,6 +24,7 @@ export class LiveExportsController {
   @RequiredScope('readwrite')
   @Idempotent()
   @ApiOperation({
+    operationId: 'createLiveExport',
     summary: 'Create a live export',
     description: [
       'Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database); the destination writes into its `location` (same kinds). Only the destination has a location (`invalid_location` on the source).',
@@ -44,7 +45,7 @@ export class LiveExportsController {
 
   @Get()
   @RequiredScope('read')
-  @ApiOperation({ summary: 'List live exports', description: 'Newest first. Empty when live export is unavailable to the account.' })
+  @ApiOperation({ operationId: 'listLiveExports', summary: 'List live exports', description: 'Newest first. Empty when live export is unavailable to the account.' })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-25 (default 10).' })
   @ApiQuery({ name: 'cursor', required: false, description: '`next_cursor` of the previous page, unchanged.' })
   @ApiOkResponse({ type: LiveExportListDto })
@@ -55,7 +56,7 @@ export class LiveExportsController {
 
   @Get(':id')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'Get a live export', description: 'Both sides (never credentials), pending actions, the mappings and save versions (`unsaved_changes`), and the next-step links. 404 also for another account\'s export, and for every export while live export is unavailable.' })
+  @ApiOperation({ operationId: 'getLiveExport', summary: 'Get a live export', description: 'Both sides (never credentials), pending actions, the mappings and save versions (`unsaved_changes`), and the next-step links. 404 also for another account\'s export, and for every export while live export is unavailable.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: LiveExportDto })
   @ApiErrors({ 404: ['not_found'] })
@@ -66,6 +67,7 @@ export class LiveExportsController {
   @Patch(':id')
   @RequiredScope('readwrite')
   @ApiOperation({
+    operationId: 'updateLiveExport',
     summary: 'Update a live export',
     description: [
       'Body: `{name?, source?: {auth, base}, destination?: {auth?, location?}}`. `name` renames. `auth` completes a side created without it (checked live: `connection_failed`); a connected side answers `409 side_already_connected` (credentials are not rotated over the API). `destination.location` sets or changes where tables are created (checked live: `invalid_location`).',
@@ -81,7 +83,7 @@ export class LiveExportsController {
 
   @Delete(':id')
   @RequiredScope('readwrite')
-  @ApiOperation({ summary: 'Delete a live export', description: 'Deletes the export, its schedule and its run history; an active run is canceled (a running copy stops within a second). Tables already created in the destination stay, with their rows. The change capture the export installed in the source database (triggers `lockstep_export_*` / `lockstep_x*`) is removed by the worker shortly after.' })
+  @ApiOperation({ operationId: 'deleteLiveExport', summary: 'Delete a live export', description: 'Deletes the export, its schedule and its run history; an active run is canceled (a running copy stops within a second). Tables already created in the destination stay, with their rows. The change capture the export installed in the source database (triggers `lockstep_export_*` / `lockstep_x*`) is removed by the worker shortly after.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: DeletedLiveExportDto })
   @ApiErrors({ 403: ['live_export_unavailable'], 404: ['not_found'] })
@@ -91,7 +93,7 @@ export class LiveExportsController {
 
   @Get(':id/source/tables')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'List source tables', description: 'The tables of the source base, read live. Use `remote_id` (or the exact unique `name`) as a mapping\'s `source_table`. `409 auth_required` while the source is not connected.' })
+  @ApiOperation({ operationId: 'listSourceTables', summary: 'List source tables', description: 'The tables of the source base, read live. Use `remote_id` (or the exact unique `name`) as a mapping\'s `source_table`. `409 auth_required` while the source is not connected.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: SourceTableListDto })
   @ApiErrors({ 400: ['connection_failed'], 404: ['not_found'], 409: ['auth_required'] })
@@ -101,7 +103,7 @@ export class LiveExportsController {
 
   @Get(':id/source/tables/:table/fields')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'List a source table\'s exportable fields', description: 'Read live. Link fields, unreadable fields and fields of unsupported types are never offered. `default_destination_field` is the column name a mapping gets without `destination_field`. 404 when the source has no such table.' })
+  @ApiOperation({ operationId: 'listSourceFields', summary: 'List a source table\'s exportable fields', description: 'Read live. Link fields, unreadable fields and fields of unsupported types are never offered. `default_destination_field` is the column name a mapping gets without `destination_field`. 404 when the source has no such table.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiParam({ name: 'table', description: 'Source table remote id (or exact unique name).' })
   @ApiOkResponse({ type: SourceFieldListDto })
@@ -112,7 +114,7 @@ export class LiveExportsController {
 
   @Get(':id/destination/locations')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'List destination locations', description: 'Where the export can create its tables: the destination\'s schemas (PostgreSQL) or databases (MySQL/MariaDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.' })
+  @ApiOperation({ operationId: 'listDestinationLocations', summary: 'List destination locations', description: 'Where the export can create its tables: the destination\'s schemas (PostgreSQL) or databases (MySQL/MariaDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.' })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: LocationListDto })
   @ApiErrors({ 400: ['connection_failed'], 404: ['not_found'], 409: ['auth_required'] })

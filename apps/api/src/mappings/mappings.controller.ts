@@ -20,6 +20,7 @@ export class MappingsController {
   @Get('mappings')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'getMappings',
     summary: 'Get the mappings document',
     description: 'The document of spec 2.8 with references as remote ids; header `ETag` is the revision (send it back as `If-Match`). A field pair whose every direction was disabled by schema drift shows `direction: "invalid"`. `409 auth_required` until both sides are connected.',
   })
@@ -37,6 +38,7 @@ export class MappingsController {
   @RequiresSubscription()
   @Idempotent()
   @ApiOperation({
+    operationId: 'updateMappings',
     summary: 'Replace the mappings document',
     description: [
       'Full replace: omitted pairs are unmapped, omitted settings revert to defaults (`direction` of a field pair defaults to the table pair\'s; `record_delete_behavior` to `sync`). Fetch, modify, put.',
@@ -61,6 +63,7 @@ export class MappingsController {
   @HttpCode(200)
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'validateMappings',
     summary: 'Validate mappings',
     description: 'Side-effect free: checks a candidate document (body `{mappings: {...}}` or the bare document) or, with an empty body, the stored one. Creates are checked, never executed. Returns every spec 7.3 issue with its severity and JSON-pointer path; `400 invalid_mappings` for a structurally malformed document.',
   })

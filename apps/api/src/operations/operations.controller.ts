@@ -15,6 +15,7 @@ export class OperationsController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listOperations',
     summary: 'List operations',
     description: [
       'The record-level change log of one sync, newest first (`occurred_at` descending, ties in the order the engine wrote them). Each record change shows on both sides: a `poll` operation on the side where Lockstep detected it and a `push` operation on the side it wrote it to.',
@@ -49,6 +50,7 @@ export class OperationsController {
   @Get(':id')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'getOperation',
     summary: 'Get an operation',
     description: 'One operation with its `field_changes` (before and after per field) and `record.url` (opens the record\'s copy on the operation\'s side). `404 not_found` for unknown ids, another account\'s operations and, for a one-sync key, other syncs\' operations.',
   })

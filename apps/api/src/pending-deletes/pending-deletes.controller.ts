@@ -15,6 +15,7 @@ export class PendingDeletesController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listPendingDeletes',
     summary: 'List held deletes',
     description: [
       'Records that went missing on one side of a sync with `delete_approval: review_required`: the delete is held instead of being applied to the other side. Newest first.',

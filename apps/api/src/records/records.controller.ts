@@ -23,6 +23,7 @@ export class RecordsController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'searchRecords',
     summary: 'Search records',
     description: [
       'Finds records of a sync by a remote record id (either side), a `rec_` id or display text. Best first: exact id matches (the `rec_` id, then remote ids equal to the query, left then right), then display names equal to or starting with the query, then names containing it (case-insensitive).',
@@ -43,6 +44,7 @@ export class RecordsController {
   @Get(':record_id')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'getRecordStatus',
     summary: 'Record status',
     description: [
       'The record status document: per side the copy (`remote_id`, `is_deleted`, `is_filtered`, `is_sync_disabled`, the operations queued for it, `browser_url`) or null when that side has no copy; the record\'s queue in run order; its open issues; its held delete (`pending_delete`) and their history (`pending_delete_events`); the most recent operations of both sides with `operations_url` for the rest.',
@@ -63,6 +65,7 @@ export class RecordsController {
   @HttpCode(202)
   @RequiredScope('operate')
   @ApiOperation({
+    operationId: 'refetchRecord',
     summary: 'Refetch a record',
     description: [
       'Queues a read of the record\'s copy on `side`, or without a body on every side holding a copy; the worker reads it from the app and syncs what changed. The refetch runs after the operations already queued for the record (see `queued_operations` in the status document). Repeating the request while the refetch still waits at the end of the queue adds nothing.',

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { FieldListDto, SchemaLoadingDto, TableListDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
+import { ERROR_RESPONSE_REF } from '../common/openapi/api-errors';
 import { isSchemaLoading } from './schema.mapper';
 import { SchemaService } from './schema.service';
 
@@ -20,7 +21,7 @@ const REFRESH = {
 const error = (status: number, codes: string[]) => ({
   status,
   description: `Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: { 'application/json': { schema: { $ref: ERROR_RESPONSE_REF } } },
 });
 const LOADING = {
   status: 202,
@@ -42,6 +43,7 @@ export class SchemaController {
   @Get()
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listTables',
     summary: 'List the tables of a side',
     description: [
       'The tables of one side\'s app (spec 2.7). The first request reads them from the app (this may take a few seconds) and caches them; later requests answer from the cache (same `fetched_at`) until `refresh=true`.',
@@ -70,6 +72,7 @@ export class SchemaController {
   @Get(':table_id/fields')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'listFields',
     summary: 'List the fields of a table',
     description: [
       'The fields of one table (spec 2.7), read from the app on the first request for that table and cached until `refresh=true`. A field keeps its `field_` id across refreshes while the app keeps its remote id; fields the app no longer has are not listed.',

@@ -21,7 +21,7 @@ export class SyncsController {
 
   @Get()
   @RequiredScope('read')
-  @ApiOperation({ summary: 'List syncs', description: 'Newest first. A one-sync key sees only its sync.' })
+  @ApiOperation({ operationId: 'listSyncs', summary: 'List syncs', description: 'Newest first. A one-sync key sees only its sync.' })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-100 (default 20).' })
   @ApiQuery({ name: 'cursor', required: false, description: '`next_cursor` of the previous page, unchanged.' })
   @ApiOkResponse({ type: SyncListDto })
@@ -36,6 +36,7 @@ export class SyncsController {
   @RequiresSubscription()
   @Idempotent()
   @ApiOperation({
+    operationId: 'createSync',
     summary: 'Create a sync',
     description: [
       'Creates a draft sync (spec 4.2 rules 1-4). Per API-key side, `auth` and `base` travel together: both given builds the side now (credentials checked live, base resolved by id or unique exact name); neither given defers it to a person (the side is null and a `user_authorization` pending action is returned). A browser-sign-in (oauth) side takes only `connector`.',
@@ -53,7 +54,7 @@ export class SyncsController {
 
   @Get(':id')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'Get a sync', description: 'The sync with both sides, pending actions, open-issue count and next-step links.' })
+  @ApiOperation({ operationId: 'getSync', summary: 'Get a sync', description: 'The sync with both sides, pending actions, open-issue count and next-step links.' })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: SyncDto })
   @ApiErrors({ 404: ['not_found'] })
@@ -65,6 +66,7 @@ export class SyncsController {
   @RequiredScope('readwrite')
   @RequiresSubscription()
   @ApiOperation({
+    operationId: 'updateSync',
     summary: 'Update a sync',
     description: [
       '`name` any time. A side with only `auth` rotates its credential (same shape, checked live, any state; a side connected by browser sign-in gives `invalid_auth`, an oauth connector `oauth_connector_not_supported`).',
@@ -82,7 +84,10 @@ export class SyncsController {
   @Delete(':id')
   @RequiredScope('readwrite')
   @RequiresSubscription()
-  @ApiOperation({ summary: 'Delete a sync', description:
+  @ApiOperation({
+    operationId: 'deleteSync',
+    summary: 'Delete a sync',
+    description:
       'Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps from every table no other sync reads: the change-capture triggers, the `lockstep_id` column it added, and the change log once no table of that database is read. The rows and the apps\' own columns stay (so do tables the sync created, with their `lockstep_id` key).',
   })
   @ApiParam(SYNC_ID)
@@ -95,7 +100,7 @@ export class SyncsController {
   @Post(':id/pause')
   @HttpCode(200)
   @RequiredScope('operate')
-  @ApiOperation({ summary: 'Pause a sync', description: 'Turns the sync off; pausing a sync that is already off succeeds. `409 initial_sync_running` while the initial sync runs.' })
+  @ApiOperation({ operationId: 'pauseSync', summary: 'Pause a sync', description: 'Turns the sync off; pausing a sync that is already off succeeds. `409 initial_sync_running` while the initial sync runs.' })
   @ApiParam(SYNC_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })
   @ApiOkResponse({ type: SyncDto })
@@ -108,6 +113,7 @@ export class SyncsController {
   @HttpCode(202)
   @RequiredScope('operate')
   @ApiOperation({
+    operationId: 'activateSync',
     summary: 'Activate a paused sync',
     description: 'Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 auth_required` with a side unconnected; `409 initial_sync_preparing` / `initial_sync_running` during the initial sync.',
   })
@@ -122,6 +128,7 @@ export class SyncsController {
   @Get(':id/status')
   @RequiredScope('read')
   @ApiOperation({
+    operationId: 'getSyncStatus',
     summary: 'Sync status snapshot',
     description:
       'A live snapshot: per side the change detection in use, polling state, last poll and last change detected; record operations queued by type (`pending_pushes`); the initial sync phase with its start, end and per-table-pair progress; open issues and pending deletes.',
@@ -135,7 +142,7 @@ export class SyncsController {
 
   @Get(':id/sides/:side/bases')
   @RequiredScope('read')
-  @ApiOperation({ summary: 'List a side\'s bases', description: 'The bases (PostgreSQL schemas, MySQL databases) the side\'s credentials reach, fetched live. `409 requires_action` when the side is not connected yet.' })
+  @ApiOperation({ operationId: 'listSideBases', summary: 'List a side\'s bases', description: 'The bases (PostgreSQL schemas, MySQL databases) the side\'s credentials reach, fetched live. `409 requires_action` when the side is not connected yet.' })
   @ApiParam(SYNC_ID)
   @ApiParam({ name: 'side', enum: ['left', 'right'] })
   @ApiOkResponse({ type: BaseListDto })
