@@ -12,13 +12,16 @@ const lines: Record<string, unknown>[] = [];
 
 @Global()
 @Module({
-  providers: [{ provide: LOG_DESTINATION, useValue: { write: (line: string) => lines.push(JSON.parse(line)) } }],
+  providers: [
+    { provide: LOG_DESTINATION, useValue: { write: (line: string) => lines.push(JSON.parse(line)) } },
+  ],
   exports: [LOG_DESTINATION],
 })
 class LogCaptureModule {}
 
 /** The request log lines (`req` and `res` set, as pino-http writes them) of one request id. */
-const requestLines = (id: string) => lines.filter((line) => (line['req'] as { id?: string } | undefined)?.id === id && 'res' in line);
+const requestLines = (id: string) =>
+  lines.filter((line) => (line['req'] as { id?: string } | undefined)?.id === id && 'res' in line);
 
 describe('request logging', () => {
   let t: TestApp;
@@ -52,7 +55,8 @@ describe('request logging', () => {
     // Lines are written when the response finishes (every listener of that one event at once), which may be
     // just after the client has read the response.
     const deadline = Date.now() + 5000;
-    while (requestLines(id).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (requestLines(id).length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const logged = requestLines(id);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ req: { id, method: 'GET', url: path }, res: { statusCode: status } });
