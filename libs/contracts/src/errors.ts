@@ -171,7 +171,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.InitialSyncPreparing]: conflict('The initial sync is being prepared; retry after preparation.'),
   [ErrorCode.SyncActive]: conflict('Mappings edits and forced schema refreshes need the sync paused first.'),
   [ErrorCode.InvalidMappings]: bad('The mappings document is malformed or the write was rejected; see `details.issues`.'),
-  [ErrorCode.RevisionMismatch]: { status: 412, type: 'invalid_request_error', description: 'The `If-Match` revision is stale; fetch the mappings again.' },
+  [ErrorCode.RevisionMismatch]: { status: 412, type: 'invalid_request_error', description: 'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings again and send their `ETag`.' },
   [ErrorCode.CreateFailed]: bad('The connector refused a `create` placeholder.'),
   [ErrorCode.TableSetupFailed]: bad('A mapped table could not be prepared for sync (for example a service id column or triggers).'),
   [ErrorCode.TableAmbiguous]: bad('A bare remote id matched tables on both sides; use the prefixed id.'),
