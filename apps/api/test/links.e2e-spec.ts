@@ -7,7 +7,7 @@
  * the console ones with a signed-in session, and none answers 404.
  */
 import { DataSource } from 'typeorm';
-import { follow, mysqlDestination, pgSource } from './support/live-export';
+import { mysqlDestination, pgSource } from './support/live-export';
 import { type LiveSync, liveSync, waitUntil } from './support/live-sync';
 import { PASSWORD } from './console/console-harness';
 import { uniqueName } from './support/scratch-dbs';
