@@ -147,7 +147,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.InvalidType]: bad('`type` is not one of the issue types.'),
   [ErrorCode.MissingQuery]: bad('`query` is required on record search.'),
   [ErrorCode.InvalidState]: bad('`state` is not `awaiting_review` or `ignored`.'),
-  [ErrorCode.NotFound]: { status: 404, type: 'invalid_request_error', description: 'No such resource, or it belongs to another account.' },
+  [ErrorCode.NotFound]: { status: 404, type: 'invalid_request_error', description: 'No such resource, or it belongs to another account. For a path no endpoint serves, the message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or the method the path takes).' },
   [ErrorCode.InvalidIdempotencyKey]: bad('The `Idempotency-Key` header is malformed or too long.'),
   [ErrorCode.IdempotencyKeyReused]: bad('The `Idempotency-Key` was used before with a different request body.'),
   [ErrorCode.IdempotencyKeyInUse]: conflict('A request with the same `Idempotency-Key` is still running.'),
