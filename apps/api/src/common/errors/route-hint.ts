@@ -43,7 +43,7 @@ function methodsAt(routes: Route[], path: string): string[] {
 export function routeNotFoundMessage(method: string, url: string, paths: Record<string, object>): string {
   const path = url.split('?')[0]!.replace(/(.)\/+$/, '$1');
   const routes = routesOf(paths);
-  const unknown = `No such endpoint: ${method} ${path}.`;
+  const unknown = `No such endpoint: ${method} ${path.length > 200 ? `${path.slice(0, 200)}...` : path}.`;
   const versioned = path === '/v1' || path.startsWith('/v1/');
   const rest = versioned ? path.slice(3) : path;
   const here = versioned ? methodsAt(routes, rest) : [];
