@@ -3,8 +3,8 @@
  * sync between PostgreSQL and MariaDB (schema, mappings, validate, an operation, a record issue and its retry,
  * a record search, a held delete, a side left for a person to connect) and a live export (tables, fields,
  * locations, mappings, save, schedule, trigger, runs) collects every link of every response; each is then
- * followed, the API ones with the method the OpenAPI description gives the path (GET where it has one),
- * the console ones with a signed-in session, and none answers 404.
+ * followed (the API ones with POST for an action link, otherwise GET, a method the OpenAPI description
+ * gives the path; the console ones with a signed-in session), and none answers 404.
  */
 import { DataSource } from 'typeorm';
 import { mysqlDestination, pgSource } from './support/live-export';
@@ -28,6 +28,9 @@ function linksOf(body: unknown, from: string, into: Map<string, string>): void {
     }
   }
 }
+
+/** Links to an action, followed with POST; every other link is followed with GET. */
+const ACTIONS = ['validate_url', 'retry_url', 'save_url', 'trigger_url', 'cancel_url'];
 
 /** The methods the OpenAPI description gives the documented path an API link points at (empty: none). */
 function documentedMethods(paths: Record<string, object>, path: string): string[] {
@@ -174,6 +177,12 @@ describe('links: every *_url of a typical flow is followable', () => {
     const runs = (await call('get', lex.runs_url)).body.data;
     await call('get', runs[0].url);
     await call('get', lex.url);
+    // An export whose source a person connects (its pending action links the console).
+    await call('post', '/v1/live-export/live-exports', {
+      name: 'links-deferred',
+      source: { connector: 'postgres' },
+      destination: mysqlDestination(live.my),
+    });
   }
 
   /** A console session of the sync's account (the links under /app open pages a person signs in to). */
@@ -216,9 +225,9 @@ describe('links: every *_url of a typical flow is followable', () => {
       const pathname = path.split('?')[0]!;
       let res;
       if (pathname.startsWith('/v1/')) {
-        const methods = documentedMethods(paths, pathname);
-        if (methods.length === 0) broken.push(`${url} (from ${from}): not a documented path`);
-        const method = methods.includes('get') || methods.length === 0 ? 'get' : (methods[0] as 'post');
+        const method = ACTIONS.includes(from.split(' ').pop()!) ? 'post' : 'get';
+        if (!documentedMethods(paths, pathname).includes(method))
+          broken.push(`${url} (from ${from}): ${method} is not documented there`);
         res = await t.http()[method](path).set(bearer(live.keys.write));
       } else {
         res = await t.http().get(path).set('Cookie', cookie);
@@ -247,5 +256,12 @@ describe('links: every *_url of a typical flow is followable', () => {
     ]) {
       expect([kind, kinds.has(kind)]).toEqual([kind, true]);
     }
+    const pages = [
+      /\/app\/syncs\/[^/]+\/connect\/right$/,
+      /\/app\/live-exports\/[^/]+\/connect\/source$/,
+      /\/app\/syncs\/[^/]+\/pending-deletes\/rec_/,
+    ];
+    for (const page of pages)
+      expect([page, [...links.keys()].some((url) => page.test(url))]).toEqual([page, true]);
   });
 });
