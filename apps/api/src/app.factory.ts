@@ -18,6 +18,7 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
   });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  app.set('etag', false); // ETag is the mappings revision (If-Match), set by those routes only
   app.set('trust proxy', true);
   app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
   app.useGlobalPipes(validationPipe);

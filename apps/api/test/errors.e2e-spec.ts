@@ -22,6 +22,21 @@ describe('the common error shape (spec 7.1) for bad input and failures', () => {
     expectError(await t.http().delete('/v1/sync/connectors').set(bearer(key)), 404, 'not_found');
   });
 
+  it('names the endpoint meant when a path misses its feature prefix, /v1 or the method', async () => {
+    const message = async (method: 'get' | 'post', path: string) => {
+      const res = await t.http()[method](path).set(bearer(key));
+      expectError(res, 404, 'not_found');
+      return res.body.error.message as string;
+    };
+    expect(await message('get', '/v1/syncs')).toMatch(/^No such endpoint: GET \/v1\/syncs\. Did you mean GET \/v1\/sync\/syncs\?/);
+    expect(await message('get', '/v1/connectors?limit=5')).toMatch(/Did you mean GET \/v1\/sync\/connectors\?/);
+    expect(await message('post', '/v1/syncs/sync_abc/pause')).toMatch(/Did you mean POST \/v1\/sync\/syncs\/sync_abc\/pause\?/);
+    expect(await message('get', '/v1/live-exports')).toMatch(/Did you mean GET \/v1\/live-export\/live-exports\?/);
+    expect(await message('get', '/sync/syncs')).toMatch(/Did you mean GET \/v1\/sync\/syncs\?/);
+    expect(await message('get', '/v1/sync/syncs/sync_abc/validate')).toBe('No such endpoint: GET /v1/sync/syncs/sync_abc/validate. /v1/sync/syncs/sync_abc/validate takes POST.');
+    expect(await message('get', '/v1/no-such-thing')).toBe('No such endpoint: GET /v1/no-such-thing.');
+  });
+
   it('answers malformed JSON, a wrong content type and an oversized body with 400 invalid_request', async () => {
     const malformed = await t.http().post('/v1/test-probe/write').set(bearer(key)).set('Content-Type', 'application/json').send('{"name": ');
     expectError(malformed, 400, 'invalid_request');
@@ -80,5 +95,14 @@ describe('the common error shape (spec 7.1) for bad input and failures', () => {
     expect(postgres.auth.fields[0]).toMatchObject({ id: 'connectionString', optional: false });
     expect(Object.keys(postgres.auth.fields[0]).sort()).toEqual(['help', 'id', 'label', 'optional', 'options', 'placeholder']);
     expect(Object.keys(postgres.auth).sort()).toEqual(['fields', 'method']);
+  });
+
+  it('sends no ETag but the mappings revision: none on lists, errors, discovery, health or the console', async () => {
+    const api = ['/v1/sync/connectors', '/v1/sync/syncs', '/v1/sync/syncs/sync_nope', '/v1/no-such-thing'];
+    const open = ['/v1/openapi.json', '/healthz', '/llms.txt', '/docs/errors', '/app/sign-in', '/app/assets/console.css'];
+    for (const path of [...api, ...open]) {
+      const res = await t.http().get(path).set(api.includes(path) ? bearer(key) : {});
+      expect([path, res.headers['etag']]).toEqual([path, undefined]);
+    }
   });
 });

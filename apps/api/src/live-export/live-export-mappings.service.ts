@@ -17,6 +17,7 @@ import {
 import { LiveExportEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { canonicalJson } from '../common/idempotency/idempotency.interceptor';
+import { staleRevisionMessage } from '../common/http/if-match';
 import { LiveExportAccess, LiveExportLinks } from './live-export-access';
 import { LiveExportConnections } from './live-export-connections';
 import { LiveExportSchemaService } from './live-export-schema.service';
@@ -82,7 +83,9 @@ export class LiveExportMappingsService {
       throw new DomainError(ErrorCode.InvalidRequest, 'The live export mappings PUT does not take `Idempotency-Key`: it is a compare-and-set on `If-Match`, so a retry is already safe (a repeated PUT with a now stale If-Match answers 412).');
     }
     const expected = parseRequiredIfMatch(ifMatch);
-    if (expected !== entity.mappingsVersion) throw this.mismatch(entity.mappingsVersion);
+    if (expected !== entity.mappingsVersion) {
+      throw new DomainError(ErrorCode.RevisionMismatch, staleRevisionMessage('version', expected, entity.mappingsVersion), { current_version: entity.mappingsVersion });
+    }
     const input = this.parseOrThrow(body);
     this.schema.requireConnected(entity, 'source');
 
@@ -265,7 +268,7 @@ export class LiveExportMappingsService {
   }
 
   private mismatch(current: number | null): DomainError {
-    return new DomainError(ErrorCode.RevisionMismatch, `The mappings changed: the current version is ${current ?? 'unknown'}. GET them again and reapply your edit.`, { current_version: current });
+    return new DomainError(ErrorCode.RevisionMismatch, `The mappings changed while this request ran: the current version is ${current ?? 'unknown'}. GET them again and reapply your edit.`, { current_version: current });
   }
 }
 

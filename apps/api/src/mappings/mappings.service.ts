@@ -26,6 +26,7 @@ import {
 } from '@lockstep/domain';
 import { SyncEntity, type SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
 import { canonicalJson } from '../common/idempotency/idempotency.interceptor';
+import { staleRevisionMessage } from '../common/http/if-match';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { SchemaService } from '../schema/schema.service';
@@ -141,7 +142,7 @@ export class MappingsService {
     if (!allowed.ok) throw new DomainError(ErrorCode.SyncActive, allowed.message);
     const expected = parseIfMatch(ifMatch);
     if (expected !== null && expected !== sync.mappingsRevision) {
-      throw new DomainError(ErrorCode.RevisionMismatch, `The mappings changed since revision ${expected}; the current revision is ${sync.mappingsRevision}. GET them again and reapply your edit.`, { current_revision: sync.mappingsRevision });
+      throw new DomainError(ErrorCode.RevisionMismatch, staleRevisionMessage('revision', expected, sync.mappingsRevision), { current_revision: sync.mappingsRevision });
     }
 
     // 1. Everything is checked before anything is written.

@@ -28,10 +28,6 @@ export class SyncLinks {
     return this.api(`/sync/syncs/${syncId}/tables/${encodeURIComponent(tableId)}/fields${side ? `?side=${side}` : ''}`);
   }
 
-  /** URI template (RFC 6570) for a table's fields; the table listing gives concrete links. */
-  fieldsTemplate(syncId: string): string {
-    return this.api(`/sync/syncs/${syncId}/tables/{table_id}/fields`);
-  }
 
   bases(syncId: string, side: SideName): string {
     return this.api(`/sync/syncs/${syncId}/sides/${side}/bases`);

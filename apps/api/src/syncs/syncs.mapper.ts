@@ -62,7 +62,8 @@ export function toSyncDto(sync: SyncEntity, sides: SyncSides, counts: SyncCounts
     status_url: links.api(`/sync/syncs/${sync.id}/status`),
     review_url: links.review(sync.id),
     tables_url: links.tables(sync.id, 'left'),
-    fields_url: links.fieldsTemplate(sync.id),
+    // Fields belong to a table: the table listing, where each table carries its own `fields_url`.
+    fields_url: links.tables(sync.id, 'left'),
     mappings_url: links.api(`/sync/syncs/${sync.id}/mappings`),
     validate_url: links.api(`/sync/syncs/${sync.id}/validate`),
     operations_url: links.api(`/sync/operations${query}`),

@@ -225,10 +225,10 @@ export class LiveExportDto {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ format: 'uri' }) url: string;
   @ApiProperty({ format: 'uri' }) mappings_url: string;
-  @ApiProperty({ format: 'uri' }) validate_url: string;
-  @ApiProperty({ format: 'uri' }) save_url: string;
-  @ApiProperty({ format: 'uri' }) schedule_url: string;
-  @ApiProperty({ format: 'uri' }) trigger_url: string;
+  @ApiProperty({ format: 'uri', description: '`POST` it to validate the mappings.' }) validate_url: string;
+  @ApiProperty({ format: 'uri', description: '`POST` it to save (a `GET` shows the last save; `404` before the first).' }) save_url: string;
+  @ApiProperty({ format: 'uri', description: 'The schedule: `PATCH` creates or changes it once the export is saved; a `GET` is `409 not_provisioned` before the first save, then `404` until a schedule exists.' }) schedule_url: string;
+  @ApiProperty({ format: 'uri', description: '`POST` it to run the export now.' }) trigger_url: string;
   @ApiProperty({ format: 'uri' }) runs_url: string;
 }
 
@@ -379,7 +379,7 @@ export class RunDto {
   @ApiProperty({ description: 'Destination rows removed because they left the source.' }) rows_removed: number;
   @ApiProperty({ type: RunErrorDto, nullable: true, description: 'Why a failed run failed.' }) error: RunErrorDto | null;
   @ApiProperty({ format: 'uri' }) url: string;
-  @ApiProperty({ type: String, format: 'uri', nullable: true, description: 'Null once the run finished.' }) cancel_url: string | null;
+  @ApiProperty({ type: String, format: 'uri', nullable: true, description: '`POST` it to cancel the run; null once the run finished.' }) cancel_url: string | null;
   @ApiProperty({ format: 'uri' }) live_export_url: string;
 }
 

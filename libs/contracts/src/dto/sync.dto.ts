@@ -132,9 +132,9 @@ export class SyncDto {
   @ApiProperty({ format: 'uri' }) status_url: string;
   @ApiProperty({ format: 'uri', description: 'Page where a person reviews and starts a draft.' }) review_url: string;
   @ApiProperty({ format: 'uri', description: 'Left side\'s table listing (add `side=right` for the other side).' }) tables_url: string;
-  @ApiProperty({ description: 'URI template (RFC 6570) of a table\'s field listing; each listed table carries its own `fields_url`.' }) fields_url: string;
+  @ApiProperty({ format: 'uri', description: 'Where the fields are found: the left side\'s table listing (as `tables_url`), in which each table carries `fields_url`, the link to its own field listing. Add `side=right` for the other side.' }) fields_url: string;
   @ApiProperty({ format: 'uri' }) mappings_url: string;
-  @ApiProperty({ format: 'uri' }) validate_url: string;
+  @ApiProperty({ format: 'uri', description: '`POST` it to validate the stored mappings (or a candidate document).' }) validate_url: string;
   @ApiProperty({ format: 'uri' }) operations_url: string;
   @ApiProperty({ format: 'uri' }) issues_url: string;
   @ApiProperty({ format: 'uri' }) pending_deletes_url: string;

@@ -3,6 +3,8 @@ import type { Request, Response } from 'express';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ERROR_CATALOG, ErrorCode, type ErrorBody } from '@lockstep/contracts';
 import { ReplayedResponse } from '../idempotency/idempotency.interceptor';
+import { OpenApiDocument } from '../openapi/openapi';
+import { routeNotFoundMessage } from './route-hint';
 
 /** Nest's own HTTP exceptions (unknown route, guards of libraries) mapped onto spec codes by status. */
 const HTTP_STATUS_CODES: Record<number, ErrorCode> = {
@@ -33,14 +35,17 @@ export function errorBody(config: AppConfig, error: DomainError, requestId?: str
   };
 }
 
-/** Converts anything thrown into a DomainError; unknown failures become `internal_error`. */
-export function toDomainError(exception: unknown): { error: DomainError; unexpected: boolean } {
+/**
+ * Converts anything thrown into a DomainError; unknown failures become `internal_error`. `notFound` words the
+ * message of a request no route serves (Nest's own 404).
+ */
+export function toDomainError(exception: unknown, notFound = () => 'No such endpoint.'): { error: DomainError; unexpected: boolean } {
   if (exception instanceof DomainError) return { error: exception, unexpected: false };
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const code = HTTP_STATUS_CODES[status];
     if (code) {
-      const message = status === 404 || status === 405 ? 'No such endpoint.' : exception.message;
+      const message = status === 404 || status === 405 ? notFound() : exception.message;
       return { error: new DomainError(code, message), unexpected: false };
     }
   }
@@ -52,7 +57,10 @@ export function toDomainError(exception: unknown): { error: DomainError; unexpec
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('ErrorFilter');
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly openApi: OpenApiDocument,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -62,7 +70,8 @@ export class ErrorFilter implements ExceptionFilter {
       response.set(exception.headers).status(exception.status).json(exception.body);
       return;
     }
-    const { error, unexpected } = toDomainError(exception);
+    const paths = this.openApi.document?.paths ?? {};
+    const { error, unexpected } = toDomainError(exception, () => routeNotFoundMessage(request.method, request.originalUrl, paths));
     const requestId = String(request.id ?? '');
     if (unexpected) {
       this.logger.error({ err: exception, request_id: requestId }, 'unexpected error');

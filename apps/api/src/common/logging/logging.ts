@@ -1,19 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { AppConfig } from '@lockstep/config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** Optional provider: where log lines go instead of standard output (the tests read the lines back). */
+export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
+
 /**
- * Structured JSON logs (pino). Every line logged while serving a request carries its `req.id` (taken from
- * a well-formed `X-Request-Id` or generated, and echoed in the response). Authorization and cookies are
- * redacted; bodies are never logged, so credentials and key secrets never reach a log line.
+ * One wildcard route, so Nest mounts the logger once per request: under the `/v1` prefix and on every path
+ * excluded from it (health, discovery, error pages, console). nestjs-pino's default adds each excluded path
+ * as a route of its own next to the wildcard, and a request that several of those routes match (`/app` and
+ * `/app/{*path}` both match a console page) was logged once per match. Nest runs one route's middleware
+ * once per request however many of its mount paths match.
+ */
+const LOGGED_ROUTES = [{ path: '/{*splat}', method: RequestMethod.ALL }];
+
+/**
+ * Structured JSON logs (pino): one line per request. Every line logged while serving a request carries its
+ * `req.id` (taken from a well-formed `X-Request-Id` or generated, and echoed in the response). Authorization
+ * and cookies are redacted; bodies are never logged, so credentials and key secrets never reach a log line.
  */
 export const LoggingModule = LoggerModule.forRootAsync({
-  inject: [AppConfig],
-  useFactory: (config: AppConfig) => ({
-    pinoHttp: {
+  inject: [AppConfig, { token: LOG_DESTINATION, optional: true }],
+  useFactory: (config: AppConfig, destination?: DestinationStream) => ({
+    forRoutes: LOGGED_ROUTES,
+    pinoHttp: withDestination(destination, {
       level: config.LOG_LEVEL,
       genReqId: (request: IncomingMessage, response: ServerResponse) => {
         const given = request.headers['x-request-id'];
@@ -26,6 +41,10 @@ export const LoggingModule = LoggerModule.forRootAsync({
         req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(/([?&](?:token|key|secret)=)[^&]*/gi, '$1[redacted]') }),
       },
       customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    },
+    }),
   }),
 });
+
+function withDestination<T>(destination: DestinationStream | undefined, options: T): T | [T, DestinationStream] {
+  return destination ? [options, destination] : options;
+}
