@@ -67,7 +67,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a sync
-         * @description Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps (triggers, change log); record data stays.
+         * @description Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps from every table no other sync reads: the change-capture triggers, the `lockstep_id` column it added, and the change log once no table of that database is read. The rows and the apps' own columns stay (so do tables the sync created, with their `lockstep_id` key).
          */
         delete: operations["deleteSync"];
         options?: never;
@@ -229,7 +229,7 @@ export interface paths {
          *
          *     Everything is validated before anything is written: structural faults are `400 invalid_mappings`; unresolvable references and view faults are refused with their own code; `details.issues` lists every issue. Semantic errors that only block starting (type incompatibility, required fields, linked-record targets) are saved and reported by `POST /validate`.
          *
-         *     A change returns the sync to `draft` (a person reviews and starts it again); an identical document changes nothing. `409 sync_active` on an active sync (pause first); `412 revision_mismatch` when `If-Match` is stale. `filter` and `advanced_settings` are read-only and kept as stored.
+         *     A change returns the sync to `draft` (a person reviews and starts it again); an identical document changes nothing. `409 sync_active` on an active sync (pause first); `412 revision_mismatch` when `If-Match` is not the current revision (the message and `details.current_revision` name the current one). `filter` and `advanced_settings` are read-only and kept as stored.
          */
         put: operations["updateMappings"];
         post?: never;
@@ -312,7 +312,7 @@ export interface paths {
         };
         /**
          * List open issues
-         * @description The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are not listed: the engine clears an issue once its cause is gone, and a retry clears it at once.
+         * @description The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are not listed: the engine clears an issue once its cause is gone, and a retry clears it at once. An issue is one failure (of one record and side, or of one side): when the engine runs into a failure it has seen before, that issue opens again with its id instead of a new one.
          *
          *     20 issues per page unless `limit` says otherwise. A one-sync key sees only its sync (`404 not_found` for others).
          */
@@ -364,7 +364,7 @@ export interface paths {
          *
          *     - `sync_preview`, `webhook`, `other`: cleared.
          *
-         *     When the cause persists the engine raises the issue again, with a new id, in the open list. Safe to repeat: a retry of an issue already cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and queues nothing.
+         *     When the cause persists the engine runs into it again and the same issue opens again (same id, `resolved_at` back to null, `occurrence_count` and `last_seen_at` moved on), so polling the retried id tells whether the retry fixed it. Safe to repeat: a retry of an issue already cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and queues nothing.
          */
         post: operations["retryIssue"];
         delete?: never;
@@ -824,7 +824,7 @@ export interface components {
                  *     - `invalid_type` (400): `type` is not one of the issue types.
                  *     - `missing_query` (400): `query` is required on record search.
                  *     - `invalid_state` (400): `state` is not `awaiting_review` or `ignored`.
-                 *     - `not_found` (404): No such resource, or it belongs to another account.
+                 *     - `not_found` (404): No such resource, or it belongs to another account. For a path no endpoint serves, the message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or the method the path takes).
                  *     - `invalid_idempotency_key` (400): The `Idempotency-Key` header is malformed or too long.
                  *     - `idempotency_key_reused` (400): The `Idempotency-Key` was used before with a different request body.
                  *     - `idempotency_key_in_use` (409): A request with the same `Idempotency-Key` is still running.
@@ -848,7 +848,7 @@ export interface components {
                  *     - `initial_sync_preparing` (409): The initial sync is being prepared; retry after preparation.
                  *     - `sync_active` (409): Mappings edits and forced schema refreshes need the sync paused first.
                  *     - `invalid_mappings` (400): The mappings document is malformed or the write was rejected; see `details.issues`.
-                 *     - `revision_mismatch` (412): The `If-Match` revision is stale; fetch the mappings again.
+                 *     - `revision_mismatch` (412): The `If-Match` revision is not the current one (older, or never issued); fetch the mappings again and send their `ETag`.
                  *     - `create_failed` (400): The connector refused a `create` placeholder.
                  *     - `table_setup_failed` (400): A mapped table could not be prepared for sync (for example a service id column or triggers).
                  *     - `table_ambiguous` (400): A bare remote id matched tables on both sides; use the prefixed id.
@@ -1049,11 +1049,17 @@ export interface components {
              * @description Left side's table listing (add `side=right` for the other side).
              */
             tables_url: string;
-            /** @description URI template (RFC 6570) of a table's field listing; each listed table carries its own `fields_url`. */
+            /**
+             * Format: uri
+             * @description Where the fields are found: the left side's table listing (as `tables_url`), in which each table carries `fields_url`, the link to its own field listing. Add `side=right` for the other side.
+             */
             fields_url: string;
             /** Format: uri */
             mappings_url: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description `POST` it to validate the stored mappings (or a candidate document).
+             */
             validate_url: string;
             /** Format: uri */
             operations_url: string;
@@ -1629,11 +1635,11 @@ export interface components {
              * @description The last time the engine ran into it; the list is ordered by it.
              */
             last_seen_at: string;
-            /** @description How often the engine ran into it while it was open. */
+            /** @description How often the engine ran into this failure, counting every time it opened again after being resolved. */
             occurrence_count: number;
             /**
              * Format: date-time
-             * @description null while the issue is open (extra field); the single form also shows cleared issues.
+             * @description null while the issue is open (extra field), again when the failure recurs after a clear; the single form also shows cleared issues.
              */
             resolved_at: string | null;
             /**
@@ -2109,13 +2115,25 @@ export interface components {
             url: string;
             /** Format: uri */
             mappings_url: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description `POST` it to validate the mappings.
+             */
             validate_url: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description `POST` it to save (a `GET` shows the last save; `404` before the first).
+             */
             save_url: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The schedule: `PATCH` creates or changes it once the export is saved; a `GET` is `409 not_provisioned` before the first save, then `404` until a schedule exists.
+             */
             schedule_url: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description `POST` it to run the export now.
+             */
             trigger_url: string;
             /** Format: uri */
             runs_url: string;
@@ -2371,7 +2389,7 @@ export interface components {
             url: string;
             /**
              * Format: uri
-             * @description Null once the run finished.
+             * @description `POST` it to cancel the run; null once the run finished.
              */
             cancel_url: string | null;
             /** Format: uri */
@@ -3846,7 +3864,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description A `rec_` id, or the record's id in a connected app (then `sync` is required, and `table` when the id exists in several tables). */
+                /** @description A `rec_` id, or the record's id in a connected app (then `sync` is required, and `table` when the id exists in several tables). Without `sync`, an id starting `rec_` is a `rec_` id: one that names no record is `404 not_found`. */
                 record_id: string;
             };
             cookie?: never;
@@ -3913,7 +3931,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description A `rec_` id, or the record's id in a connected app (then `sync` is required, and `table` when the id exists in several tables). */
+                /** @description A `rec_` id, or the record's id in a connected app (then `sync` is required, and `table` when the id exists in several tables). Without `sync`, an id starting `rec_` is a `rec_` id: one that names no record is `404 not_found`. */
                 record_id: string;
             };
             cookie?: never;
