@@ -307,6 +307,18 @@ describe('syncs (spec 2.3-2.5, 3.1, 4.2)', () => {
       expect(activated.body).toMatchObject({ status: 'active', activating: true });
     });
 
+    it('resumes a sync paused while its initial sync was being prepared: 202, active, still preparing', async () => {
+      const sync = (await create({ name: 'Paused early', left: pgSide(), right: mySide() }).expect(201)).body;
+      const post = (action: string) => t.http().post(`/v1/sync/syncs/${sync.id}/${action}`).set(bearer(operate));
+      // `sync start`, then pause at once, before the worker prepared it.
+      await phase(sync.id, 'active', 'preparing');
+      expect((await post('pause').expect(200)).body).toMatchObject({ status: 'paused', initial_sync: 'preparing' });
+      const activated = await post('activate').expect(202);
+      expect(activated.body).toMatchObject({ status: 'active', activating: true, initial_sync: 'preparing' });
+      // Now the preparation is really under way again.
+      expect((await post('activate').expect(409)).body.error.code).toBe('initial_sync_preparing');
+    });
+
     it('answers auth_required with a user_authorization action while a side is not connected', async () => {
       const sync = (await create({ name: 'Half', left: pgSide(), right: { connector: 'mysql' } }).expect(201)).body;
       const res = await t.http().post(`/v1/sync/syncs/${sync.id}/activate`).set(bearer(operate)).expect(409);
