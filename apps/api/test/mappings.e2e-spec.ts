@@ -296,6 +296,18 @@ describe('mappings, validation and the agent flow', () => {
     expect((await t.http().put(sync.mappings).set(bearer(write)).set('Idempotency-Key', key).send(basic()).expect(400)).body.error.code).toBe('idempotency_key_reused');
   });
 
+  it('validation reports an empty mappings document as the error that refuses starting (nothing_mapped)', async () => {
+    const sync = await newSync();
+    const stored = await t.http().post(sync.validate).set(bearer(read)).expect(200);
+    expect(stored.body.issues).toEqual([{ severity: 'error', code: 'nothing_mapped', path: '/tables', side: null, message: expect.stringContaining('Nothing is mapped yet') }]);
+    const candidate = await t.http().post(sync.validate).set(bearer(read)).send({ mappings: { tables: [] } }).expect(200);
+    expect(candidate.body.issues.map((issue: { code: string }) => issue.code)).toEqual(['nothing_mapped']);
+    const refused = cli('sync', 'start', '--id', sync.id);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('invalid_mappings: The sync cannot start');
+    expect(JSON.parse(refused.stderr.slice(refused.stderr.indexOf('{')))).toEqual({ issues: stored.body.issues });
+  });
+
   it('refuses to start a sync whose mappings have errors, printing the issues', async () => {
     const sync = await newSync();
     const nothing = cli('sync', 'start', '--id', sync.id);

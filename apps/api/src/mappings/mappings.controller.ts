@@ -62,7 +62,7 @@ export class MappingsController {
   @RequiredScope('read')
   @ApiOperation({
     summary: 'Validate mappings',
-    description: 'Side-effect free: checks a candidate document (body `{mappings: {...}}` or the bare document) or, with an empty body, the stored one. Creates are checked, never executed. Returns every spec 7.3 issue with its severity and JSON-pointer path; `400 invalid_mappings` for a structurally malformed document.',
+    description: 'Side-effect free: checks a candidate document (body `{mappings: {...}}` or the bare document) or, with an empty body, the stored one. Creates are checked, never executed. Returns every spec 7.3 issue with its severity and JSON-pointer path, plus one addition to spec 7.3: `nothing_mapped` (error, path `/tables`) when the document maps no table pair, which is what refuses starting such a sync. `400 invalid_mappings` for a structurally malformed document.',
   })
   @ApiParam(SYNC_ID)
   @ApiBody({ type: ValidateRequestDto, required: false })
