@@ -167,7 +167,7 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
   }
   // Fresh statistics: the planner otherwise assumes the bulk-filled table is empty and picks nested loops.
   await ctx.db.query(`ANALYZE initial_sync_keys`);
-  const outcome = pairsUp ? await stagedOutcome(ctx, pair.index) : await unstagedOutcome(ctx, pair.index, counts);
+  const outcome = pairsUp ? await stagedOutcome(ctx, pair.index, counts) : await unstagedOutcome(ctx, pair.index, counts);
   const { matched, skipped } = outcome;
   const writesRight = pair.direction !== 'right_to_left';
   const writesLeft = pair.direction !== 'left_to_right';
@@ -201,12 +201,10 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
  * sync may have left). The link stage links exactly the linkable pairs, so the preview counts them.
  */
 const KEY_PAIRS_SQL = `
-  k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r
+  k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r,
+               min(remote_id) FILTER (WHERE side = 'left') AS l_id, min(remote_id) FILTER (WHERE side = 'right') AS r_id
         FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key),
-  p AS (SELECT lk.remote_id AS l, rk.remote_id AS r FROM k
-        JOIN initial_sync_keys lk ON lk.sync_id = $1 AND lk.table_pair = $2 AND lk.side = 'left' AND lk.match_key = k.match_key
-        JOIN initial_sync_keys rk ON rk.sync_id = $1 AND rk.table_pair = $2 AND rk.side = 'right' AND rk.match_key = k.match_key
-        WHERE k.l = 1 AND k.r = 1),
+  p AS (SELECT l_id AS l, r_id AS r FROM k WHERE l = 1 AND r = 1),
   j AS (SELECT p.l, p.r, a.id AS a_id, b.id AS b_id,
                (a.right_remote_id IS NULL OR a.right_remote_id = p.r) AND (b.left_remote_id IS NULL OR b.left_remote_id = p.l) AS linkable
         FROM p
@@ -239,8 +237,29 @@ interface PairOutcome {
   create: Record<SideName, number>;
 }
 
-/** The preview of a pair whose match keys were staged on both sides. */
-async function stagedOutcome(ctx: EngineContext, index: number): Promise<PairOutcome> {
+async function hasLinks(db: Db, syncId: string, index: number): Promise<boolean> {
+  const rows: { found: boolean }[] = await db.query(`SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`, [syncId, index]);
+  return rows[0]?.found === true;
+}
+
+/**
+ * The preview of a pair whose match keys were staged on both sides. Without links (the usual first start) every
+ * pair of unique values is linkable and nothing is linked yet: one pass over the keys counts it all.
+ */
+async function stagedOutcome(ctx: EngineContext, index: number, counts: Record<SideName, number>): Promise<PairOutcome> {
+  if (!(await hasLinks(ctx.db, ctx.syncId, index))) {
+    const [stats]: Record<string, string>[] = await ctx.db.query(
+      `WITH k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r
+                  FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key)
+       SELECT count(*) FILTER (WHERE l = 1 AND r = 1) AS matched, count(*) FILTER (WHERE l > 1 OR r > 1) AS dup_keys,
+              coalesce(sum(l) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_left, coalesce(sum(r) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_right
+       FROM k`,
+      [ctx.syncId, index],
+    );
+    const matched = Number(stats!['matched']);
+    const skipped = { left: Number(stats!['skipped_left']), right: Number(stats!['skipped_right']) };
+    return { matched, duplicateKeys: Number(stats!['dup_keys']), skipped, create: { left: counts.left - matched - skipped.left, right: counts.right - matched - skipped.right } };
+  }
   const [row]: Record<string, string>[] = await ctx.db.query(
     `WITH ${KEY_PAIRS_SQL},
      c AS (${classSql('left')} UNION ALL ${classSql('right')})
@@ -279,8 +298,7 @@ async function unstagedOutcome(ctx: EngineContext, index: number, counts: Record
  */
 async function linkMatches(tx: Db, syncId: string, index: number): Promise<void> {
   const params = [syncId, index];
-  const [links]: { found: boolean }[] = await tx.query(`SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`, params);
-  if (links?.found) {
+  if (await hasLinks(tx, syncId, index)) {
     const open = `WITH ${KEY_PAIRS_SQL} SELECT * FROM j WHERE linkable AND a_id IS DISTINCT FROM b_id`;
     await tx.query(
       `UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL
