@@ -209,8 +209,8 @@ describe('mappings, validation and the agent flow', () => {
     }
     expect(res.body.issues.find((i: { code: string }) => i.code === 'unknown_table')).toMatchObject({ path: '/tables/1/left_table', side: 'left' });
     expect(res.body.issues.find((i: { code: string }) => i.code === 'create_name_collision')).toMatchObject({ severity: 'warning', side: 'right' });
-    // The stored document validates with an empty body; nothing was written by validate.
-    expect((await t.http().post(sync.validate).set(bearer(read)).expect(200)).body).toEqual({ issues: [] });
+    // The stored document (still empty: nothing was written by validate) validates with an empty body.
+    expect((await t.http().post(sync.validate).set(bearer(read)).expect(200)).body.issues.map((i: { code: string }) => i.code)).toEqual(['nothing_mapped']);
     expect((await t.http().get(sync.mappings).set(bearer(read)).expect(200)).headers['etag']).toBe('"1"');
   });
 
@@ -301,6 +301,18 @@ describe('mappings, validation and the agent flow', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.headers['etag']).toBe(first.headers['etag']);
     expect((await t.http().put(sync.mappings).set(bearer(write)).set('Idempotency-Key', key).send(basic()).expect(400)).body.error.code).toBe('idempotency_key_reused');
+  });
+
+  it('validation reports an empty mappings document as the error that refuses starting (nothing_mapped)', async () => {
+    const sync = await newSync();
+    const stored = await t.http().post(sync.validate).set(bearer(read)).expect(200);
+    expect(stored.body.issues).toEqual([{ severity: 'error', code: 'nothing_mapped', path: '/tables', side: null, message: expect.stringContaining('Nothing is mapped yet') }]);
+    const candidate = await t.http().post(sync.validate).set(bearer(read)).send({ mappings: { tables: [] } }).expect(200);
+    expect(candidate.body.issues.map((issue: { code: string }) => issue.code)).toEqual(['nothing_mapped']);
+    const refused = cli('sync', 'start', '--id', sync.id);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('invalid_mappings: The sync cannot start');
+    expect(JSON.parse(refused.stderr.slice(refused.stderr.indexOf('{')))).toEqual({ issues: stored.body.issues });
   });
 
   it('refuses to start a sync whose mappings have errors, printing the issues', async () => {

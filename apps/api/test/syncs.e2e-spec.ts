@@ -286,6 +286,29 @@ describe('syncs (spec 2.3-2.5, 3.1, 4.2)', () => {
     });
   });
 
+  describe('the review instruction', () => {
+    it('says what Lockstep writes into each app: creates and lockstep_id on saving the mappings (whatever the primary key), change capture on starting', async () => {
+      await pg.sql('CREATE TABLE review_people (id serial PRIMARY KEY, name text NOT NULL)');
+      await my.sql('CREATE TABLE review_contacts (id int AUTO_INCREMENT PRIMARY KEY, full_name varchar(100))');
+      const sync = (await create({ name: 'Reviewed', left: pgSide(), right: mySide() }).expect(201)).body;
+      const [action] = sync.pending_actions;
+      expect(action.type).toBe('user_confirmation');
+      expect(action.instruction).not.toMatch(/nothing is written/i);
+      expect(action.instruction).toMatch(/^Ask a person to open this link, sign in to Lockstep, review the sync "Reviewed" and start it\./);
+      expect(action.instruction).toContain(`On the left side (PostgreSQL "${pg.schema}"), saving the mappings creates the tables and fields they mark \`create\` and adds a \`lockstep_id\` uuid column`);
+      expect(action.instruction).toContain('starting the sync installs triggers on each mapped table and a `lockstep` schema holding the change log.');
+      expect(action.instruction).toContain(`On the right side (MySQL / MariaDB "${my.database}")`);
+      expect(action.instruction).toContain('`lockstep_change_log` and `lockstep_capture_readers`');
+      const refused = await t.http().post(`/v1/sync/syncs/${sync.id}/activate`).set(bearer(operate)).expect(409);
+      expect(refused.body.error.required_action).toEqual(action);
+      // What it says of saving the mappings: both tables, each keyed by an auto-incrementing primary key, get the column.
+      const doc = { tables: [{ left_table: 'review_people', right_table: 'review_contacts', direction: 'two_way', fields: [{ left_field: 'name', right_field: 'full_name' }] }] };
+      await t.http().put(`/v1/sync/syncs/${sync.id}/mappings`).set(bearer(write)).send(doc).expect(200);
+      expect(await pg.sql(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'review_people' AND column_name = 'lockstep_id'`, [pg.schema])).toHaveLength(1);
+      expect(await my.sql(`SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = 'review_contacts' AND column_name = 'lockstep_id'`, [my.database])).toHaveLength(1);
+    });
+  });
+
   describe('pause and activate', () => {
     const phase = (id: string, status: string, initial: string) => t.app.get(DataSource).query(`UPDATE syncs SET status = $2, initial_sync_phase = $3 WHERE id = $1`, [id, status, initial]);
 
@@ -306,6 +329,18 @@ describe('syncs (spec 2.3-2.5, 3.1, 4.2)', () => {
       expect((await post('pause').expect(200)).body.status).toBe('paused');
       const activated = await post('activate').expect(202);
       expect(activated.body).toMatchObject({ status: 'active', activating: true });
+    });
+
+    it('resumes a sync paused while its initial sync was being prepared: 202, active, still preparing', async () => {
+      const sync = (await create({ name: 'Paused early', left: pgSide(), right: mySide() }).expect(201)).body;
+      const post = (action: string) => t.http().post(`/v1/sync/syncs/${sync.id}/${action}`).set(bearer(operate));
+      // `sync start`, then pause at once, before the worker prepared it.
+      await phase(sync.id, 'active', 'preparing');
+      expect((await post('pause').expect(200)).body).toMatchObject({ status: 'paused', initial_sync: 'preparing' });
+      const activated = await post('activate').expect(202);
+      expect(activated.body).toMatchObject({ status: 'active', activating: true, initial_sync: 'preparing' });
+      // Now the preparation is really under way again.
+      expect((await post('activate').expect(409)).body.error.code).toBe('initial_sync_preparing');
     });
 
     it('answers auth_required with a user_authorization action while a side is not connected', async () => {

@@ -103,6 +103,8 @@ export enum ErrorCode {
   OrphanedField = 'orphaned_field',
   CreateUnsupported = 'create_unsupported',
   CreateNameCollision = 'create_name_collision',
+  /** Validation issue: the mappings hold no table pair (an addition to spec 7.3; documented in OpenAPI). */
+  NothingMapped = 'nothing_mapped',
   Internal = 'internal',
 }
 
@@ -219,6 +221,7 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.OrphanedField]: issue('The reference resolves to a field the app no longer has; refresh the schema.'),
   [ErrorCode.CreateUnsupported]: issue('The connector cannot create tables or fields.'),
   [ErrorCode.CreateNameCollision]: issue('The same name exists and the create will adopt it.'),
+  [ErrorCode.NothingMapped]: issue('The mappings hold no table pair, so the sync cannot start; map at least one table pair.'),
   [ErrorCode.Internal]: { status: 500, type: 'api_error', description: 'Live export validation failed unexpectedly; retry.' },
 };
 

@@ -151,7 +151,6 @@ export class ReviewConsoleController {
     const blockers: string[] = [];
     if (!isDraft) blockers.push(`The sync is ${loaded.sync.status}: it has been started already.`);
     if (!bothConnected) blockers.push('Both sides must be connected first.');
-    if (bothConnected && !loadError && pairs.length === 0) blockers.push('Nothing is mapped yet: the mappings are set over the API (PUT .../mappings).');
     if (errors.length > 0) blockers.push(`${errors.length} validation error(s) must be fixed in the mappings first.`);
     if (loadError) blockers.push(loadError);
     const canStart = blockers.length === 0;

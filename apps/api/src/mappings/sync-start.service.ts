@@ -19,8 +19,8 @@ export interface StartInput {
 
 /**
  * A person reviews and starts a draft (the console's "Start" button and `lockstep sync start`). Refused while
- * a side is unconnected (`auth_required`), when nothing is mapped, or while the stored mappings have
- * validation errors (`invalid_mappings` with `details.issues`). Starting makes the sync active with its
+ * a side is unconnected (`auth_required`) or while the stored mappings have validation errors, nothing mapped
+ * (`nothing_mapped`) included (`invalid_mappings` with `details.issues`, the issues `POST .../validate` reports). Starting makes the sync active with its
  * initial sync in `preparing`; the worker prepares and runs it.
  */
 @Injectable()
@@ -42,7 +42,6 @@ export class SyncStartService {
       throw new DomainError(ErrorCode.Conflict, outcome.message);
     }
     const { document, issues } = await this.mappings.validateStored(loaded);
-    if (document.tables.length === 0) throw new DomainError(ErrorCode.InvalidMappings, 'Nothing is mapped yet: PUT a mappings document with at least one table pair first.', { issues: [] });
     const errors = issues.filter((issue) => issue.severity === 'error');
     if (errors.length > 0) {
       throw new DomainError(ErrorCode.InvalidMappings, `The sync cannot start: ${errors.length} validation error(s), first ${errors[0]!.path}: ${errors[0]!.message}`, { issues });

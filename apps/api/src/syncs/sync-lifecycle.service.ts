@@ -6,6 +6,8 @@ import { type LifecycleEvent, type LifecycleOutcome, transition } from '@lockste
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import { SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
+import { ConnectorCatalog } from '../connectors/connector-catalog';
+import { reviewInstruction } from './review-instruction';
 import { isConnected, type LoadedSync, SyncAccess } from './sync-access';
 import { SyncLinks } from './sync-links';
 import { SyncsService } from './syncs.service';
@@ -22,6 +24,7 @@ export class SyncLifecycleService {
     private readonly service: SyncsService,
     private readonly links: SyncLinks,
     private readonly jobs: JobProducer,
+    private readonly catalog: ConnectorCatalog,
   ) {}
 
   async pause(auth: AuthContext, syncId: string): Promise<SyncDto> {
@@ -58,7 +61,7 @@ export class SyncLifecycleService {
   private refusal(loaded: LoadedSync, outcome: Extract<LifecycleOutcome, { ok: false }>): DomainError {
     switch (outcome.code) {
       case 'confirmation_required':
-        return new DomainError(ErrorCode.ConfirmationRequired, outcome.message, undefined, this.links.reviewAction(loaded.sync.id, loaded.sync.name));
+        return new DomainError(ErrorCode.ConfirmationRequired, outcome.message, undefined, this.links.reviewAction(loaded.sync.id, reviewInstruction(loaded.sync.name, loaded.sides, this.catalog)));
       case 'initial_sync_running':
         return new DomainError(ErrorCode.InitialSyncRunning, outcome.message);
       case 'initial_sync_preparing':

@@ -79,15 +79,15 @@ export class SyncLinks {
     };
   }
 
-  /** A person reviews the mappings and starts the sync in the console. */
-  reviewAction(syncId: string, syncName: string): PendingAction {
+  /** A person reviews the mappings and starts the sync in the console (`reviewInstruction` says what that writes). */
+  reviewAction(syncId: string, instruction: string): PendingAction {
     return {
       type: 'user_confirmation',
       audience: 'end_user',
       action: 'open_in_browser',
       side: null,
       url: this.review(syncId),
-      instruction: `Ask a person to open this link, sign in to Lockstep, review the sync "${syncName}" and start it. Until then it stays a draft and nothing is written to either app.`,
+      instruction,
     };
   }
 }

@@ -115,7 +115,7 @@ export class SyncsController {
   @ApiOperation({
     operationId: 'activateSync',
     summary: 'Activate a paused sync',
-    description: 'Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 auth_required` with a side unconnected; `409 initial_sync_preparing` / `initial_sync_running` during the initial sync.',
+    description: 'Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 auth_required` with a side unconnected; `409 initial_sync_preparing` while an active sync\'s initial sync is being prepared and `409 initial_sync_running` while it runs. A sync paused while its initial sync was being prepared is resumed: 202, and the worker prepares it again.',
   })
   @ApiParam(SYNC_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })

@@ -1,6 +1,7 @@
 import type { InitialSyncProgressDto, PendingAction, SideDto, SyncDto, SyncStatusDto } from '@lockstep/contracts';
 import type { SyncEntity, SyncSideEntity } from '@lockstep/persistence';
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
+import { reviewInstruction } from './review-instruction';
 import { isConnected, SIDES, type SyncSides } from './sync-access';
 import type { SyncLinks } from './sync-links';
 
@@ -35,7 +36,7 @@ export function pendingActions(sync: SyncEntity, sides: SyncSides, catalog: Conn
     if (!isConnected(side)) actions.push(links.connectAction(sync.id, name, side.connector, connectorName, sync.name));
     else if (side.authStatus === 'error') actions.push(links.connectAction(sync.id, name, side.connector, connectorName, sync.name, true));
   }
-  if (sync.status === 'draft') actions.push(links.reviewAction(sync.id, sync.name));
+  if (sync.status === 'draft') actions.push(links.reviewAction(sync.id, reviewInstruction(sync.name, sides, catalog)));
   return actions;
 }
 

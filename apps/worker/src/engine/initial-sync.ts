@@ -95,7 +95,7 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
   await ctx.fenced(async (tx) => {
     await tx.query(`UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'sync_preview' AND resolved_at IS NULL`, [ctx.syncId]);
     for (const entry of progress.pairs) {
-      if (entry.preview.duplicate_keys === 0) continue;
+      if (entry.preview.skipped === 0) continue;
       const pair = plan.pairs[entry.table_pair]!;
       await raiseIssues(tx, ctx.syncId, [
         {
@@ -103,9 +103,9 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
           code: 'validation_error',
           side: null,
           connector: ctx.sides.left.connector,
-          message: `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.duplicate_keys} match key value(s) are not unique, so ${entry.preview.skipped} record(s) are not matched and not synced.`,
+          message: `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.skipped} record(s) are not matched and not synced (${entry.preview.duplicate_keys} match key value(s) are not unique; other values belong to a record already linked to another one).`,
           remediation: {
-            explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
+            explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, or belong to a record an earlier start of this sync linked to another record, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
             suggested_action: 'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
             links: [],
           },
@@ -116,7 +116,9 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
       ]);
     }
     await saveProgress(tx, ctx.syncId, progress);
-    await tx.query(`UPDATE syncs SET initial_sync_phase = 'running', updated_at = now() WHERE id = $1 AND initial_sync_phase = 'preparing'`, [ctx.syncId]);
+    // Only while still active: a sync paused during the preparation stays `preparing` (the run has not begun, and
+    // a pause while it runs would be refused), so activating it prepares it again.
+    await tx.query(`UPDATE syncs SET initial_sync_phase = 'running', updated_at = now() WHERE id = $1 AND initial_sync_phase = 'preparing' AND status = 'active'`, [ctx.syncId]);
   });
 }
 
@@ -163,19 +165,8 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
   }
   // Fresh statistics: the planner otherwise assumes the bulk-filled table is empty and picks nested loops.
   await ctx.db.query(`ANALYZE initial_sync_keys`);
-  // One linear pass: per match key, how many records carry it on each side.
-  const [stats]: { matched: string; dup_keys: string; skipped_left: string; skipped_right: string }[] = await ctx.db.query(
-    `WITH k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r
-                FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key)
-     SELECT count(*) FILTER (WHERE l = 1 AND r = 1) AS matched,
-            count(*) FILTER (WHERE l > 1 OR r > 1) AS dup_keys,
-            coalesce(sum(l) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_left,
-            coalesce(sum(r) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_right
-     FROM k`,
-    [ctx.syncId, pair.index],
-  );
-  const matched = Number(stats!.matched);
-  const skipped = { left: Number(stats!.skipped_left), right: Number(stats!.skipped_right) };
+  const outcome = pairsUp ? await stagedOutcome(ctx, pair.index, counts) : await unstagedOutcome(ctx, pair.index, counts);
+  const { matched, skipped } = outcome;
   const writesRight = pair.direction !== 'right_to_left';
   const writesLeft = pair.direction !== 'left_to_right';
   return {
@@ -189,16 +180,142 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
       left_records: counts.left,
       right_records: counts.right,
       matched,
-      to_create_right: writesRight ? counts.left - matched - skipped.left : 0,
-      to_create_left: writesLeft ? counts.right - matched - skipped.right : 0,
+      to_create_right: writesRight ? outcome.create.left : 0,
+      to_create_left: writesLeft ? outcome.create.right : 0,
       skipped: skipped.left + skipped.right,
-      duplicate_keys: Number(stats!.dup_keys),
+      duplicate_keys: outcome.duplicateKeys,
     },
     processed: { left: 0, right: 0 },
     created: { left: 0, right: 0 },
     updated: { left: 0, right: 0 },
     failed: 0,
   };
+}
+
+/**
+ * The staged match keys that pair one record on each side (a value unique on both sides). A pair is linkable
+ * when neither record is linked to another record of the other side: both unlinked, already linked together,
+ * or linked only to their own side (a create that failed or a copy never made, as an earlier start of this
+ * sync may have left). The link stage links exactly the linkable pairs, so the preview counts them.
+ */
+const KEY_PAIRS_SQL = `
+  k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r,
+               min(remote_id) FILTER (WHERE side = 'left') AS l_id, min(remote_id) FILTER (WHERE side = 'right') AS r_id
+        FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key),
+  p AS (SELECT l_id AS l, r_id AS r FROM k WHERE l = 1 AND r = 1),
+  j AS (SELECT p.l, p.r, a.id AS a_id, b.id AS b_id,
+               (a.right_remote_id IS NULL OR a.right_remote_id = p.r) AND (b.left_remote_id IS NULL OR b.left_remote_id = p.l) AS linkable
+        FROM p
+        LEFT JOIN record_links a ON a.sync_id = $1 AND a.table_pair = $2 AND a.left_remote_id = p.l
+        LEFT JOIN record_links b ON b.sync_id = $1 AND b.table_pair = $2 AND b.right_remote_id = p.r)`;
+
+/**
+ * Each staged record of a side, classed by what the run does with it: `matched` (a linkable pair), `linked`
+ * (already linked to a record of the other side: never created again), `skipped` (its match value is not unique,
+ * or its pair is not linkable: not created, since a record with that value exists on the other side) or `create`.
+ */
+function classSql(side: SideName): string {
+  const own = side === 'left' ? 'left_remote_id' : 'right_remote_id';
+  const other = side === 'left' ? 'right_remote_id' : 'left_remote_id';
+  return `SELECT '${side}' AS side, CASE WHEN j.linkable THEN 'matched' WHEN x.id IS NOT NULL THEN 'linked'
+                 WHEN j.l IS NOT NULL OR kk.l > 1 OR kk.r > 1 THEN 'skipped' ELSE 'create' END AS class
+          FROM initial_sync_keys s
+          LEFT JOIN j ON j.${side === 'left' ? 'l' : 'r'} = s.remote_id
+          LEFT JOIN k kk ON kk.match_key = s.match_key
+          LEFT JOIN record_links x ON x.sync_id = $1 AND x.table_pair = $2 AND x.${own} = s.remote_id AND x.${other} IS NOT NULL
+          WHERE s.sync_id = $1 AND s.table_pair = $2 AND s.side = '${side}'`;
+}
+
+interface PairOutcome {
+  matched: number;
+  duplicateKeys: number;
+  /** Per side: its records that are not created on the other side because of their match value. */
+  skipped: Record<SideName, number>;
+  /** Per side: its records the run creates on the other side (where the direction allows). */
+  create: Record<SideName, number>;
+}
+
+async function hasLinks(db: Db, syncId: string, index: number): Promise<boolean> {
+  const rows: { found: boolean }[] = await db.query(`SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`, [syncId, index]);
+  return rows[0]?.found === true;
+}
+
+/**
+ * The preview of a pair whose match keys were staged on both sides. Without links (the usual first start) every
+ * pair of unique values is linkable and nothing is linked yet: one pass over the keys counts it all.
+ */
+async function stagedOutcome(ctx: EngineContext, index: number, counts: Record<SideName, number>): Promise<PairOutcome> {
+  if (!(await hasLinks(ctx.db, ctx.syncId, index))) {
+    const [stats]: Record<string, string>[] = await ctx.db.query(
+      `WITH k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r
+                  FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key)
+       SELECT count(*) FILTER (WHERE l = 1 AND r = 1) AS matched, count(*) FILTER (WHERE l > 1 OR r > 1) AS dup_keys,
+              coalesce(sum(l) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_left, coalesce(sum(r) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_right
+       FROM k`,
+      [ctx.syncId, index],
+    );
+    const matched = Number(stats!['matched']);
+    const skipped = { left: Number(stats!['skipped_left']), right: Number(stats!['skipped_right']) };
+    return { matched, duplicateKeys: Number(stats!['dup_keys']), skipped, create: { left: counts.left - matched - skipped.left, right: counts.right - matched - skipped.right } };
+  }
+  const [row]: Record<string, string>[] = await ctx.db.query(
+    `WITH ${KEY_PAIRS_SQL},
+     c AS (${classSql('left')} UNION ALL ${classSql('right')})
+     SELECT (SELECT count(*) FROM j WHERE linkable) AS matched, (SELECT count(*) FROM k WHERE l > 1 OR r > 1) AS dup_keys,
+            count(*) FILTER (WHERE side = 'left' AND class = 'skipped') AS skipped_left, count(*) FILTER (WHERE side = 'right' AND class = 'skipped') AS skipped_right,
+            count(*) FILTER (WHERE side = 'left' AND class = 'create') AS create_left, count(*) FILTER (WHERE side = 'right' AND class = 'create') AS create_right
+     FROM c`,
+    [ctx.syncId, index],
+  );
+  return {
+    matched: Number(row!['matched']),
+    duplicateKeys: Number(row!['dup_keys']),
+    skipped: { left: Number(row!['skipped_left']), right: Number(row!['skipped_right']) },
+    create: { left: Number(row!['create_left']), right: Number(row!['create_right']) },
+  };
+}
+
+/**
+ * The preview of a pair with nothing to match (no match field, or a side empty): every record is created on the
+ * other side except those an earlier start of the sync already linked to a record there.
+ */
+async function unstagedOutcome(ctx: EngineContext, index: number, counts: Record<SideName, number>): Promise<PairOutcome> {
+  const [row]: { linked: string }[] = await ctx.db.query(
+    `SELECT count(*) AS linked FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND left_remote_id IS NOT NULL AND right_remote_id IS NOT NULL`,
+    [ctx.syncId, index],
+  );
+  const linked = Number(row!.linked);
+  return { matched: 0, duplicateKeys: 0, skipped: { left: 0, right: 0 }, create: { left: Math.max(0, counts.left - linked), right: Math.max(0, counts.right - linked) } };
+}
+
+/**
+ * The link stage: every linkable pair ends up as one link. A record linked only to its own side (an earlier
+ * start's create that failed) keeps its link and gains its match; two such links of one pair become one. Their
+ * shadows are cleared, so the pair is merged as first seen (the preferred side wins differences), as a new match
+ * is; their record issues close (the run raises again whatever still fails).
+ */
+async function linkMatches(tx: Db, syncId: string, index: number): Promise<void> {
+  const params = [syncId, index];
+  if (await hasLinks(tx, syncId, index)) {
+    const open = `WITH ${KEY_PAIRS_SQL} SELECT * FROM j WHERE linkable AND a_id IS DISTINCT FROM b_id`;
+    await tx.query(
+      `UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL
+         AND record_id IN (SELECT a_id FROM (${open}) o UNION SELECT b_id FROM (${open}) o)`,
+      params,
+    );
+    await tx.query(`DELETE FROM record_links WHERE id IN (SELECT b_id FROM (${open}) o WHERE a_id IS NOT NULL)`, params);
+    const cleared = `left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL, updated_at = now()`;
+    await tx.query(`UPDATE record_links x SET right_remote_id = o.r, ${cleared} FROM (${open}) o WHERE x.id = o.a_id`, params);
+    await tx.query(`UPDATE record_links x SET left_remote_id = o.l, ${cleared} FROM (${open}) o WHERE x.id = o.b_id AND o.a_id IS NULL`, params);
+  }
+  await tx.query(
+    `WITH ${KEY_PAIRS_SQL}
+     INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id)
+     SELECT 'rec_' || substr(md5(gen_random_uuid()::text), 1, 20), $1, $2, gen_random_uuid(), j.l, j.r FROM j
+     WHERE j.a_id IS NULL AND j.b_id IS NULL
+     ON CONFLICT DO NOTHING`,
+    params,
+  );
 }
 
 /**
@@ -287,18 +404,7 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
     await takeUp(ctx, progress, entry);
     if (entry.stage === 'link') {
       await ctx.fenced(async (tx) => {
-        await tx.query(
-          `WITH k AS (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key
-                      HAVING count(*) FILTER (WHERE side = 'left') = 1 AND count(*) FILTER (WHERE side = 'right') = 1)
-           INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id)
-           SELECT 'rec_' || substr(md5(gen_random_uuid()::text), 1, 20), $1, $2, gen_random_uuid(), l.remote_id, r.remote_id
-           FROM k
-           JOIN initial_sync_keys l ON l.sync_id = $1 AND l.table_pair = $2 AND l.side = 'left' AND l.match_key = k.match_key
-           JOIN initial_sync_keys r ON r.sync_id = $1 AND r.table_pair = $2 AND r.side = 'right' AND r.match_key = k.match_key
-           WHERE NOT EXISTS (SELECT 1 FROM record_links x WHERE x.sync_id = $1 AND x.table_pair = $2 AND (x.left_remote_id = l.remote_id OR x.right_remote_id = r.remote_id))
-           ON CONFLICT DO NOTHING`,
-          [ctx.syncId, index],
-        );
+        await linkMatches(tx, ctx.syncId, index);
         entry.stage = 'left';
         entry.cursor = null;
         await saveProgress(tx, ctx.syncId, progress);
@@ -404,11 +510,16 @@ async function unlinkedPass(ctx: EngineContext, entry: PairProgress, side: SideN
 /** The page's records this pass reconciles (with the ones not to create, for duplicate match keys). */
 async function toReconcile(ctx: EngineContext, entry: PairProgress, side: SideName, page: RecordPage, unlinked: boolean): Promise<{ records: RecordPage['records']; skip: Set<string> }> {
   const ids = page.records.map((record) => record.remoteId);
+  const own = side === 'left' ? 'left_remote_id' : 'right_remote_id';
+  const other = side === 'left' ? 'right_remote_id' : 'left_remote_id';
+  // A record whose match value is not unique, or whose counterpart by match value is linked to another record.
   const skipRows: { remote_id: string }[] =
-    ids.length && entry.preview.duplicate_keys > 0
+    ids.length && entry.preview.skipped > 0
       ? await ctx.db.query(
           `SELECT k.remote_id FROM initial_sync_keys k WHERE k.sync_id = $1 AND k.table_pair = $2 AND k.side = $3 AND k.remote_id = ANY($4::text[])
-             AND k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)`,
+             AND (k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)
+               OR EXISTS (SELECT 1 FROM initial_sync_keys o JOIN record_links x ON x.sync_id = $1 AND x.table_pair = $2 AND x.${other} = o.remote_id
+                          WHERE o.sync_id = $1 AND o.table_pair = $2 AND o.side <> $3 AND o.match_key = k.match_key AND x.${own} <> k.remote_id))`,
           [ctx.syncId, entry.table_pair, side, ids],
         )
       : [];

@@ -83,10 +83,24 @@ export interface ConnectorDeclaration {
   plan: string;
   capabilities: ConnectorCapabilities;
   /**
+   * What this connector's table setup writes into the app, in words for the person who reviews a sync before
+   * starting it (the `user_confirmation` instruction names it per side). Optional: without it the instruction
+   * describes the setup in general terms.
+   */
+  tableSetup?: TableSetupDescription;
+  /**
    * Opens a connection with credentials and a base (schema, database). `base` may be omitted only for
    * `checkCredentials` and `listBases`. Never throws with credentials in the message.
    */
   connect(credentials: Credentials, base: string | null, context: ConnectContext): Promise<Connection>;
+}
+
+/** Table setup in words; each completes "adds ..." / "installs ..." in a sentence. */
+export interface TableSetupDescription {
+  /** The service id column `prepareTable` adds with `serviceIdColumn` (a mappings save does it for every mapped table). */
+  serviceIdColumn: string;
+  /** What `prepareTable` with `changeCapture` installs (starting the sync does it). */
+  changeCapture: string;
 }
 
 export interface BaseInfo {

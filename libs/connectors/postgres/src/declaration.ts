@@ -34,6 +34,11 @@ export const postgresConnector = defineConnector({
     syncToItself: true,
     liveExport: { source: true, destination: true, locationKind: 'schema' },
   },
+  // As `prepareTable` does it (connection.ts, change-capture.ts).
+  tableSetup: {
+    serviceIdColumn: 'a `lockstep_id` uuid column (unique, filled in for existing rows)',
+    changeCapture: 'triggers on each mapped table and a `lockstep` schema holding the change log',
+  },
   async connect(credentials: Credentials, base: string | null, context: ConnectContext) {
     const config = await resolveConfig(credentials, context);
     return new PostgresConnection(config.client, base, config.secrets, { poolSize: context.poolSize, writeOrigin: context.writeOrigin });

@@ -42,7 +42,7 @@ export class ValidateRequestDto {
 
 export class ValidationIssueDto {
   @ApiProperty({ enum: ['error', 'warning'] }) severity: string;
-  @ApiProperty({ description: 'Spec 7.3 code (or `invalid_mappings` for a structural fault).' }) code: string;
+  @ApiProperty({ description: 'Spec 7.3 code, `nothing_mapped` (an addition to spec 7.3: the document maps no table pair, an error), or `invalid_mappings` for a structural fault.' }) code: string;
   @ApiProperty({ description: 'JSON pointer into the document, for example `/tables/0/fields/1/right_field`.' }) path: string;
   @ApiProperty({ type: String, nullable: true, enum: ['left', 'right', null] }) side: string | null;
   @ApiProperty() message: string;

@@ -95,7 +95,7 @@ export class PendingActionDto {
   @ApiProperty({ type: String, nullable: true, enum: ['left', 'right', 'source', 'destination'] }) side: string | null;
   @ApiPropertyOptional({ description: 'Present for `user_authorization`.' }) connector?: string;
   @ApiProperty({ format: 'uri', description: 'Link for a person; relay it, do not fetch it.' }) url: string;
-  @ApiProperty({ description: 'Text to relay to the person.' }) instruction: string;
+  @ApiProperty({ description: 'Text to relay to the person. For `user_confirmation` it also says, per side, what Lockstep writes into the app: the tables and fields the mappings create, the `lockstep_id` column a mappings save adds, and the change capture a start installs.' }) instruction: string;
 }
 
 export class BaseRefDto {

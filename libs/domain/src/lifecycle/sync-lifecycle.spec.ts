@@ -17,7 +17,7 @@ const rows: Row[] = [
   ['activate a paused sync with a side unconnected', 'paused', 'done', false, 'activate', 'auth_required'],
   ['activate while the initial sync is prepared', 'active', 'preparing', true, 'activate', 'initial_sync_preparing'],
   ['activate while the initial sync runs', 'active', 'running', true, 'activate', 'initial_sync_running'],
-  ['activate a paused sync whose initial sync is prepared', 'paused', 'preparing', true, 'activate', 'initial_sync_preparing'],
+  ['activate a sync paused while its initial sync was prepared (resumes the preparation)', 'paused', 'preparing', true, 'activate', 'active', true],
   ['start a reviewed draft', 'draft', 'not_started', true, 'start', 'active'],
   ['start a draft again after editing', 'draft', 'done', true, 'start', 'active'],
   ['start a draft with a side unconnected', 'draft', 'not_started', false, 'start', 'auth_required'],
@@ -49,6 +49,10 @@ describe('sync lifecycle (spec 3.1)', () => {
 
   it('starting moves the initial sync to preparing', () => {
     expect(transition({ status: 'draft', initialSync: 'done', bothSidesConnected: true }, 'start')).toMatchObject({ ok: true, initialSync: 'preparing', changed: true });
+  });
+
+  it('activating a sync paused while its initial sync was prepared keeps the phase: the worker prepares it again', () => {
+    expect(transition({ status: 'paused', initialSync: 'preparing', bothSidesConnected: true }, 'activate')).toMatchObject({ ok: true, status: 'active', initialSync: 'preparing', changed: true, activating: true });
   });
 
   it('reports unchanged when nothing moves', () => {

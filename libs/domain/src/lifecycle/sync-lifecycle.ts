@@ -70,7 +70,9 @@ export function transition(state: SyncLifecycleState, event: LifecycleEvent): Li
     case 'activate':
       if (!state.bothSidesConnected) return refuse('auth_required', 'A side of this sync is not connected; a person must connect it first.');
       if (state.status === 'draft') return refuse('confirmation_required', 'The sync is a draft; a person must review and start it in the app.');
-      if (state.initialSync === 'preparing') return refuse('initial_sync_preparing', 'The initial sync is being prepared; retry after preparation, or a person starts it.');
+      // Only an active sync is being prepared (the worker prepares active syncs only): a paused one's preparation
+      // was interrupted, and activating it resumes the preparation.
+      if (state.initialSync === 'preparing' && state.status === 'active') return refuse('initial_sync_preparing', 'The initial sync is being prepared; retry after preparation, or a person starts it.');
       if (state.initialSync === 'running') return refuse('initial_sync_running', 'The initial sync is running; the sync turns itself on when it ends.');
       return to(state, 'active', { activating: true });
     case 'start':

@@ -17,6 +17,8 @@ export const VALIDATION_CODES = [
   'view_not_supported',
   'create_unsupported',
   'create_name_collision',
+  /** Not in spec 7.3 (documented in the OpenAPI description): the document maps no table pair. */
+  'nothing_mapped',
 ] as const;
 
 export type ValidationCode = (typeof VALIDATION_CODES)[number];

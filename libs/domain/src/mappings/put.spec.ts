@@ -25,6 +25,8 @@ const BLOCKS_PUT: Record<ValidationCode, boolean> = {
   foreign_key_target_unmapped: false,
   foreign_key_target_mismatch: false,
   create_name_collision: false,
+  // An empty document may be saved (a draft being emptied); it only cannot start.
+  nothing_mapped: false,
 };
 
 describe('putBlockingIssues', () => {

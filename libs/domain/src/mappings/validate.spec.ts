@@ -21,6 +21,19 @@ type Expected = Partial<Omit<ValidationIssue, 'message'>> & { message?: string |
 type Case = [string, (doc: Doc, sides: MappingsSchema) => void, Expected[]];
 
 const CASES: Case[] = [
+  [
+    'no table pair',
+    (doc) => (doc.tables = []),
+    [
+      {
+        code: 'nothing_mapped',
+        path: '/tables',
+        side: null,
+        severity: 'error',
+        message: /Nothing is mapped yet/,
+      },
+    ],
+  ],
   // references
   [
     'unknown table',

@@ -13,7 +13,7 @@ import {
   writesSide,
 } from './directions';
 import { MappingsDocument, mappingPaths } from './document';
-import { sortIssues, ValidationCode, ValidationIssue, ValidationSeverity } from './issues';
+import { pointer, sortIssues, ValidationCode, ValidationIssue, ValidationSeverity } from './issues';
 import { resolveMappings, ResolvedField, ResolvedTable, ResolvedTablePair, tableOf } from './resolve';
 import { MappingsSchema, otherSide, SchemaField, SideName, SIDES } from './schema';
 
@@ -408,6 +408,11 @@ export function validateMappings(document: MappingsDocument, schema: MappingsSch
   const resolved = resolveMappings(document, schema);
   const issues = new Issues();
   issues.list.push(...resolved.issues);
+  // A sync with nothing mapped cannot start: reported here so validation and starting agree.
+  if (document.tables.length === 0) {
+    const message = 'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync can start.';
+    issues.add('error', 'nothing_mapped', pointer('tables'), null, message);
+  }
   checkDuplicateTables(resolved.tables, issues);
   for (const pair of resolved.tables) {
     checkTables(pair, schema, issues);
