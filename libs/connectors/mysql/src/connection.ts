@@ -99,15 +99,18 @@ function toFieldInfo(column: ClassifiedColumn): FieldInfo {
 
 function checkName(name: string, what: string): void {
   if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
+  // MySQL identifiers hold neither NUL nor characters beyond the Basic Multilingual Plane.
+  if (name.includes('\u0000') || /[\u{10000}-\u{10FFFF}]/u.test(name))
+    throw new ConnectorError('invalid_data', `The ${what} name holds a character MySQL identifiers cannot (NUL or beyond U+FFFF)`);
   if (name !== name.trimEnd())
     throw new ConnectorError(
       'invalid_data',
-      `The ${what} name "${name}" ends with a space, which MySQL does not allow`,
+      `The ${what} name "${name.slice(0, 40)}" ends with a space, which MySQL does not allow`,
     );
   if ([...name].length > 64)
     throw new ConnectorError(
       'invalid_data',
-      `The ${what} name "${name}" is longer than MySQL's 64 characters`,
+      `The ${what} name "${name.slice(0, 40)}…" is longer than MySQL's 64 characters`,
     );
 }
 
