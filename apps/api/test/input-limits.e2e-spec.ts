@@ -182,6 +182,19 @@ describe('input limits at the edge', () => {
     refused(gzipped, 'left');
   });
 
+  it('answers a request whose line and headers are over the server limit with 400 invalid_request in the error shape', async () => {
+    const res = await t
+      .http()
+      .get(`/v1/sync/syncs?q=${'x'.repeat(20_000)}`)
+      .set(bearer(key));
+    expect({ status: res.status, code: res.body.error?.code, type: res.body.error?.type }).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      type: 'invalid_request_error',
+    });
+    expect(res.body.error.doc_url).toBe('http://lockstep.test/docs/errors/invalid_request');
+  });
+
   it('documents the limits in the OpenAPI document', async () => {
     const doc = (await t.http().get('/v1/openapi.json').expect(200)).body;
     const schemas = doc.components.schemas;
