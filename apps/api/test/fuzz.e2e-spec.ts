@@ -216,6 +216,7 @@ describe('fuzzing every operation of the served OpenAPI document', () => {
       const startedAll = Date.now();
       const deadline = startedAll + TIME_MS;
       let sent = 0;
+      const answers = new Map<string, number>();
       const check = async (operation: OpenApiOperation, request: FuzzRequest) => {
         sent += 1;
         const answer = await send(port, agent, request).catch((error: Error) => ({
@@ -223,6 +224,8 @@ describe('fuzzing every operation of the served OpenAPI document', () => {
           contentType: '',
           text: `transport error: ${error.message}`,
         }));
+        const label = `${answer.status} ${/"code":"(\w+)"/.exec(answer.text)?.[1] ?? ''}`.trim();
+        answers.set(label, (answers.get(label) ?? 0) + 1);
         const problem = problemWith(answer);
         if (problem)
           throw new Error(
@@ -251,7 +254,8 @@ describe('fuzzing every operation of the served OpenAPI document', () => {
       process.stdout.write(
         `fuzz: slowest operations: ${slowest.map((entry) => `${entry.key} ${entry.requests} requests ${entry.ms} ms`).join('; ')}\n`,
       );
-      process.stdout.write(`fuzz: ${sent} requests, no 5xx\n`);
+      const tally = [...answers].sort((a, b) => b[1] - a[1]).map(([label, count]) => `${label} x${count}`);
+      process.stdout.write(`fuzz: ${sent} requests, no 5xx; answers: ${tally.join(', ')}\n`);
     },
     TIME_MS + 120_000,
   );

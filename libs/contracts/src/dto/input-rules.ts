@@ -69,7 +69,7 @@ export function Text(
         defaultMessage: (args) => `${args?.property} must not contain control characters`,
       },
     }),
-    ApiProperty({ maxLength: max }),
+    ApiProperty({ minLength: 1, maxLength: max }),
   );
 }
 
