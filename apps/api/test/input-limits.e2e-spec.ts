@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { INPUT_LIMITS } from '@lockstep/contracts';
+import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
 import { bearer, createTestApp, type TestApp } from './support/test-app';
 
 type Res = {
@@ -193,6 +194,51 @@ describe('input limits at the edge', () => {
       type: 'invalid_request_error',
     });
     expect(res.body.error.doc_url).toBe('http://lockstep.test/docs/errors/invalid_request');
+  });
+
+  describe('names the connected app cannot hold', () => {
+    let pg: ScratchPg;
+    let my: ScratchMysql;
+    let connected: string;
+    beforeAll(async () => {
+      pg = await scratchPg('CREATE TABLE people (id serial PRIMARY KEY, name text)');
+      my = await scratchMysql();
+      const body = {
+        name: 'names',
+        left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema },
+        right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database },
+      };
+      connected = (await post('/v1/sync/syncs', body).expect(201)).body.id;
+    });
+    afterAll(() => Promise.all([pg?.drop(), my?.drop()]));
+
+    it.each([
+      ['a MySQL table name beyond U+FFFF', { name: 'people_😀' }, {}],
+      ['a MySQL column name beyond U+FFFF', { name: 'people_copy' }, { name: 'full_😀' }],
+      ['a MySQL table name over 64 characters', { name: 't'.repeat(65) }, {}],
+    ])('refuses %s as 400 create_failed, creating nothing', async (_what, table, field) => {
+      const fields = 'name' in field ? [{ left_field: 'name', right_field: { create: field } }] : [];
+      const doc = {
+        tables: [
+          { left_table: 'people', right_table: { create: table }, direction: 'left_to_right', fields },
+        ],
+      };
+      const tables = async () =>
+        (
+          (await my.sql('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ?', [
+            my.database,
+          ])) as { name: string }[]
+        )
+          .map((row) => row.name)
+          .sort();
+      const before = await tables();
+      const res = await t.http().put(`/v1/sync/syncs/${connected}/mappings`).set(bearer(key)).send(doc);
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({
+        status: 400,
+        code: 'create_failed',
+      });
+      expect(await tables()).toEqual(before);
+    });
   });
 
   it('documents the limits in the OpenAPI document', async () => {
