@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppConfig } from '@lockstep/config';
 import { AppModule } from './app.module';
+import { answerClientErrors } from './common/http/client-errors';
 import { validationPipe } from './common/http/validation';
 import { buildOpenApiDocument, OpenApiDocument } from './common/openapi/openapi';
 
@@ -22,6 +23,7 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
   app.set('trust proxy', true);
   app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
   app.useGlobalPipes(validationPipe);
+  answerClientErrors(app.getHttpServer(), config);
   app.enableShutdownHooks();
   await app.init();
   app.get(OpenApiDocument).document = buildOpenApiDocument(app, config);

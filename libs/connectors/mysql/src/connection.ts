@@ -108,15 +108,17 @@ function toFieldInfo(column: ClassifiedColumn): FieldInfo {
 
 function checkName(name: string, what: string): void {
   if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
+  // A NUL cannot be quoted into a statement at all (quoteIdent throws a plain Error).
+  if (name.includes('\u0000')) throw new ConnectorError('invalid_data', `The ${what} name contains a NUL character`);
   if (name !== name.trimEnd())
     throw new ConnectorError(
       'invalid_data',
-      `The ${what} name "${name}" ends with a space, which MySQL does not allow`,
+      `The ${what} name "${name.slice(0, 40)}" ends with a space, which MySQL does not allow`,
     );
   if ([...name].length > 64)
     throw new ConnectorError(
       'invalid_data',
-      `The ${what} name "${name}" is longer than MySQL's 64 characters`,
+      `The ${what} name "${name.slice(0, 40)}…" is longer than MySQL's 64 characters`,
     );
 }
 

@@ -1220,7 +1220,8 @@ export class PostgresConnection implements Connection {
 
   private checkName(name: string, what: string): void {
     if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
-    if (identifierTooLong(name)) throw new ConnectorError('invalid_data', `The ${what} name "${name}" is longer than PostgreSQL's 63 bytes`);
+    if (name.includes('\u0000')) throw new ConnectorError('invalid_data', `The ${what} name contains a NUL character, which PostgreSQL cannot hold`);
+    if (identifierTooLong(name)) throw new ConnectorError('invalid_data', `The ${what} name "${name.slice(0, 40)}…" is longer than PostgreSQL's 63 bytes`);
   }
 
   private columnDefinition(field: FieldSpec): string {

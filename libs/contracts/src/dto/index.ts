@@ -9,3 +9,4 @@ export * from './pending-deletes.dto';
 export * from './records.dto';
 export * from './schema.dto';
 export * from './sync.dto';
+export * from './input-rules';

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional } from 'class-validator';
 import { LIVE_EXPORT_CADENCES } from '@lockstep/domain';
+import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Omittable, Text } from './input-rules';
 import { PendingActionDto } from './sync.dto';
 
 const AUTH_DOC =
@@ -11,22 +11,18 @@ const AUTH_DOC =
 
 export class SourceInputDto {
   @ApiProperty({ description: 'Connector slug with the `source` role (`GET /live-export/connectors`).', example: 'postgres' })
-  @IsString()
-  @IsNotEmpty()
+  @Text()
   connector: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: AUTH_DOC, example: { connectionString: 'postgres://reader:secret@db.example.com:5432/app' } })
-  @IsOptional()
-  @IsObject()
-  auth?: Record<string, unknown>;
+  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: AUTH_DOC, example: { connectionString: 'postgres://reader:secret@db.example.com:5432/app' } })
+  @Credentials()
+  auth?: Record<string, string>;
 
   @ApiPropertyOptional({
     description: 'The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).',
     example: 'public',
   })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   base?: string;
 
   @ApiPropertyOptional({ description: 'Not accepted: only the destination has a location (`400 invalid_location`).' })
@@ -36,53 +32,42 @@ export class SourceInputDto {
 
 export class DestinationInputDto {
   @ApiProperty({ description: 'Connector slug with the `destination` role (`GET /live-export/connectors`).', example: 'mysql' })
-  @IsString()
-  @IsNotEmpty()
+  @Text()
   connector: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: AUTH_DOC, example: { connectionString: 'mysql://writer:secret@warehouse.example.com:3306/' } })
-  @IsOptional()
-  @IsObject()
-  auth?: Record<string, unknown>;
+  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: AUTH_DOC, example: { connectionString: 'mysql://writer:secret@warehouse.example.com:3306/' } })
+  @Credentials()
+  auth?: Record<string, string>;
 
   @ApiPropertyOptional({
     description: 'Where the exported tables are created: one of the destination\'s locations (`GET .../destination/locations`; PostgreSQL: schema, MySQL: database), by id or exact name. Needs the destination connected (in this request or before); `invalid_location` otherwise. May be set later with PATCH.',
     example: 'warehouse',
   })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   location?: string;
 }
 
 export class CreateLiveExportDto {
-  @ApiProperty({ example: 'CRM to warehouse', maxLength: 200 })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
+  @ApiProperty({ example: 'CRM to warehouse' })
+  @Text(INPUT_LIMITS.name)
   name: string;
 
   @ApiProperty({ type: SourceInputDto })
-  @ValidateNested()
-  @Type(() => SourceInputDto)
+  @Nested(() => SourceInputDto)
   source: SourceInputDto;
 
   @ApiProperty({ type: DestinationInputDto })
-  @ValidateNested()
-  @Type(() => DestinationInputDto)
+  @Nested(() => DestinationInputDto)
   destination: DestinationInputDto;
 }
 
 export class SourcePatchDto {
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Completes a source created without `auth` (with `base`). `409 side_already_connected` when it is connected.' })
-  @IsOptional()
-  @IsObject()
-  auth?: Record<string, unknown>;
+  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: 'Completes a source created without `auth` (with `base`). `409 side_already_connected` when it is connected.' })
+  @Credentials()
+  auth?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'The source base, together with `auth` when completing the side.' })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   base?: string;
 
   @ApiPropertyOptional({ description: 'Not accepted: `400 invalid_location`.' })
@@ -91,64 +76,52 @@ export class SourcePatchDto {
 }
 
 export class DestinationPatchDto {
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Completes a destination created without `auth`. `409 side_already_connected` when it is connected.' })
-  @IsOptional()
-  @IsObject()
-  auth?: Record<string, unknown>;
+  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: 'Completes a destination created without `auth`. `409 side_already_connected` when it is connected.' })
+  @Credentials()
+  auth?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'Sets or changes the location (checked live against the destination\'s locations: `invalid_location`). A change after a save counts as an unsaved change: runs keep writing the saved location until the next save.' })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   location?: string;
 }
 
 export class UpdateLiveExportDto {
-  @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
+  @ApiPropertyOptional()
+  @Text(INPUT_LIMITS.name, { optional: true })
   name?: string;
 
   @ApiPropertyOptional({ type: SourcePatchDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => SourcePatchDto)
+  @Nested(() => SourcePatchDto, { optional: true })
   source?: SourcePatchDto;
 
   @ApiPropertyOptional({ type: DestinationPatchDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => DestinationPatchDto)
+  @Nested(() => DestinationPatchDto, { optional: true })
   destination?: DestinationPatchDto;
 }
 
 export class SchedulePatchDto {
   @ApiPropertyOptional({ enum: LIVE_EXPORT_CADENCES, description: 'Must be one of `allowed_cadences` (`403 plan_required` otherwise). `manual` runs only on trigger.' })
-  @IsOptional()
+  @Omittable()
   @IsIn([...LIVE_EXPORT_CADENCES])
   cadence?: string;
 
   @ApiPropertyOptional({ description: 'The on/off switch: `false` keeps the schedule but runs nothing on it (trigger still works).' })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   enabled?: boolean;
 
   @ApiPropertyOptional({ description: 'Daily only: the run time `HH:MM` (24 h) in `timezone`. Required when the cadence becomes `daily`.', example: '06:30' })
-  @IsOptional()
-  @IsString()
+  @Text(INPUT_LIMITS.text, { optional: true })
   time_of_day?: string;
 
   @ApiPropertyOptional({ description: 'Daily only: an IANA time zone (default `UTC`). The run follows daylight saving time: a time skipped by a spring-forward change runs at the first valid instant after it, a repeated time runs once.', example: 'Europe/Berlin' })
-  @IsOptional()
-  @IsString()
+  @Text(INPUT_LIMITS.text, { optional: true })
   timezone?: string;
 }
 
 export class TriggerDto {
   @ApiPropertyOptional({ description: 'Run the last saved plan even when the mappings have unsaved edits (otherwise `409 unsaved_changes`).' })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   force?: boolean;
 }

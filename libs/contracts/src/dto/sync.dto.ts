@@ -1,88 +1,66 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Text } from './input-rules';
 
 // ---- requests ----
 
 export class SideInputDto {
   @ApiProperty({ description: 'Connector type slug (from `GET /sync/connectors`).', example: 'postgres' })
-  @IsString()
-  @IsNotEmpty()
+  @Text()
   connector: string;
 
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'string' },
+    ...CREDENTIALS_SCHEMA,
     description:
       'Credentials, keyed by the connector\'s credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person. Never returned.',
     example: { connectionString: 'postgres://sync_user:secret@db.example.com:5432/app' },
   })
-  @IsOptional()
-  @IsObject()
-  auth?: Record<string, unknown>;
+  @Credentials()
+  auth?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'Id of the base (PostgreSQL: schema; MySQL: database) in the connected app; an exact display name is accepted when unambiguous.', example: 'public' })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   base?: string;
 }
 
 export class CreateSyncDto {
-  @ApiProperty({ example: 'CRM to warehouse', maxLength: 200 })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
+  @ApiProperty({ example: 'CRM to warehouse' })
+  @Text(INPUT_LIMITS.name)
   name: string;
 
   @ApiProperty({ type: SideInputDto })
-  @ValidateNested()
-  @Type(() => SideInputDto)
+  @Nested(() => SideInputDto)
   left: SideInputDto;
 
   @ApiProperty({ type: SideInputDto })
-  @ValidateNested()
-  @Type(() => SideInputDto)
+  @Nested(() => SideInputDto)
   right: SideInputDto;
 }
 
 export class SidePatchDto {
   @ApiPropertyOptional({ description: 'A new connector (draft only; needs `auth` and `base` for an api_key connector). Rebuilds the side.' })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   connector?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'New credentials of the same shape: rotation, allowed in any state and checked live. Never returned.' })
-  @IsOptional()
-  @IsObject()
-  auth?: Record<string, unknown>;
+  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: 'New credentials of the same shape: rotation, allowed in any state and checked live. Never returned.' })
+  @Credentials()
+  auth?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'A new base (draft only). Rebuilds the side.' })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
+  @Text(INPUT_LIMITS.text, { optional: true })
   base?: string;
 }
 
 export class UpdateSyncDto {
-  @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
+  @ApiPropertyOptional()
+  @Text(INPUT_LIMITS.name, { optional: true })
   name?: string;
 
   @ApiPropertyOptional({ type: SidePatchDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => SidePatchDto)
+  @Nested(() => SidePatchDto, { optional: true })
   left?: SidePatchDto;
 
   @ApiPropertyOptional({ type: SidePatchDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => SidePatchDto)
+  @Nested(() => SidePatchDto, { optional: true })
   right?: SidePatchDto;
 }
 

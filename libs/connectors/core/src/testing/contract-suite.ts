@@ -373,6 +373,16 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(again.remoteId).toBe(table.remoteId);
       });
 
+      it.each([
+        ['a NUL character', 'ls_bad\u0000name'],
+        ['a name longer than any app allows', 'n'.repeat(100_000)],
+      ])('createTable and createField refuse %s as invalid_data', async (_what, name) => {
+        const refusal = { kind: 'invalid_data' };
+        await expect(conn.createTable(name, [{ name: 'title', typeClass: 'text' }])).rejects.toMatchObject(refusal);
+        await expect(conn.createTable('ls_created_ok_name', [{ name, typeClass: 'text' }])).rejects.toMatchObject(refusal);
+        await expect(conn.createField('ls_fields', { name, typeClass: 'text' })).rejects.toMatchObject(refusal);
+      });
+
       it.each(classes.map((typeClass) => [typeClass] as const))('createTable types a %s field and round-trips its values', (typeClass) => {
         const field = createdFields.find((info) => info.remoteId === `f_${typeClass}` || info.name === `f_${typeClass}`);
         expect(field).toBeDefined();
