@@ -91,7 +91,7 @@ export async function startApi(overrides: Record<string, string>): Promise<{ cod
   api.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   api.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => api.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (api.exitCode === null && Date.now() < deadline) {
     if (await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false)) {
       await stop(api);
