@@ -61,10 +61,13 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
 
   /**
    * Looks for syncs to run now rather than at the next tick (a sync was just started or activated). A tick already
-   * running is followed by another one, since it may have looked before the sync was started.
+   * running is followed by another one, since it may have looked before the sync was started. The runner this
+   * worker already has for `syncId` is woken too: a sync paused and started again before a tick saw the pause
+   * keeps its runner, which would otherwise sleep until its safety poll before it reads the new phase.
    */
-  wake(): void {
+  wake(syncId?: string): void {
     if (!this.timer || this.stopping) return;
+    if (syncId) this.runners.get(syncId)?.wake();
     if (this.ticking) this.again = true;
     else void this.tick();
   }

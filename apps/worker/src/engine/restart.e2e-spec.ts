@@ -7,6 +7,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MysqlConnection } from '@lockstep/connector-mysql';
+import type { Job } from 'bull';
+import { SyncsProcessor } from '../syncs/syncs.processor';
 import { EngineScheduler } from './engine.scheduler';
 import {
   createStartedSync,
@@ -235,5 +237,37 @@ describe('engine: an initial sync interrupted or started again', () => {
       created: { left: 0, right: 0 },
       failed: 0,
     });
+  });
+
+  it('paused and started again before the worker saw the pause, its runner reads the new phase at once (no safety-poll wait)', async () => {
+    const ids = await createStartedSync(db, {
+      left: { connector: 'postgres', base: pg.schema },
+      right: { connector: 'mysql', base: my.database },
+      pairs: [
+        {
+          left: 'people',
+          right: 'contacts',
+          fields: [
+            ['name', 'full_name'],
+            ['email', 'email'],
+          ],
+        },
+      ],
+      match: [{ tablePair: 0, leftField: 'email', rightField: 'email' }],
+    });
+    worker = await inProcessWorker(ids.accountId);
+    await waitFor('first initial sync done', async () => (await phase(db, ids.syncId)) === 'done');
+    // Let the runner settle into its idle sleep (a safety poll of minutes, a full scan of an hour).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Pause, edit and start in one step: no scheduler tick sees the sync inactive, so its runner is kept.
+    await db.query(
+      `UPDATE syncs SET status = 'active', initial_sync_phase = 'preparing', initial_sync_progress = NULL,
+         initial_sync_finished_at = NULL, mappings_revision = mappings_revision + 1,
+         reviewed_revision = mappings_revision + 1 WHERE id = $1`,
+      [ids.syncId],
+    );
+    expect(worker.get(EngineScheduler).owned).toContain(ids.syncId);
+    await worker.get(SyncsProcessor).activate({ data: { syncId: ids.syncId } } as Job<{ syncId: string }>);
+    await waitFor('second initial sync done', async () => (await phase(db, ids.syncId)) === 'done', 20_000);
   });
 });

@@ -29,7 +29,7 @@ export class SyncsProcessor {
   @Process(SYNC_JOBS.activate)
   async activate(job: Job<JobMap['syncs']['activate']>): Promise<{ picked_up: boolean }> {
     const result = await this.dataSource.getRepository(SyncEntity).update({ id: job.data.syncId, status: 'active', activating: true, deletedAt: IsNull() }, { activating: false });
-    this.engine.wake();
+    this.engine.wake(job.data.syncId);
     return { picked_up: Boolean(result.affected) };
   }
 
