@@ -7,3 +7,4 @@ export * from './credentials/credential-cipher';
 export * from './issues/credential-issues';
 export * from './live-export-captures';
 export * from './copy-in';
+export * from './credentials/credential-rotation';

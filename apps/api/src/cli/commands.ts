@@ -8,6 +8,7 @@ import { type PendingDeleteDecision, PendingDeletesService } from '../pending-de
 import { OperatorAuth } from '../syncs/operator-auth';
 import { SyncsService } from '../syncs/syncs.service';
 import { optionalBool, optionalChoice, required, UsageError } from './args';
+import { masterKeyRotate } from './master-key-command';
 
 function jsonObject(options: Record<string, string>, name: string): Record<string, unknown> {
   let value: unknown;
@@ -105,6 +106,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
     usage: 'key list --account ACC',
     run: async (app, o) => ({ data: await app.get(ApiKeysService).list(required(o, 'account')) }),
   },
+  'master-key rotate': masterKeyRotate,
 };
 
 export function findCommand(words: string[]): { usage: string; run: Command } {

@@ -8,9 +8,14 @@ const root = join(__dirname, '..', '..', '..', '..');
 
 /** Runs the built operator CLI the way `npm run -s lockstep -- ...` does, against the test database. */
 export function cli(...args: string[]) {
+  return cliWithEnv({}, ...args);
+}
+
+/** `cli` with extra environment (for example another master key). */
+export function cliWithEnv(env: Record<string, string>, ...args: string[]) {
   const result = spawnSync(process.execPath, [join(root, 'dist/apps/api/src/cli/main.js'), ...args], {
     encoding: 'utf8',
-    env: { ...process.env, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, LOCKSTEP_HOME: mkdtempSync(join(tmpdir(), 'lockstep-cli-')) },
+    env: { ...process.env, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, LOCKSTEP_HOME: mkdtempSync(join(tmpdir(), 'lockstep-cli-')), ...env },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, json: () => JSON.parse(result.stdout) };
 }

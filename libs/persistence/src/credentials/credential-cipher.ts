@@ -20,8 +20,13 @@ interface DerivedKeys {
 
 function derive(masterKey: string): DerivedKeys {
   const master = Buffer.from(masterKey, 'base64');
-  const hkdf = (info: string, bytes: number) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), info, bytes));
-  return { id: hkdf('lockstep master key id v1', KEY_ID_BYTES), seal: hkdf('lockstep credentials v1', 32), fingerprint: hkdf('lockstep credential fingerprint v1', 32) };
+  const hkdf = (info: string, bytes: number) =>
+    Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), info, bytes));
+  return {
+    id: hkdf('lockstep master key id v1', KEY_ID_BYTES),
+    seal: hkdf('lockstep credentials v1', 32),
+    fingerprint: hkdf('lockstep credential fingerprint v1', 32),
+  };
 }
 
 /** A ciphertext sealed with a master key that is not configured (neither current nor previous). */
@@ -78,12 +83,18 @@ export class CredentialCipher {
       if (!keys) throw new UnknownMasterKeyError(id.toString('hex'));
       return open(keys.seal, sealed.subarray(1 + KEY_ID_BYTES), owner);
     }
-    if (sealed.length >= 1 + IV_BYTES + TAG_BYTES && sealed[0] === LEGACY_VERSION) return this.openLegacy(sealed.subarray(1), owner);
+    if (sealed.length >= 1 + IV_BYTES + TAG_BYTES && sealed[0] === LEGACY_VERSION)
+      return this.openLegacy(sealed.subarray(1), owner);
     throw new Error('credentials are not in a known sealed format');
   }
 
   fingerprint(connector: string, credentials: Record<string, string>): string {
-    const canonical = JSON.stringify([connector, Object.keys(credentials).sort().map((key) => [key, credentials[key]])]);
+    const canonical = JSON.stringify([
+      connector,
+      Object.keys(credentials)
+        .sort()
+        .map((key) => [key, credentials[key]]),
+    ]);
     return createHmac('sha256', this.current.fingerprint).update(canonical).digest('base64url');
   }
 
@@ -96,7 +107,9 @@ export class CredentialCipher {
         // Another key, another owner or tampered: the next key may still open it.
       }
     }
-    throw new Error('credentials (sealed before key ids) open with none of the configured master keys, or were tampered with');
+    throw new Error(
+      'credentials (sealed before key ids) open with none of the configured master keys, or were tampered with',
+    );
   }
 }
 
@@ -105,7 +118,10 @@ function open(key: Buffer, body: Buffer, owner: string): Record<string, string> 
   const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(0, IV_BYTES));
   decipher.setAAD(Buffer.from(owner, 'utf8'));
   decipher.setAuthTag(body.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  const text = Buffer.concat([decipher.update(body.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  const text = Buffer.concat([
+    decipher.update(body.subarray(IV_BYTES + TAG_BYTES)),
+    decipher.final(),
+  ]).toString('utf8');
   return JSON.parse(text) as Record<string, string>;
 }
 
