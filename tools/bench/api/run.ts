@@ -115,7 +115,9 @@ async function freePort(): Promise<number> {
 }
 
 function startApi(env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [join(ROOT, 'dist/apps/api/src/main.js')], {
+  // BENCH_API_NODE_OPTIONS: flags for the API process only, for example `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const flags = (process.env['BENCH_API_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean);
+  return spawn(process.execPath, [...flags, join(ROOT, 'dist/apps/api/src/main.js')], {
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -134,6 +136,12 @@ async function waitHealthy(base: string, api: ChildProcess): Promise<void> {
   throw new Error('the API did not become healthy within 60 s');
 }
 
+/** User plus system CPU time of a process in ms (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const rssMb = (pid: number): number =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
@@ -145,6 +153,8 @@ interface Measured {
   p99: number;
   errors: number;
   total: number;
+  /** The API process's CPU time per request: steadier than the rates on a shared machine. */
+  cpuPerRequest: number;
   rssBefore: number;
   rssAfter: number;
 }
@@ -173,7 +183,9 @@ async function measure(
   // A short warm-up so the optimizing compiler and the connection pools are not part of the figure.
   await autocannon({ url: `${base}${path}`, connections, duration: Math.min(3, seconds), headers });
   const rssBefore = rssMb(pid);
+  const cpuBefore = cpuMs(pid);
   const result = await autocannon({ url: `${base}${path}`, connections, duration: seconds, headers });
+  const cpu = cpuMs(pid) - cpuBefore;
   const rssAfter = rssMb(pid);
   return {
     name,
@@ -183,6 +195,7 @@ async function measure(
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     total: result.requests.total,
+    cpuPerRequest: result.requests.total > 0 ? cpu / result.requests.total : 0,
     rssBefore,
     rssAfter,
   };
@@ -192,9 +205,9 @@ function report(rows: Measured[], connections: number, seconds: number): void {
   const reference = rows.find((row) => row.name === 'healthz')?.rate ?? null;
   process.stdout.write(`\n${connections} connections, ${seconds} s per case\n\n`);
   process.stdout.write(
-    '| case | path | requests/s | of /healthz | p50 ms | p99 ms | errors | requests | RSS before -> after (MB) | goal |\n',
+    '| case | path | requests/s | of /healthz | p50 ms | p99 ms | errors | requests | API CPU ms/request | RSS before -> after (MB) | goal |\n',
   );
-  process.stdout.write('|---|---|---:|---:|---:|---:|---:|---:|---|---|\n');
+  process.stdout.write('|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n');
   for (const row of rows) {
     const ratio = reference ? row.rate / reference : null;
     const met =
@@ -265,13 +278,17 @@ async function main(): Promise<void> {
     for (const name of cases) {
       const row = await measure(name, base, paths(seeded)[name], seeded.key, api.pid!, seconds, connections);
       process.stdout.write(
-        `${name}: ${row.rate.toFixed(0)} requests/s, p99 ${row.p99} ms, ${row.errors} errors\n`,
+        `${name}: ${row.rate.toFixed(0)} requests/s, p99 ${row.p99} ms, ${row.errors} errors, ${row.cpuPerRequest.toFixed(2)} ms API CPU per request\n`,
       );
       rows.push(row);
     }
     report(rows, connections, seconds);
   } finally {
-    api?.kill('SIGTERM');
+    if (api && api.exitCode === null) {
+      const exited = new Promise((resolve) => api!.once('exit', resolve));
+      api.kill('SIGTERM');
+      await exited;
+    }
     if (args.flag('keep')) process.stdout.write(`kept database ${store.name}\n`);
     await store.teardown(args.flag('keep'));
   }
