@@ -39,6 +39,14 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1)
   RATE_LIMIT_PER_MINUTE = 120;
 
+  /**
+   * Seconds an API process trusts a key it verified without asking the store again. Revocations and account
+   * changes made through Lockstep apply on the next request regardless; this bounds changes made in the store
+   * directly (and while Redis is unreachable). 0 asks the store on every request.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(300)
+  API_KEY_CACHE_SECONDS = 10;
+
   /** Length of the rate-limit window in seconds (60 in production; tests shorten it). */
   @Transform(toInt) @IsInt() @Min(1) @Max(3600)
   RATE_LIMIT_WINDOW_SECONDS = 60;

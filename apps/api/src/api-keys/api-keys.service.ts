@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
+import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, isId, isScope, newId, type Scope } from '@lockstep/contracts';
 import { AccountEntity, ApiKeyEntity, SyncEntity } from '@lockstep/persistence';
 import { generateKeySecret, hashKeySecret, parseKeySecret, secretMatches } from './api-key-secret';
@@ -52,9 +53,12 @@ export class ApiKeysService {
     @InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>,
     @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
     private readonly generation: KeyGeneration,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.cache = new KeyCache(config.API_KEY_CACHE_SECONDS * 1000);
+  }
 
-  private readonly cache = new KeyCache();
+  private readonly cache: KeyCache;
 
   async create(accountId: string, input: { name: string; scope: string; syncId?: string | null }): Promise<CreatedApiKey> {
     const name = input.name.trim();

@@ -1,7 +1,5 @@
 import type { AccountEntity, ApiKeyEntity } from '@lockstep/persistence';
 
-/** How long a verified key is trusted without asking the store when nothing bumped the key generation. */
-export const KEY_CACHE_TTL_MS = 10_000;
 /** Bounds the memory of one process; past it the cache starts over. */
 const MAX_ENTRIES = 10_000;
 
@@ -17,11 +15,13 @@ export interface CachedKey {
 
 /**
  * Keys this process verified against the store, by the SHA-256 of their secret (never the secret). An entry is
- * used only while its generation is the current one and it is younger than KEY_CACHE_TTL_MS: a change made
- * through Lockstep applies on the next request, one made directly in the store within the time limit.
+ * used only while its generation is the current one and it is younger than `ttlMs` (API_KEY_CACHE_SECONDS): a
+ * change made through Lockstep applies on the next request, one made directly in the store within the time limit.
  */
 export class KeyCache {
   private readonly entries = new Map<string, CachedKey>();
+
+  constructor(private readonly ttlMs: number) {}
 
   get(secretHash: string, now = Date.now()): CachedKey | null {
     const entry = this.entries.get(secretHash);
@@ -32,8 +32,9 @@ export class KeyCache {
   }
 
   set(secretHash: string, entry: Omit<CachedKey, 'expiresAt' | 'touchedAt'>, now = Date.now()): void {
+    if (this.ttlMs === 0) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(secretHash, { ...entry, expiresAt: now + KEY_CACHE_TTL_MS, touchedAt: now });
+    this.entries.set(secretHash, { ...entry, expiresAt: now + this.ttlMs, touchedAt: now });
   }
 
   delete(secretHash: string): void {
