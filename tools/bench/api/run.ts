@@ -17,6 +17,9 @@ import { newId } from '@lockstep/contracts';
 import { benchArgs } from '../common/args';
 import { MASTER_KEY, ROOT, serviceStore, type ServiceStore } from '../engine/service';
 
+/** Where the API and CLI measured are built: this checkout, or BENCH_API_ROOT (another build, to compare). */
+const API_ROOT = process.env['BENCH_API_ROOT'] ?? ROOT;
+
 const CASES = ['healthz', 'syncs', 'sync', 'connectors', 'operations'] as const;
 type Case = (typeof CASES)[number];
 
@@ -53,7 +56,7 @@ interface Seeded {
 async function seed(store: ServiceStore, env: NodeJS.ProcessEnv, syncs: number): Promise<Seeded> {
   const cli = (...args: string[]) =>
     JSON.parse(
-      execFileSync(process.execPath, [join(ROOT, 'dist/apps/api/src/cli/main.js'), ...args], {
+      execFileSync(process.execPath, [join(API_ROOT, 'dist/apps/api/src/cli/main.js'), ...args], {
         env,
         encoding: 'utf8',
       }),
@@ -117,7 +120,7 @@ async function freePort(): Promise<number> {
 function startApi(env: NodeJS.ProcessEnv): ChildProcess {
   // BENCH_API_NODE_OPTIONS: flags for the API process only, for example `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const flags = (process.env['BENCH_API_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean);
-  return spawn(process.execPath, [...flags, join(ROOT, 'dist/apps/api/src/main.js')], {
+  return spawn(process.execPath, [...flags, join(API_ROOT, 'dist/apps/api/src/main.js')], {
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -225,6 +228,7 @@ function report(rows: Measured[], connections: number, seconds: number): void {
       String(row.p99),
       String(row.errors),
       String(row.total),
+      row.cpuPerRequest.toFixed(2),
     ];
     process.stdout.write(
       `| ${cells.join(' | ')} | ${row.rssBefore.toFixed(0)} -> ${row.rssAfter.toFixed(0)} | ${met} |\n`,
