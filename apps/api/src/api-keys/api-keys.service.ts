@@ -125,8 +125,8 @@ export class ApiKeysService {
 
   /** Asks the store; caches what it verified, tagged with the generation read before the store was. */
   private async verify(secret: string, hash: string): Promise<AuthenticatedKey | null> {
-    const generation = await this.generation.current();
     const lookup = parseKeySecret(secret);
+    const generation = lookup ? await this.generation.current() : null;
     const key = lookup ? await this.keys.findOne({ where: { lookup } }) : null;
     const matches = secretMatches(secret, key?.secretHash ?? null);
     const account = key && matches && !key.revokedAt ? await this.accounts.findOne({ where: { id: key.accountId } }) : null;
