@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Bull from 'bull';
 import { recordLocalRuntime } from '@lockstep/config';
 import { QUEUES, SYNC_JOBS } from '@lockstep/jobs';
-import { cli, cliWithEnv } from './support/cli';
+import { cli, cliWithExactEnv } from './support/cli';
 import { scratchMysql, scratchPg } from './support/scratch-dbs';
 import { bearer, createTestApp, TEST_MASTER_KEY, type TestApp } from './support/test-app';
 
@@ -82,7 +82,7 @@ describe('operator CLI', () => {
       // What `npm start` records when run with a non-default prefix; the CLI's environment sets none of it.
       recordLocalRuntime(home, { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: prefix, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY });
       const { DATABASE_URL: _store, REDIS_URL: _redis, QUEUE_PREFIX: _prefix, LOCKSTEP_MASTER_KEY: _key, ...shell } = process.env;
-      const started = cliWithEnv({ ...shell, LOCKSTEP_HOME: home }, 'sync', 'start', '--id', sync.id);
+      const started = cliWithExactEnv({ ...shell, LOCKSTEP_HOME: home }, 'sync', 'start', '--id', sync.id);
       expect(started.stderr).toBe('');
       expect(started.json()).toMatchObject({ id: sync.id, status: 'active' });
 

@@ -18,6 +18,12 @@ describe('loadConfig', () => {
     expect(config.EGRESS_ALLOW_PRIVATE).toBe(false);
   });
 
+  it('reads the previous master keys of a rotation as a list', () => {
+    const other = Buffer.alloc(32, 2).toString('base64');
+    expect(loadConfig(base).LOCKSTEP_MASTER_KEY_PREVIOUS).toEqual([]);
+    expect(loadConfig({ ...base, LOCKSTEP_MASTER_KEY_PREVIOUS: ` ${KEY} , ${other}` }).LOCKSTEP_MASTER_KEY_PREVIOUS).toEqual([KEY, other]);
+  });
+
   it.each([
     [{ DATABASE_URL: undefined }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
@@ -25,6 +31,7 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PUBLIC_URL: 'lockstep.example.com/path' }, 'PUBLIC_URL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOCKSTEP_MASTER_KEY_PREVIOUS: `${KEY},short` }, 'LOCKSTEP_MASTER_KEY_PREVIOUS'],
   ])('refuses %p naming %s', (patch, name) => {
     const env: Record<string, string | undefined> = { ...base, ...patch };
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -2,6 +2,8 @@ import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { IsArray, ValidateBy } from 'class-validator';
 
+const MASTER_KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
+
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const toBool = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
@@ -37,16 +39,31 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1)
   RATE_LIMIT_PER_MINUTE = 120;
 
+  /**
+   * Seconds an API process trusts a key it verified without asking the store again. Revocations and account
+   * changes made through Lockstep apply on the next request regardless; this bounds changes made in the store
+   * directly (and while Redis is unreachable). 0 asks the store on every request.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(300)
+  API_KEY_CACHE_SECONDS = 10;
+
   /** Length of the rate-limit window in seconds (60 in production; tests shorten it). */
   @Transform(toInt) @IsInt() @Min(1) @Max(3600)
   RATE_LIMIT_WINDOW_SECONDS = 60;
 
   /**
-   * 32 random bytes, base64: derives the keys that sign cursors and (with a later release) encrypt
-   * connector credentials. The dev launcher creates one under ./.lockstep/ when none is set.
+   * 32 random bytes, base64: derives the keys that sign cursors and encrypt connector credentials. Everything
+   * new is sealed and signed with it. The dev launcher creates one under ./.lockstep/ when none is set.
    */
-  @IsString() @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'LOCKSTEP_MASTER_KEY must be 32 bytes in base64 (openssl rand -base64 32)' })
+  @IsString() @Matches(MASTER_KEY_PATTERN, { message: 'LOCKSTEP_MASTER_KEY must be 32 bytes in base64 (openssl rand -base64 32)' })
   LOCKSTEP_MASTER_KEY: string;
+
+  /**
+   * Master keys being rotated out, comma-separated: still accepted to open credentials and verify cursors, never
+   * used to seal or sign. Set during a rotation (`keys rotate`), removed once it reports nothing left to rotate.
+   */
+  @Transform(toList) @IsArray() @Matches(MASTER_KEY_PATTERN, { each: true, message: 'LOCKSTEP_MASTER_KEY_PREVIOUS must list keys of 32 bytes in base64, comma-separated' })
+  LOCKSTEP_MASTER_KEY_PREVIOUS: string[] = [];
 
   /** Largest accepted request body in bytes. */
   @Transform(toInt) @IsInt() @Min(1024)

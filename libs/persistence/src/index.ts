@@ -8,3 +8,4 @@ export * from './issues/credential-issues';
 export * from './issues/raise-issues';
 export * from './live-export-captures';
 export * from './copy-in';
+export * from './credentials/credential-rotation';

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { AccountsService } from './accounts.service';
 
-@Module({ providers: [AccountsService], exports: [AccountsService] })
+@Module({ imports: [ApiKeysModule], providers: [AccountsService], exports: [AccountsService] })
 export class AccountsModule {}

@@ -4,6 +4,7 @@ import { QueryFailedError, type Repository } from 'typeorm';
 import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
 import { PLANS, isPlan } from '@lockstep/domain';
 import { AccountEntity } from '@lockstep/persistence';
+import { KeyGeneration } from '../api-keys/key-generation';
 import { hashPassword, verifyPassword } from './password';
 
 export interface AccountView {
@@ -46,7 +47,10 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** Accounts: created by an operator (CLI) for now; the owner signs in to the console with email and password. */
 @Injectable()
 export class AccountsService {
-  constructor(@InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>) {}
+  constructor(
+    @InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>,
+    private readonly generation: KeyGeneration,
+  ) {}
 
   async create(input: CreateAccountInput): Promise<AccountView> {
     const email = input.email.trim().toLowerCase();
@@ -81,6 +85,8 @@ export class AccountsService {
     if (input.password !== undefined) account.passwordHash = await hashPassword(input.password);
     account.updatedAt = new Date();
     await this.accounts.save(account);
+    // The API processes' cached keys carry the account's plan, admission and subscription.
+    await this.generation.bump();
     return toView(account);
   }
 

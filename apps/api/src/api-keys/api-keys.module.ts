@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ApiKeysService } from './api-keys.service';
+import { KeyGeneration } from './key-generation';
 
-@Module({ providers: [ApiKeysService], exports: [ApiKeysService] })
+@Module({ providers: [ApiKeysService, KeyGeneration], exports: [ApiKeysService, KeyGeneration] })
 export class ApiKeysModule {}

@@ -1,9 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
+import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, isId, isScope, newId, type Scope } from '@lockstep/contracts';
 import { AccountEntity, ApiKeyEntity, SyncEntity } from '@lockstep/persistence';
-import { generateKeySecret, parseKeySecret, secretMatches } from './api-key-secret';
+import { generateKeySecret, hashKeySecret, parseKeySecret, secretMatches } from './api-key-secret';
+import { type CachedKey, KeyCache } from './key-cache';
+import { KeyGeneration } from './key-generation';
+
+/** `last_used_at` is written at most this often per key. */
+const LAST_USED_EVERY_MS = 10_000;
 
 export interface ApiKeyView {
   id: string;
@@ -46,7 +52,13 @@ export class ApiKeysService {
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     @InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>,
     @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
-  ) {}
+    private readonly generation: KeyGeneration,
+    config: AppConfig,
+  ) {
+    this.cache = new KeyCache(config.API_KEY_CACHE_SECONDS * 1000);
+  }
+
+  private readonly cache: KeyCache;
 
   async create(accountId: string, input: { name: string; scope: string; syncId?: string | null }): Promise<CreatedApiKey> {
     const name = input.name.trim();
@@ -86,26 +98,61 @@ export class ApiKeysService {
     const key = await this.keys.findOne({ where: accountId ? { id: keyId, accountId } : { id: keyId } });
     if (!key) throw new DomainError(ErrorCode.NotFound, `No API key ${keyId}.`);
     await this.keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+    await this.generation.bump();
     return toApiKeyView(await this.keys.findOneByOrFail({ id: key.id }));
   }
 
   /**
    * The key and its account for a presented secret, or null when it is unknown, malformed or revoked (the
-   * caller answers all three identically). Marks `last_used_at` (at most every 10 seconds per key).
+   * caller answers all three identically). From this process's cache when `generation` (the current key
+   * generation, read by the caller in the rate limit's round trip; null when not known) is the one the entry
+   * was verified under; from the store otherwise.
    */
-  async authenticate(secret: string): Promise<AuthenticatedKey | null> {
+  async authenticate(secret: string, generation: string | null = null): Promise<AuthenticatedKey | null> {
+    const hash = hashKeySecret(secret).toString('hex');
+    const cached = this.cache.get(hash);
+    if (cached && generation !== null && cached.generation === generation) {
+      await this.touch(cached);
+      return { key: cached.key, account: cached.account };
+    }
+    return this.verify(secret, hash);
+  }
+
+  /** The id of a key this process verified for the secret: the caller counts the request against it first. */
+  cachedKeyId(secret: string): string | null {
+    return this.cache.get(hashKeySecret(secret).toString('hex'))?.key.id ?? null;
+  }
+
+  /** Asks the store; caches what it verified, tagged with the generation read before the store was. */
+  private async verify(secret: string, hash: string): Promise<AuthenticatedKey | null> {
     const lookup = parseKeySecret(secret);
+    const generation = lookup ? await this.generation.current() : null;
     const key = lookup ? await this.keys.findOne({ where: { lookup } }) : null;
     const matches = secretMatches(secret, key?.secretHash ?? null);
-    if (!key || !matches || key.revokedAt) return null;
-    const account = await this.accounts.findOne({ where: { id: key.accountId } });
-    if (!account) return null;
+    const account = key && matches && !key.revokedAt ? await this.accounts.findOne({ where: { id: key.accountId } }) : null;
+    if (!key || !account) {
+      this.cache.delete(hash);
+      return null;
+    }
+    await this.markUsed(key.id);
+    if (generation !== null) this.cache.set(hash, { key, account, generation });
+    return { key, account };
+  }
+
+  private async touch(cached: CachedKey): Promise<void> {
+    const now = Date.now();
+    if (now - cached.touchedAt < LAST_USED_EVERY_MS) return;
+    cached.touchedAt = now;
+    await this.markUsed(cached.key.id);
+  }
+
+  /** Marks `last_used_at` (at most every 10 seconds per key, whichever process served the key). */
+  private async markUsed(keyId: string): Promise<void> {
     await this.keys
       .createQueryBuilder()
       .update()
       .set({ lastUsedAt: () => 'now()' })
-      .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'10 seconds\')', { id: key.id })
+      .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'10 seconds\')', { id: keyId })
       .execute();
-    return { key, account };
   }
 }

@@ -19,6 +19,7 @@ import {
   UsageError,
   usageLine,
 } from './args';
+import { masterKeyRotate } from './master-key-command';
 
 function jsonObject(text: string, name: string): Record<string, unknown> {
   let value: unknown;
@@ -175,6 +176,7 @@ export const COMMANDS: Record<string, Command> = {
   'key list': command({ account: { value: 'ACC', required: true } }, async (app, o) => ({
     data: await app.get(ApiKeysService).list(o.account),
   })),
+  'master-key rotate': command({ batch: { value: 'N' } }, (app, o) => masterKeyRotate(app, o.batch)),
 };
 
 /** Every command with its options: what the CLI prints when it does not know what it was asked. */

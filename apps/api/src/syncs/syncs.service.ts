@@ -8,12 +8,10 @@ import { transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import {
   CredentialCipher,
-  PendingDeleteEntity,
   resolveCredentialIssues,
   type SideName,
   sideOwner,
   SyncEntity,
-  SyncIssueEntity,
   SyncSideEntity,
   SyncTableEntity,
 } from '@lockstep/persistence';
@@ -37,13 +35,18 @@ type SideChange =
 
 const LIST_LIMIT = { min: 1, max: 100, default: 20 };
 
+/** Open issues and held deletes of each sync in `$1`, one row per sync. */
+const COUNTS_SQL = `
+  SELECT s.id,
+         (SELECT count(*)::int FROM sync_issues i WHERE i.sync_id = s.id AND i.resolved_at IS NULL) AS open_issues,
+         (SELECT count(*)::int FROM pending_deletes d WHERE d.sync_id = s.id AND d.state = 'awaiting_review') AS pending_deletes
+    FROM unnest($1::text[]) AS s(id)`;
+
 @Injectable()
 export class SyncsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
-    @InjectRepository(SyncIssueEntity) private readonly issues: Repository<SyncIssueEntity>,
-    @InjectRepository(PendingDeleteEntity) private readonly pendingDeletes: Repository<PendingDeleteEntity>,
     private readonly catalog: ConnectorCatalog,
     private readonly builder: SideBuilder,
     private readonly connections: SideConnections,
@@ -110,32 +113,16 @@ export class SyncsService {
     return { data: bases.map((base) => ({ id: base.id, name: base.name })), has_more: false, next_cursor: null };
   }
 
+  /** Open issues and held deletes per sync, in one query. */
   private async counts(syncIds: string[]): Promise<Map<string, SyncCounts>> {
-    const result = new Map(syncIds.map((id) => [id, { openIssues: 0, pendingDeletes: 0 }]));
-    if (syncIds.length === 0) return result;
-    const issues = await this.issues
-      .createQueryBuilder('i')
-      .select('i.sync_id', 'sync_id')
-      .addSelect('count(*)', 'count')
-      .where({ syncId: In(syncIds), resolvedAt: IsNull() })
-      .groupBy('i.sync_id')
-      .getRawMany<{ sync_id: string; count: string }>();
-    for (const row of issues) result.get(row.sync_id)!.openIssues = Number(row.count);
-    const deletes = await this.pendingDeletes
-      .createQueryBuilder('d')
-      .select('d.sync_id', 'sync_id')
-      .addSelect('count(*)', 'count')
-      .where({ syncId: In(syncIds), state: 'awaiting_review' })
-      .groupBy('d.sync_id')
-      .getRawMany<{ sync_id: string; count: string }>();
-    for (const row of deletes) result.get(row.sync_id)!.pendingDeletes = Number(row.count);
-    return result;
+    if (syncIds.length === 0) return new Map();
+    const rows: { id: string; open_issues: number; pending_deletes: number }[] = await this.dataSource.query(COUNTS_SQL, [syncIds]);
+    return new Map(rows.map((row) => [row.id, { openIssues: row.open_issues, pendingDeletes: row.pending_deletes }]));
   }
 
   private async views(syncs: SyncEntity[]): Promise<Map<string, SyncDto>> {
     const ids = syncs.map((sync) => sync.id);
-    const counts = await this.counts(ids);
-    const sides = ids.length ? await this.dataSource.getRepository(SyncSideEntity).findBy({ syncId: In(ids) }) : [];
+    const [counts, sides] = await Promise.all([this.counts(ids), ids.length ? this.dataSource.getRepository(SyncSideEntity).findBy({ syncId: In(ids) }) : []]);
     const views = new Map<string, SyncDto>();
     for (const sync of syncs) {
       const own: SyncSides = { left: sides.find((s) => s.syncId === sync.id && s.side === 'left') ?? null, right: sides.find((s) => s.syncId === sync.id && s.side === 'right') ?? null };

@@ -3,10 +3,10 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, scopeAllows, type Scope } from '@lockstep/contracts';
-import { ApiKeysService } from '../../api-keys/api-keys.service';
+import { ApiKeysService, type AuthenticatedKey } from '../../api-keys/api-keys.service';
 import { NOT_FOR_SYNC_RESTRICTED, PUBLIC_ROUTE, REQUIRED_SCOPE, REQUIRES_SUBSCRIPTION } from './auth.decorators';
 import { apiKeyAction } from './required-action';
-import { RateLimitService } from './rate-limit.service';
+import { type Consumed, RateLimitService } from './rate-limit.service';
 
 /** The scope an endpoint needs when it does not say: reads and `POST .../validate` need `read`. */
 export function defaultScope(method: string, path: string): Scope {
@@ -41,13 +41,13 @@ export class ApiAuthGuard implements CanActivate {
       throw new DomainError(ErrorCode.MissingApiKey, 'Send an API key as `Authorization: Bearer <API_KEY>`.', undefined, apiKeyAction(this.config.publicUrl, needed));
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const found = match ? await this.keys.authenticate(match[1]) : null;
-    if (!found) {
+    const admitted = match ? await this.admit(match[1]) : null;
+    if (!admitted) {
       throw new DomainError(ErrorCode.InvalidApiKey, 'The API key is not valid: it is unknown, malformed or revoked.', undefined, apiKeyAction(this.config.publicUrl, needed));
     }
-    const { key, account } = found;
+    const { key, account } = admitted.found;
 
-    const budget = await this.rateLimit.consume(key.id);
+    const budget = admitted.consumed?.state;
     if (budget) {
       for (const [name, value] of Object.entries(RateLimitService.headers(budget))) response.setHeader(name, value);
       if (budget.exceeded) {
@@ -78,5 +78,18 @@ export class ApiAuthGuard implements CanActivate {
     }
     request.auth = { accountId: account.id, keyId: key.id, scope: key.scope, syncId: key.syncId, plan: account.plan };
     return true;
+  }
+
+  /**
+   * The key and the request counted against its budget. A key this process verified before is counted first:
+   * that round trip also reads the key generation, which decides whether the cached verification still holds,
+   * so a cached key costs one Redis round trip and no store query. A refused key is 401 whatever its budget.
+   */
+  private async admit(secret: string): Promise<{ found: AuthenticatedKey; consumed: Consumed | null } | null> {
+    const cachedId = this.keys.cachedKeyId(secret);
+    const early = cachedId ? await this.rateLimit.consume(cachedId) : null;
+    const found = await this.keys.authenticate(secret, early?.generation ?? null);
+    if (!found) return null;
+    return { found, consumed: early && found.key.id === cachedId ? early : await this.rateLimit.consume(found.key.id) };
   }
 }

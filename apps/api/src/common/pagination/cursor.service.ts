@@ -33,10 +33,12 @@ export function parseLimit(raw: unknown, rule: LimitRule): number {
  */
 @Injectable()
 export class CursorService {
-  private readonly key: Buffer;
+  /** Signs with the current master key; also verifies with the previous ones, so cursors survive a rotation. */
+  private readonly keys: Buffer[];
 
   constructor(config: AppConfig) {
-    this.key = Buffer.from(hkdfSync('sha256', Buffer.from(config.LOCKSTEP_MASTER_KEY, 'base64'), Buffer.alloc(0), 'lockstep cursor v1', 32));
+    const derive = (master: string) => Buffer.from(hkdfSync('sha256', Buffer.from(master, 'base64'), Buffer.alloc(0), 'lockstep cursor v1', 32));
+    this.keys = [config.LOCKSTEP_MASTER_KEY, ...(config.LOCKSTEP_MASTER_KEY_PREVIOUS ?? [])].map(derive);
   }
 
   encode(endpoint: string, accountId: string, position: CursorPosition): string {
@@ -50,9 +52,7 @@ export class CursorService {
     if (typeof cursor !== 'string' || cursor.length > 1000) throw invalid();
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw invalid();
-    const expected = Buffer.from(this.sign(payload));
-    const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid();
+    if (!this.verify(payload, signature)) throw invalid();
     let data: { e?: unknown; a?: unknown; c?: unknown; i?: unknown };
     try {
       data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -75,7 +75,15 @@ export class CursorService {
     };
   }
 
-  private sign(payload: string): string {
-    return createHmac('sha256', this.key).update(payload).digest('base64url').slice(0, 22);
+  private sign(payload: string, key = this.keys[0]!): string {
+    return createHmac('sha256', key).update(payload).digest('base64url').slice(0, 22);
+  }
+
+  private verify(payload: string, signature: string): boolean {
+    const given = Buffer.from(signature);
+    return this.keys.some((key) => {
+      const expected = Buffer.from(this.sign(payload, key));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
   }
 }

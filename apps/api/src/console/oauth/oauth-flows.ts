@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { CredentialCipher, type SideName } from '@lockstep/persistence';
+import { CredentialCipher, oauthFlowOwner as owner, type SideName } from '@lockstep/persistence';
 
 /** How long a person has to finish signing in at the app, and to pick a base afterwards. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -32,7 +32,6 @@ interface FlowRow {
 }
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
-const owner = (hash: Buffer): string => `console-oauth:${hash.toString('hex')}`;
 
 /** A one-time handle for the base picker (the `state` of the authorize stage comes from openid-client). */
 export const newHandle = (): string => randomBytes(32).toString('base64url');
