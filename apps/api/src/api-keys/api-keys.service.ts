@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
-import { DomainError, ErrorCode, isId, isScope, newId, type Scope } from '@lockstep/contracts';
+import { DomainError, ErrorCode, isScope, type Scope } from '@lockstep/contracts';
+import { isId, newId } from '@lockstep/domain';
 import { AccountEntity, ApiKeyEntity, SyncEntity } from '@lockstep/persistence';
 import { generateKeySecret, parseKeySecret, secretMatches } from './api-key-secret';
 
