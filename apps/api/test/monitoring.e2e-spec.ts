@@ -5,7 +5,7 @@
  * fixed (the engine then really writes the record; before that, the same issue opens again), a connection issue's retry, every query-parameter error,
  * and who may see or retry what. One live sync is shared by the whole file.
  */
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { markCredentialRejected } from '@lockstep/persistence';
 import { type LiveSync, liveSync, waitUntil } from './support/live-sync';
 import { bearer, createTestApp, type TestApp } from './support/test-app';

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { AuthContext } from '../src/common/auth/auth-context';
 import { PendingDeletesModule } from '../src/pending-deletes/pending-deletes.module';
 import { PendingDeletesService } from '../src/pending-deletes/pending-deletes.service';

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { loadConfig } from '@lockstep/config';
+import { checkJobHandlers } from './job-handlers';
 import { WorkerModule } from './worker.module';
 
 async function main(): Promise<void> {
@@ -9,6 +10,8 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
+  // Every queued job name has exactly one handler, or the worker does not start (the message names the gap).
+  checkJobHandlers(app);
   app.get(Logger).log('worker started');
 }
 

@@ -1,4 +1,5 @@
 export * from './types/type-class';
+export * from './ids';
 export * from './plans';
 export * from './lifecycle';
 export * from './conversion';

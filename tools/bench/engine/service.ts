@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { loadConfig } from '@lockstep/config';
 import type { Connection } from '@lockstep/connectors-core';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { DEFAULT_JOB_OPTIONS, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { CredentialCipher, runMigrations, sideOwner } from '@lockstep/persistence';
 import { type AppSide, uniqueName } from './apps';

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import Bull from 'bull';
 import { loadConfig } from '@lockstep/config';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { LiveExportPlan } from '@lockstep/domain';
 import { CredentialCipher, liveExportOwner } from '@lockstep/persistence';
 import { benchArgs } from '../common/args';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { type AppConfig, loadConfig } from '@lockstep/config';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { serviceStore, type ServiceStore } from '../engine/service';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');

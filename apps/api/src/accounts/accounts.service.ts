@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, type Repository } from 'typeorm';
-import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { PLANS, isPlan } from '@lockstep/domain';
 import { AccountEntity } from '@lockstep/persistence';
 import { KeyGeneration } from '../api-keys/key-generation';

@@ -1,6 +1,7 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, isId, isScope, SCOPES } from '@lockstep/contracts';
+import { DomainError, isScope, SCOPES } from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import { type ApiKeyView, ApiKeysService, type CreatedApiKey } from '../api-keys/api-keys.service';
 import { SyncsService } from '../syncs/syncs.service';
 import { type ConsoleSession, consoleAuth, ConsoleController, ConsoleRedirect, consoleNotFound, csrfInput, Form, sendPage, Session } from './console-session';

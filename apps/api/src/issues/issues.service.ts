@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DomainError, ErrorCode, isId, ISSUE_TYPES, type IssueDto, type IssueListDto, type IssueRetryDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  ErrorCode,
+  ISSUE_TYPES,
+  type IssueDto,
+  type IssueListDto,
+  type IssueRetryDto,
+} from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import type { AuthContext } from '../common/auth/auth-context';
 import { enumParam, requireSyncParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';

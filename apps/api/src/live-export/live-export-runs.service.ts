@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, QueryFailedError } from 'typeorm';
-import { DomainError, ErrorCode, isId, newId, type RunDto, type RunListDto, type ScheduleDto, type SchedulePatchDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  ErrorCode,
+  type RunDto,
+  type RunListDto,
+  type ScheduleDto,
+  type SchedulePatchDto,
+} from '@lockstep/contracts';
+import { isId, newId } from '@lockstep/domain';
 import { isLiveExportCadence, isTimeOfDay, isTimeZone, type LiveExportCadence, type LiveExportScheduleSpec, nextSlot } from '@lockstep/domain';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
 import { LiveExportRunEntity, LiveExportScheduleEntity, type LiveExportEntity } from '@lockstep/persistence';

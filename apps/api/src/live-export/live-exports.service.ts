@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
-import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { BaseInfo, ConnectorDeclaration, Credentials } from '@lockstep/connectors-core';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
 import { LiveExportEntity, RELEASE_CAPTURES_SQL } from '@lockstep/persistence';

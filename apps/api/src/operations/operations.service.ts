@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCode, isId, type OperationDto, type OperationListDto } from '@lockstep/contracts';
+import { DomainError, ErrorCode, type OperationDto, type OperationListDto } from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import { SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sinceParam, tableParam } from '../common/http/query-params';

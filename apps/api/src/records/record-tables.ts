@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, type Repository } from 'typeorm';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import { parseMappings } from '@lockstep/domain';
 import { type SideName, type SyncEntity, SyncTableEntity } from '@lockstep/persistence';
 import { SIDES } from '../syncs/sync-access';

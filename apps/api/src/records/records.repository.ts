@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { isId } from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
 import type { TableScope } from './record-tables';
 

@@ -1,5 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, ID_PREFIX, isId, type RecordSearchDto, type RecordStatusDto, type RefetchResultDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  ErrorCode,
+  type RecordSearchDto,
+  type RecordStatusDto,
+  type RefetchResultDto,
+} from '@lockstep/contracts';
+import { ID_PREFIX, isId } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sideParam, tableParam } from '../common/http/query-params';

@@ -1,6 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Connection } from '@lockstep/connectors-core';
-import { DomainError, ErrorCode, type FieldListDto, isId, type SchemaLoadingDto, type TableListDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  ErrorCode,
+  type FieldListDto,
+  type SchemaLoadingDto,
+  type TableListDto,
+} from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import { transition } from '@lockstep/domain';
 import type { SideName, SyncEntity, SyncFieldEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';

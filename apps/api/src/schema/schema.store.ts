@@ -3,7 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, type EntityTarget, In, type ObjectLiteral, type Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { FieldInfo, TableInfo } from '@lockstep/connectors-core';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { type SideName, SyncFieldEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
 import { reconcile } from './schema-reconcile';
 

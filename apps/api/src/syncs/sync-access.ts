@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import { type SideName, SyncEntity, SyncSideEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';

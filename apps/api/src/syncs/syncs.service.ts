@@ -2,7 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, In, IsNull, type Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { type BaseListDto, type CreateSyncDto, type DeletedSyncDto, DomainError, ErrorCode, newId, type SideInputDto, type SidePatchDto, type SyncDto, type SyncListDto, type SyncStatusDto, type UpdateSyncDto } from '@lockstep/contracts';
+import {
+  type BaseListDto,
+  type CreateSyncDto,
+  type DeletedSyncDto,
+  DomainError,
+  ErrorCode,
+  type SideInputDto,
+  type SidePatchDto,
+  type SyncDto,
+  type SyncListDto,
+  type SyncStatusDto,
+  type UpdateSyncDto,
+} from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import { transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';

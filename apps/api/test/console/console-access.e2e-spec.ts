@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { bearer } from '../support/test-app';
 import { type Browser, type ConsoleServer, openBrowser, PASSWORD, shot, signIn, startConsoleServer } from './console-harness';
 

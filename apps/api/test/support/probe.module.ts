@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Module, Post, Query } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { DomainError, ErrorCode, newId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { ApiKeyEntity } from '@lockstep/persistence';
 import { Auth, type AuthContext } from '../../src/common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope, RequiresSubscription } from '../../src/common/auth/auth.decorators';

@@ -3,7 +3,7 @@
  * hold a pending delete for review, or delete the surviving copy under auto-approve.
  */
 import { decideDelete, type SideName } from '@lockstep/domain';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { EngineContext } from './context';
 import { type PairPlan, sideEnd } from './plan';
 import { retryableWriteError } from './write-errors';

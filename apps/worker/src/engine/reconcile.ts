@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
 import type { CanonicalValue, SideName } from '@lockstep/domain';
 import { canonicalEqual, filterGate, mergeRecord, passesFilter, syncEnabled, type MergeSide, type Values } from '@lockstep/domain';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { isConnectorError, type SourceRecord, type WriteResult } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { applyConfirmedDeletes } from './deletes';

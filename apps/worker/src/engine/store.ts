@@ -4,7 +4,7 @@
  */
 import { hash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { SideName } from '@lockstep/domain';
 import { copyIn, raiseIssues } from '@lockstep/persistence';
 

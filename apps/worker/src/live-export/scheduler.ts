@@ -10,7 +10,7 @@
  * A slot of a cadence the account's plan no longer allows is skipped the same way.
  */
 import type { DataSource } from 'typeorm';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { dueSlot, isLiveExportCadence, liveExportAllowedCadences, type LiveExportScheduleSpec } from '@lockstep/domain';
 
 interface ScheduleRow {

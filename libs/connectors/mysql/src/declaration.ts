@@ -1,5 +1,7 @@
 /**
- * The MySQL / MariaDB connector declaration: one `connectionString` credential, the base is a database.
+ * The MySQL / MariaDB connector declaration: one `connectionString` credential, the base is a database. This
+ * file is the package's `/declaration` entry: it loads no driver (`mysql2`) until the first connect, so the
+ * connector catalogue can be imported without one.
  */
 import {
   assertHostAllowed,
@@ -8,9 +10,18 @@ import {
   type Credentials,
   writeOriginTag,
 } from '@lockstep/connectors-core';
-import { MysqlConnection, DEFAULT_CHANGE_LOG_SETTINGS, type ChangeLogSettings } from './connection';
+import type { MysqlConnection, ChangeLogSettings } from './connection';
 import { parseConnectionString, secretsOf } from './credentials';
-import { Db, ORIGIN_MAX_LENGTH } from './db';
+
+/**
+ * The driver side, loaded on the first connect. `require`, not `import()`: the build leaves `import()` native
+ * (.swcrc `ignoreDynamic`), and a native import cannot load these CommonJS files.
+ */
+function driverSide(): { connection: typeof import('./connection'); db: typeof import('./db') } {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  return { connection: require('./connection'), db: require('./db') };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 export const CONNECTION_STRING_FIELD = 'connectionString';
 
@@ -65,17 +76,18 @@ export async function openMysqlConnection(
   credentials: Credentials,
   base: string | null,
   context: ConnectContext,
-  settings: ChangeLogSettings = DEFAULT_CHANGE_LOG_SETTINGS,
+  settings?: ChangeLogSettings,
 ): Promise<MysqlConnection> {
   const target = parseConnectionString(credentials);
   const addresses = await assertHostAllowed(target.host, context.egress);
-  const db = new Db({
+  const { connection, db: driver } = driverSide();
+  const db = new driver.Db({
     target,
     addresses,
     database: base ?? target.database,
     poolSize: context.poolSize ?? DEFAULT_POOL_SIZE,
     secrets: secretsOf(credentials),
-    origin: writeOriginTag(context.writeOrigin, ORIGIN_MAX_LENGTH),
+    origin: writeOriginTag(context.writeOrigin, driver.ORIGIN_MAX_LENGTH),
   });
-  return new MysqlConnection(db, settings);
+  return new connection.MysqlConnection(db, settings ?? connection.DEFAULT_CHANGE_LOG_SETTINGS);
 }

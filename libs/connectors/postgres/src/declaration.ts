@@ -1,9 +1,19 @@
 /**
- * The PostgreSQL connector: credentials are one connection string, a base is a schema.
+ * The PostgreSQL connector: credentials are one connection string, a base is a schema. This file is the
+ * package's `/declaration` entry: it loads no driver (`pg`) until the first connect, so the connector
+ * catalogue can be imported without one.
  */
 import { defineConnector, type ConnectContext, type Credentials } from '@lockstep/connectors-core';
 import { CONNECTION_STRING_FIELD, resolveConfig } from './config';
-import { PostgresConnection } from './connection';
+
+/**
+ * The driver side, loaded on the first connect. `require`, not `import()`: the build leaves `import()` native
+ * (.swcrc `ignoreDynamic`), and a native import cannot load these CommonJS files.
+ */
+function driverSide(): typeof import('./connection') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./connection');
+}
 
 export const postgresConnector = defineConnector({
   type: 'postgres',
@@ -41,6 +51,7 @@ export const postgresConnector = defineConnector({
   },
   async connect(credentials: Credentials, base: string | null, context: ConnectContext) {
     const config = await resolveConfig(credentials, context);
+    const { PostgresConnection } = driverSide();
     return new PostgresConnection(config.client, base, config.secrets, { poolSize: context.poolSize, writeOrigin: context.writeOrigin });
   },
 });

@@ -2,6 +2,9 @@
  * Every connector Lockstep offers. Adding a built-in connector is one new package under
  * libs/connectors/<type> and one line in `BUILT_IN`; a self-hoster adds connectors without forking through
  * connector plugins (`CONNECTOR_PLUGINS`, see `loadConnectorPlugins`), registered once at boot.
+ *
+ * Built-ins come from each package's `/declaration` entry, which loads its driver only on the first
+ * `connect()`: importing this catalogue loads no `pg` or `mysql2` (declarations.spec.ts).
  */
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -14,8 +17,8 @@ import {
   isConnectorError,
   redactSecrets,
 } from '@lockstep/connectors-core';
-import { postgresConnector } from '@lockstep/connector-postgres';
-import { mysqlConnector } from '@lockstep/connector-mysql';
+import { postgresConnector } from '@lockstep/connector-postgres/declaration';
+import { mysqlConnector } from '@lockstep/connector-mysql/declaration';
 import { declarationProblems } from './validate';
 
 export { declarationProblems } from './validate';

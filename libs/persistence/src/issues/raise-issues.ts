@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import type { IssueType, Remediation } from '../entities/sync-issue.entity';
 
 type Db = Pick<EntityManager, 'query'>;

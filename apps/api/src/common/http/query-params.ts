@@ -3,7 +3,8 @@
  * precise code. A parameter given twice (`?sync=a&sync=b`) arrives as an array and is refused like a
  * malformed value.
  */
-import { DomainError, ErrorCode, isId } from '@lockstep/contracts';
+import { DomainError, ErrorCode } from '@lockstep/contracts';
+import { isId } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
 
 function single(raw: unknown): string | undefined {

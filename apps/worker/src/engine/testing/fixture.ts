@@ -13,7 +13,7 @@ import mysql from 'mysql2/promise';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@lockstep/config';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { findConnector } from '@lockstep/connectors-registry';
 import { CredentialCipher, sideOwner } from '@lockstep/persistence';
 import { WorkerModule } from '../../worker.module';

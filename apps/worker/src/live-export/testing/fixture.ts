@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import Bull, { type Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '@lockstep/config';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { exportCaptureOf, type LiveExportSourceCapture } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import type { LiveExportPlan } from '@lockstep/domain';

@@ -1,5 +1,4 @@
 import { isId, newId } from './ids';
-import { isScope, scopeAllows } from './scopes';
 
 describe('ids', () => {
   it.each([['sync', 'sync_'], ['operation', 'op_'], ['issue', 'iss_'], ['record', 'rec_'], ['liveExport', 'lex_'], ['run', 'run_'], ['apiKey', 'key_']] as const)(
@@ -16,22 +15,6 @@ describe('ids', () => {
     'isId(%s, %p) is false',
     (kind, value) => expect(isId(kind, value)).toBe(false),
   );
-});
-
-describe('scopes', () => {
-  it.each([
-    ['read', 'read', true],
-    ['read', 'operate', false],
-    ['read', 'readwrite', false],
-    ['operate', 'read', true],
-    ['operate', 'operate', true],
-    ['operate', 'readwrite', false],
-    ['readwrite', 'read', true],
-    ['readwrite', 'operate', true],
-    ['readwrite', 'readwrite', true],
-  ] as const)('a %s key may call a %s endpoint: %p', (have, need, ok) => expect(scopeAllows(have, need)).toBe(ok));
-
-  it.each([['read', true], ['admin', false], ['', false], [undefined, false]])('isScope(%p) = %p', (v, ok) => expect(isScope(v)).toBe(ok));
 
   it('starts with the creation time, so ids made later sort after earlier ones, and stays unique', async () => {
     const first = newId('operation');
