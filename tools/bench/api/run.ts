@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { newId } from '@lockstep/contracts';
+import { newId } from '@lockstep/domain';
 import { benchArgs } from '../common/args';
 import { MASTER_KEY, ROOT, serviceStore, type ServiceStore } from '../engine/service';
 
