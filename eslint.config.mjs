@@ -34,10 +34,12 @@ export default tseslint.config(
             { sourceTag: 'type:domain', onlyDependOnLibsWithTags: [], bannedExternalImports: frameworkAndDrivers },
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain'] },
             { sourceTag: 'type:connectors-core', onlyDependOnLibsWithTags: ['type:domain'] },
-            { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:connector', 'type:domain'] },
-            { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'] },
+            { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:connector', 'type:domain', 'type:util'] },
+            { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain', 'type:util'] },
             { sourceTag: 'type:jobs', onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'] },
             { sourceTag: 'type:config', onlyDependOnLibsWithTags: [] },
+            // Small driver helpers (libs/pg-copy) that persistence and a connector both use; they import no project.
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: [] },
             // The typed client is what another app imports: its generated types and openapi-fetch, nothing of the server.
             { sourceTag: 'type:client', onlyDependOnLibsWithTags: [], allowedExternalImports: ['openapi-fetch'] },
             {

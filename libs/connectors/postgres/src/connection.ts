@@ -53,7 +53,8 @@ import {
   type Checkpoint,
 } from './change-capture';
 import { SESSION_SQL } from './config';
-import { copyField, CopyInQuery, CopyOutQuery, isCopyNull, unescapeCopy, type TextRow } from './copy';
+import { copyBuffer, copyOut, isCopyNull, unescapeCopy } from '@lockstep/pg-copy';
+import { copyField, type TextRow } from './copy';
 import { translatePgError } from './errors';
 import { PostgresLiveExport } from './live-export';
 import { MetadataCache, type CacheHit, writeOriginTag } from '@lockstep/connectors-core';
@@ -621,21 +622,8 @@ export class PostgresConnection implements Connection {
    * Runs `COPY (query) TO STDOUT` on a pooled client and hands each line to `onLine` as soon as it arrives
    * (see copy.ts), so decoding overlaps the server's work. An error `onLine` throws is raised at the end.
    */
-  private async copyRows(text: string, onLine: (line: string) => void): Promise<void> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      const query = client.query(new CopyOutQuery(text, onLine));
-      await new Promise<void>((resolve, reject) => {
-        query.on('error', (error: Error) => {
-          broken = error;
-          reject(error);
-        });
-        query.on('end', () => (query.failure === null ? resolve() : reject(query.failure)));
-      });
-    } finally {
-      client.release(broken);
-    }
+  private copyRows(text: string, onLine: (line: string) => void): Promise<void> {
+    return copyOut(this.pool, text, onLine);
   }
 
   /** With `lock`, the rows are locked for update (in key order, so two writers lock them in the same order). */
@@ -965,13 +953,9 @@ export class PostgresConnection implements Connection {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      const query = client.query(new CopyInQuery(text, data));
-      await new Promise<void>((resolve, reject) => {
-        query.on('error', (error: Error) => {
-          broken = error;
-          reject(error);
-        });
-        query.on('end', () => resolve());
+      await copyBuffer(client, text, data).catch((error: Error) => {
+        broken = error;
+        throw error;
       });
     } finally {
       client.release(broken);
