@@ -4,9 +4,10 @@
  * primary key, else the `lockstep_id` service id column that `prepareTable` adds); the remote id is the key's
  * text form. Table descriptions are cached per connection (schema.ts, README "Metadata cache").
  *
- * This class implements the SDK's `Connection` and delegates: records.ts (reads), creates.ts and writes.ts
- * (writes), schema.ts (descriptions, DDL), change-feed.ts (changes, watch), setup.ts (prepare, unprepare),
- * catalog.ts (discovery), db.ts (the pool). Every call translates driver errors (errors.ts) in `guard`.
+ * This class implements the SDK's `Connection` and delegates: records.ts (reads), creates.ts, inserts.ts and
+ * writes.ts (writes), schema.ts (descriptions, DDL), change-feed.ts (changes, watch), setup.ts (prepare,
+ * unprepare), catalog.ts (discovery), db.ts (the pool). Every call translates driver errors (errors.ts) in
+ * `guard`.
  */
 import {
   ConnectorError,

@@ -44,7 +44,7 @@ export async function prepareTable(
     await client.query(INFRASTRUCTURE_SQL[0]!); // serialise concurrent setups
     // A table without a single-column primary key is keyed by the service id column; with the
     // `serviceIdColumn` option a keyed table gets one too (its primary key stays the remote id), so creates
-    // are idempotent there as well (`ON CONFLICT (lockstep_id)` and adoption in creates.ts).
+    // are idempotent there as well (`ON CONFLICT (lockstep_id)` and adoption in inserts.ts).
     // A `lockstep_id` column without a unique index only gets the unique constraint.
     const needsServiceId =
       meta.serviceIdColumn === null && (meta.primaryKey.length !== 1 || options.serviceIdColumn === true);
