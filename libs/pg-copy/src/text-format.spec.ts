@@ -1,4 +1,4 @@
-import { copyText, isCopyNull, unescapeCopy } from './text-format';
+import { copyText, isCopyNull, splitCopyLine, unescapeCopy } from './text-format';
 
 /** A COPY text line read back field by field, as the PostgreSQL connector's `lineRecord` does. */
 function readLine(line: string): (string | null)[] {
@@ -35,6 +35,7 @@ describe('COPY text format', () => {
       const line = [copyText(value), copyText(null), copyText(value)].join('\t');
       expect(line).not.toMatch(/[\n\r]/);
       expect(readLine(line)).toEqual([value, null, value]);
+      expect(splitCopyLine(line)).toEqual([value, null, value]);
     },
   );
 
@@ -48,7 +49,17 @@ describe('COPY text format', () => {
       'q',
       '\\N',
     ]);
+    expect(splitCopyLine('1\t\\N\ta\\\\b\tx\\ty\t\\b\\f\\v\t\\q\t\\\\N')).toEqual([
+      '1',
+      null,
+      'a\\b',
+      'x\ty',
+      '\b\f\v',
+      'q',
+      '\\N',
+    ]);
     expect(readLine('')).toEqual(['']);
+    expect(splitCopyLine('')).toEqual(['']);
     expect(unescapeCopy('trailing\\')).toBe('trailing\\');
   });
 });

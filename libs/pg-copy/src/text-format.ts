@@ -27,6 +27,21 @@ export function isCopyNull(line: string, start: number, end: number): boolean {
   );
 }
 
+/**
+ * The fields of a COPY text line: `\N` as null, escapes undone. Only a line holding a backslash can have
+ * either, so a line without one is only split.
+ */
+export function splitCopyLine(line: string): (string | null)[] {
+  const cells: (string | null)[] = line.split('\t');
+  if (line.indexOf('\\') === -1) return cells;
+  for (let index = 0; index < cells.length; index += 1) {
+    const cell = cells[index]!;
+    if (cell === '\\N') cells[index] = null;
+    else if (cell.indexOf('\\') !== -1) cells[index] = unescapeCopy(cell);
+  }
+  return cells;
+}
+
 const UNESCAPED: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
 /** Undoes COPY's text-format escapes (`\\`, `\t`, `\n`, `\r`, `\b`, `\f`, `\v`; any other `\x` is `x`). */

@@ -10,7 +10,7 @@ import type { Pool } from 'pg';
 import type { TableMeta } from './catalog';
 import { withWriteTransaction } from './db';
 import { copyIn, insertRows, type InsertGroup, type InsertRow } from './inserts';
-import { metadataError, metadataErrors, requireKey, suggestsSchemaChange } from './schema';
+import { metadataErrors, requireKey, suggestsSchemaChange, unwritableField } from './schema';
 import { isUuid } from './sql';
 import { encodeValue, type ColumnKind, type PgParam } from './types';
 import { batchWithFallback, failure, requireWritable, rowByRow, type Translate } from './writes';
@@ -32,18 +32,8 @@ function hasKeys(values: Record<string, unknown>, columns: string[]): boolean {
 function insertGroup(meta: TableMeta, fields: string[]): InsertGroup | ConnectorError {
   const kinds: ColumnKind[] = [];
   for (const fieldId of fields) {
-    const field = meta.fieldById.get(fieldId);
-    if (!field)
-      return metadataError(
-        'invalid_data',
-        `Field "${fieldId}" does not exist in table "${meta.name}"`,
-        '42703',
-      );
-    if (!field.write)
-      return new ConnectorError(
-        'invalid_data',
-        `Field "${fieldId}" of table "${meta.name}" cannot be written`,
-      );
+    const refused = unwritableField(meta, fieldId);
+    if (refused) return refused;
     kinds.push(meta.kinds.get(fieldId)!);
   }
   return { columns: fields, kinds, rows: [] };

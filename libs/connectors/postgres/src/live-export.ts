@@ -46,8 +46,9 @@ import type { CanonicalValue } from '@lockstep/domain';
 import { escapeLiteral, type Pool } from 'pg';
 import { loadTable, type Queryable, type TableMeta } from './catalog';
 import { decodeCheckpoint, encodeCheckpoint, INFRASTRUCTURE_SQL, type Checkpoint } from './change-capture';
-import { copyBuffer, copyOut, unescapeCopy } from '@lockstep/pg-copy';
+import { copyBuffer, copyOut, splitCopyLine, unescapeCopy } from '@lockstep/pg-copy';
 import { copyField } from './copy';
+import { withWriteTransaction } from './db';
 import { ident, identifierTooLong, isUuid, qualified } from './sql';
 import {
   CAPTURE_LOCK_TIMEOUT,
@@ -512,15 +513,7 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
           more = true;
           return;
         }
-        const cells: (string | null)[] = line.split('\t');
-        if (line.indexOf('\\') !== -1) {
-          for (let index = 0; index < cells.length; index += 1) {
-            const cell = cells[index]!;
-            if (cell === '\\N') cells[index] = null;
-            else if (cell.indexOf('\\') !== -1) cells[index] = unescapeCopy(cell);
-          }
-        }
-        rows.push(this.sourceRow(read, cells));
+        rows.push(this.sourceRow(read, splitCopyLine(line)));
       });
       return { rows, next: more ? rows[rows.length - 1]!.id : null };
     }, `Could not read table "${name}"`);
@@ -551,21 +544,11 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
 
   /** Runs `action` in a transaction holding the setup advisory lock, with a bounded wait for table locks. */
   private async setupTransaction<T>(action: (client: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.context.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return withWriteTransaction(this.context.pool, async (client) => {
       await client.query(INFRASTRUCTURE_SQL[0]!); // serialises setups, the sync's included
       await client.query(`SET LOCAL lock_timeout = '${CAPTURE_LOCK_TIMEOUT}'`);
-      const result = await action(client as unknown as Queryable);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+      return action(client as unknown as Queryable);
+    });
   }
 
   /** The capture's state on the table (key column `key`), or null when the table is gone. */

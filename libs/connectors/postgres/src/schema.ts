@@ -157,6 +157,20 @@ export function sameKey(meta: TableMeta, remoteId: string): string {
     : remoteId;
 }
 
+/** Why a value cannot be written to the field `fieldId` (it does not exist, or is read-only), or null. */
+export function unwritableField(meta: TableMeta, fieldId: string): ConnectorError | null {
+  const field = meta.fieldById.get(fieldId);
+  if (!field)
+    return metadataError(
+      'invalid_data',
+      `Field "${fieldId}" does not exist in table "${meta.name}"`,
+      '42703',
+    );
+  if (!field.write)
+    return new ConnectorError('invalid_data', `Field "${fieldId}" of table "${meta.name}" cannot be written`);
+  return null;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // schema changes
 

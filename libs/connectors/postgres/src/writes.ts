@@ -20,12 +20,12 @@ import { textRows, withWriteTransaction } from './db';
 import { readPlan, selectByKeys, selectList, toRecord } from './records';
 import {
   castOf,
-  metadataError,
   metadataErrors,
   requireKey,
   sameKey,
   suggestsSchemaChange,
   target,
+  unwritableField,
   validKey,
 } from './schema';
 import { ident } from './sql';
@@ -113,18 +113,8 @@ function encodeRow(
   const encoded = new Map<string, PgParam>();
   for (const fieldId in values) {
     const value = values[fieldId];
-    const field = meta.fieldById.get(fieldId);
-    if (!field)
-      return metadataError(
-        'invalid_data',
-        `Field "${fieldId}" does not exist in table "${meta.name}"`,
-        '42703',
-      );
-    if (!field.write)
-      return new ConnectorError(
-        'invalid_data',
-        `Field "${fieldId}" of table "${meta.name}" cannot be written`,
-      );
+    const refused = unwritableField(meta, fieldId);
+    if (refused) return refused;
     try {
       encoded.set(fieldId, encodeValue(meta.kinds.get(fieldId)!, value, fieldId));
     } catch (error) {
