@@ -23,7 +23,7 @@ const ARROWS = [
   { sourceTag: 'type:connectors-core', onlyDependOnLibsWithTags: ['type:domain'] },
   // One package per connector type. A connector never imports another, nor the service's store or config:
   // everything it needs arrives through its ConnectContext.
-  { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:domain'] },
+  { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:domain', 'type:util'] },
   // The catalogue of connectors (built-ins and plugins). Its declarations load no driver until a connection
   // is opened (each connector's `/declaration` entry loads its driver on the first connect), so importing the
   // catalogue is cheap; an app that connects loads the drivers then.
@@ -38,8 +38,11 @@ const ARROWS = [
   // scopes).
   {
     sourceTag: 'type:persistence',
-    onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain'],
+    onlyDependOnLibsWithTags: ['type:config', 'type:contracts', 'type:domain', 'type:util'],
   },
+  // Small driver helpers that persistence and a connector both use (libs/pg-copy: PostgreSQL COPY in and
+  // out); they import no project.
+  { sourceTag: 'type:util', onlyDependOnLibsWithTags: [] },
   // Queue and job names, the typed JobMap (payloads hold ids only), the producer.
   { sourceTag: 'type:jobs', onlyDependOnLibsWithTags: ['type:config', 'type:domain'] },
   // The typed client is what another app imports: its generated types and openapi-fetch, nothing of the

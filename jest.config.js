@@ -21,6 +21,7 @@ module.exports = {
     project('domain', 'libs/domain'),
     project('contracts', 'libs/contracts'),
     project('config', 'libs/config'),
+    project('pg-copy', 'libs/pg-copy'),
     project('persistence', 'libs/persistence'),
     project('jobs', 'libs/jobs'),
     project('client', 'libs/client'),

@@ -7,5 +7,5 @@ export * from './credentials/credential-cipher';
 export * from './issues/credential-issues';
 export * from './issues/raise-issues';
 export * from './live-export-captures';
-export * from './copy-in';
 export * from './credentials/credential-rotation';
+export { copyBuffer, copyIn, copyText, type PgClientLike } from '@lockstep/pg-copy';

@@ -3,7 +3,7 @@
  * information_schema, which hides columns of tables the role does not own and knows nothing of enums).
  * Catalog queries return one JSON document so they do not depend on the connection's raw-text type parsers.
  */
-import type { TableInfo } from '@lockstep/connectors-core';
+import type { BaseInfo, TableInfo } from '@lockstep/connectors-core';
 import { columnKind, fieldInfo, SERVICE_ID_COLUMN, type ColumnKind, type ColumnMeta, type FieldContext } from './types';
 import type { FieldInfo } from '@lockstep/connectors-core';
 
@@ -48,6 +48,20 @@ SELECT coalesce(json_agg(json_build_object(
 ) ORDER BY c.relname), '[]')::text AS doc
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`;
+
+/** Schemas that are never offered as bases (besides `pg_*`). */
+const EXCLUDED_SCHEMAS = ['information_schema', 'lockstep'];
+
+const BASES_SQL = `
+SELECT nspname AS name FROM pg_namespace
+WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> ALL ($1::text[]) AND has_schema_privilege(oid, 'USAGE')
+ORDER BY nspname`;
+
+/** The schemas the role may use. */
+export async function listBases(db: Queryable): Promise<BaseInfo[]> {
+  const { rows } = await db.query(BASES_SQL, [EXCLUDED_SCHEMAS]);
+  return rows.map((row) => ({ id: String(row['name']), name: String(row['name']) }));
+}
 
 export async function schemaExists(db: Queryable, schema: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);

@@ -7,7 +7,7 @@ import { exportCaptureOf, type ConnectorError, type LiveExportSourceCapture } fr
 import { Client } from 'pg';
 import { decodeCheckpoint, STATEMENT_TRIGGERS } from './change-capture';
 import type { PostgresConnection } from './connection';
-import { CopyInQuery } from './copy';
+import { CopyInQuery } from '@lockstep/pg-copy';
 import { postgresConnector } from './declaration';
 import {
   CAPTURE_FUNCTION_BODY,

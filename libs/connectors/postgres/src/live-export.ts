@@ -46,7 +46,9 @@ import type { CanonicalValue } from '@lockstep/domain';
 import { escapeLiteral, type Pool } from 'pg';
 import { loadTable, type Queryable, type TableMeta } from './catalog';
 import { decodeCheckpoint, encodeCheckpoint, INFRASTRUCTURE_SQL, type Checkpoint } from './change-capture';
-import { copyField, CopyInQuery, CopyOutQuery, unescapeCopy } from './copy';
+import { copyBuffer, copyOut, splitCopyLine, unescapeCopy } from '@lockstep/pg-copy';
+import { copyField } from './copy';
+import { withWriteTransaction } from './db';
 import { ident, identifierTooLong, isUuid, qualified } from './sql';
 import {
   CAPTURE_LOCK_TIMEOUT,
@@ -292,11 +294,7 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
       };
       const copy = async (text: string, data: Buffer): Promise<void> => {
         if (aborted || signal?.aborted) throw new ExportAbortedError();
-        const query = client.query(new CopyInQuery(text, data));
-        await new Promise<void>((resolve, reject) => {
-          query.on('error', reject);
-          query.on('end', () => resolve());
-        });
+        await copyBuffer(client, text, data);
       };
       try {
         await step('BEGIN');
@@ -432,53 +430,40 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
 
   /**
    * `COPY (query) TO STDOUT` on a pooled client, line by line. An abort cancels the statement
-   * (`pg_cancel_backend` from another pooled client, as a batch write's abort does) and rejects at once.
+   * (`pg_cancel_backend` from another pooled client, as a batch write's abort does) and rejects once the
+   * canceled statement has ended.
    */
   private async copyOut(text: string, onLine: (line: string) => void, signal?: AbortSignal): Promise<number> {
     if (signal?.aborted) throw new ExportAbortedError();
-    const client = await this.context.pool.connect();
-    let broken: Error | undefined;
     let count = 0;
-    let abort: (() => void) | null = null;
-    const aborted = new Promise<never>((_, reject) => {
-      abort = () => {
-        this.context.pool.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]).catch(() => undefined);
-        reject(new ExportAbortedError());
-      };
-    });
-    aborted.catch(() => undefined);
-    const onAbort = (): void => abort?.();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    let cancel: (() => void) | null = null;
+    let aborted = false;
+    const onAbort = (): void => {
+      aborted = true;
+      cancel?.();
+    };
     try {
-      const query = client.query(
-        new CopyOutQuery(text, (line) => {
+      await copyOut(
+        this.context.pool,
+        text,
+        (line) => {
           count += 1;
           onLine(line);
-        }),
+        },
+        (client) => {
+          const processId = (client as unknown as { processID: number }).processID;
+          cancel = () => void this.context.pool.query('SELECT pg_cancel_backend($1)', [processId]).catch(() => undefined);
+          signal?.addEventListener('abort', onAbort, { once: true });
+        },
       );
-      const done = new Promise<void>((resolve, reject) => {
-        query.on('error', (error: Error) => {
-          broken = error;
-          reject(error);
-        });
-        query.on('end', () => (query.failure === null ? resolve() : reject(query.failure)));
-      });
-      done.catch(() => undefined);
-      try {
-        await Promise.race([done, aborted]);
-      } catch (error) {
-        if (signal?.aborted) {
-          // The client goes back to the pool only once its (canceled) statement has ended.
-          await done.catch(() => undefined);
-          throw new ExportAbortedError();
-        }
-        throw error;
-      }
-      return count;
+    } catch (error) {
+      if (signal?.aborted) throw new ExportAbortedError();
+      throw error;
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      client.release(broken);
     }
+    if (aborted) throw new ExportAbortedError();
+    return count;
   }
 
   /** Hands `onRow` the two fields of a COPY line `id<TAB>hash` (hash may be NULL). */
@@ -522,36 +507,14 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
       const select = [read.key, ...read.fields.map(ident), read.hash].join(', ');
       const rows: ExportSourceRow[] = [];
       let more = false;
-      const client = await this.context.pool.connect();
-      let broken: Error | undefined;
-      try {
-        const query = client.query(
-          new CopyOutQuery(`COPY (SELECT ${select} FROM ${read.target} WHERE ${where} ORDER BY ${read.key} LIMIT ${limit + 1}) TO STDOUT`, (line) => {
-            if (rows.length >= limit) {
-              more = true;
-              return;
-            }
-            const cells: (string | null)[] = line.split('\t');
-            if (line.indexOf('\\') !== -1) {
-              for (let index = 0; index < cells.length; index += 1) {
-                const cell = cells[index]!;
-                if (cell === '\\N') cells[index] = null;
-                else if (cell.indexOf('\\') !== -1) cells[index] = unescapeCopy(cell);
-              }
-            }
-            rows.push(this.sourceRow(read, cells));
-          }),
-        );
-        await new Promise<void>((resolve, reject) => {
-          query.on('error', (error: Error) => {
-            broken = error;
-            reject(error);
-          });
-          query.on('end', () => (query.failure === null ? resolve() : reject(query.failure)));
-        });
-      } finally {
-        client.release(broken);
-      }
+      const text = `COPY (SELECT ${select} FROM ${read.target} WHERE ${where} ORDER BY ${read.key} LIMIT ${limit + 1}) TO STDOUT`;
+      await copyOut(this.context.pool, text, (line) => {
+        if (rows.length >= limit) {
+          more = true;
+          return;
+        }
+        rows.push(this.sourceRow(read, splitCopyLine(line)));
+      });
       return { rows, next: more ? rows[rows.length - 1]!.id : null };
     }, `Could not read table "${name}"`);
   }
@@ -581,21 +544,11 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
 
   /** Runs `action` in a transaction holding the setup advisory lock, with a bounded wait for table locks. */
   private async setupTransaction<T>(action: (client: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.context.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return withWriteTransaction(this.context.pool, async (client) => {
       await client.query(INFRASTRUCTURE_SQL[0]!); // serialises setups, the sync's included
       await client.query(`SET LOCAL lock_timeout = '${CAPTURE_LOCK_TIMEOUT}'`);
-      const result = await action(client as unknown as Queryable);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+      return action(client as unknown as Queryable);
+    });
   }
 
   /** The capture's state on the table (key column `key`), or null when the table is gone. */

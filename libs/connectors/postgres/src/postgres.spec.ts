@@ -7,7 +7,7 @@ import { DEFAULT_EGRESS_POLICY, type Connection } from '@lockstep/connectors-cor
 import { readAllChanges, readAllPages } from '@lockstep/connectors-core/testing';
 import { Client, Pool } from 'pg';
 import { PostgresConnection, postgresConnector } from './index';
-import { CopyInQuery } from './copy';
+import { CopyInQuery } from '@lockstep/pg-copy';
 import { createTestDatabase, randomName, type TestDatabase } from './test/pg-test-db';
 
 const SCHEMA = 'app';

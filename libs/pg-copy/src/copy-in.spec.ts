@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { copyIn, copyText } from './copy-in';
+import { copyIn } from './copy-in';
+import { copyText } from './text-format';
 
 describe('COPY text fields', () => {
   it('escapes what would end a field or a line, and writes NULL as \\N', () => {
@@ -14,7 +15,19 @@ describe('COPY text fields', () => {
 
   it('reports false (nothing written) outside a PostgreSQL transaction', async () => {
     expect(await copyIn({ query: async () => [] }, 't', ['a'], [['x']])).toBe(false);
-    expect(await copyIn({ queryRunner: { isTransactionActive: false, connect: async () => ({ query: async () => undefined }) } }, 't', ['a'], [['x']])).toBe(false);
+    expect(
+      await copyIn(
+        {
+          queryRunner: {
+            isTransactionActive: false,
+            connect: async () => ({ query: async () => undefined }),
+          },
+        },
+        't',
+        ['a'],
+        [['x']],
+      ),
+    ).toBe(false);
   });
 });
 
@@ -35,7 +48,18 @@ describe('copyIn (against the test store)', () => {
 
   it('returns once the rows are in, values escaped as COPY text', async () => {
     await db.transaction(async (tx) => {
-      expect(await copyIn(tx, table, ['id', 'note'], [['a', 'tab\there'], ['b', null], ['c', 'line\nbreak \\N']])).toBe(true);
+      expect(
+        await copyIn(
+          tx,
+          table,
+          ['id', 'note'],
+          [
+            ['a', 'tab\there'],
+            ['b', null],
+            ['c', 'line\nbreak \\N'],
+          ],
+        ),
+      ).toBe(true);
       expect(await tx.query(`SELECT id, note FROM ${table} ORDER BY id`)).toEqual([
         { id: 'a', note: 'tab\there' },
         { id: 'b', note: null },
@@ -46,7 +70,18 @@ describe('copyIn (against the test store)', () => {
 
   it('writes the values of plain columns as they are, and still escapes the other columns', async () => {
     await db.transaction(async (tx) => {
-      expect(await copyIn(tx, table, ['id', 'note'], [['p1', 'x\ty'], ['p2', null]], [true, false])).toBe(true);
+      expect(
+        await copyIn(
+          tx,
+          table,
+          ['id', 'note'],
+          [
+            ['p1', 'x\ty'],
+            ['p2', null],
+          ],
+          [true, false],
+        ),
+      ).toBe(true);
       expect(await tx.query(`SELECT id, note FROM ${table} WHERE id LIKE 'p%' ORDER BY id`)).toEqual([
         { id: 'p1', note: 'x\ty' },
         { id: 'p2', note: null },
@@ -58,7 +93,15 @@ describe('copyIn (against the test store)', () => {
   it('rejects with the server error when a row is refused, and the transaction rolls back', async () => {
     await expect(
       db.transaction(async (tx) => {
-        await copyIn(tx, table, ['id', 'note'], [['d', 'fine'], ['a', 'duplicate key']]);
+        await copyIn(
+          tx,
+          table,
+          ['id', 'note'],
+          [
+            ['d', 'fine'],
+            ['a', 'duplicate key'],
+          ],
+        );
       }),
     ).rejects.toMatchObject({ code: '23505' });
     expect(await db.query(`SELECT id FROM ${table} WHERE id = 'd'`)).toEqual([]);

@@ -1,0 +1,139 @@
+/**
+ * Reading the change feed (the triggers and the change log are change-capture.ts): checkpoints are
+ * snapshots, a read returns at most `limit` changes, one per record (its latest state), and `watch` wakes
+ * a reader on the trigger's NOTIFY.
+ */
+import type { Change, ChangeBatch, ReadChangesOptions, SourceRecord } from '@lockstep/connectors-core';
+import { Client, type ClientConfig } from 'pg';
+import type { Queryable } from './catalog';
+import {
+  CHANGE_LOG,
+  encodeCheckpoint,
+  NOTIFY_CHANNEL,
+  PURGE_SQL,
+  READ_CHANGES_SQL,
+  type Checkpoint,
+} from './change-capture';
+import type { Row } from './db';
+import { MAX_PAGE } from './records';
+import { timestamptzToCanonical } from './types';
+
+/** What reading a table's changes needs from the connection. */
+export interface FeedReader {
+  db: Queryable;
+  /** The base (schema); read only once the change log is known to exist. */
+  schema(): string;
+  origin: string;
+  /** Housekeeping before a read, once the change log is known to exist. */
+  purge(): Promise<void>;
+  /** The records of `remoteIds` as they are now (those that still exist). */
+  readRecords(remoteIds: string[]): Promise<SourceRecord[]>;
+}
+
+export async function snapshot(db: Queryable): Promise<string> {
+  const { rows } = await db.query('SELECT pg_current_snapshot()::text AS snapshot');
+  return String(rows[0]!['snapshot']);
+}
+
+export async function readChanges(
+  reader: FeedReader,
+  tableRemoteId: string,
+  checkpoint: Checkpoint,
+  options: ReadChangesOptions,
+): Promise<ChangeBatch> {
+  const { rows: logRows } = await reader.db.query(
+    `SELECT to_regclass('${CHANGE_LOG}') IS NOT NULL AS present`,
+  );
+  const current = checkpoint.c ?? (await snapshot(reader.db));
+  if (logRows[0]?.['present'] !== 't') {
+    return { changes: [], checkpoint: encodeCheckpoint({ v: 1, s: current }), hasMore: false };
+  }
+  await reader.purge();
+  const limit = Math.min(Math.max(1, Math.floor(options.limit)), MAX_PAGE);
+  const { rows } = await reader.db.query(READ_CHANGES_SQL, [
+    reader.schema(),
+    tableRemoteId,
+    checkpoint.s,
+    current,
+    checkpoint.a?.[0] ?? null,
+    checkpoint.a?.[1] ?? null,
+    options.ignoreOwnWrites === true,
+    limit + 1,
+    reader.origin,
+  ]);
+  const entries = (rows as Row[]).slice(0, limit);
+  const hasMore = rows.length > limit;
+  const last = entries[entries.length - 1];
+  const next: Checkpoint =
+    hasMore && last
+      ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] }
+      : { v: 1, s: current };
+  return { changes: await toChanges(reader, entries), checkpoint: encodeCheckpoint(next), hasMore };
+}
+
+/** Deletes up to `batch` change-log entries older than `retentionDays`; returns how many. */
+export async function purgeChangeLog(db: Queryable, retentionDays: number, batch: number): Promise<number> {
+  const result = await db.query(PURGE_SQL, [retentionDays, batch]);
+  return (result as unknown as { rowCount: number | null }).rowCount ?? 0;
+}
+
+/** One change per record (its last operation in the batch); upserts carry the record as it is now. */
+async function toChanges(reader: FeedReader, entries: Row[]): Promise<Change[]> {
+  if (entries.length === 0) return [];
+  const latest = new Map<string, { op: string; at: string; own: boolean }>();
+  for (const entry of entries) {
+    const pk = String(entry['pk']);
+    const own = entry['origin'] === reader.origin && (latest.get(pk)?.own ?? true);
+    latest.delete(pk); // re-insert so the map is ordered by each record's last change
+    latest.set(pk, { op: String(entry['op']), at: timestamptzToCanonical(String(entry['at'])), own });
+  }
+  const upserts = [...latest].filter(([, change]) => change.op === 'upsert').map(([pk]) => pk);
+  const records = new Map<string, SourceRecord>();
+  if (upserts.length > 0) {
+    for (const record of await reader.readRecords(upserts)) records.set(record.remoteId, record);
+  }
+  const changes: Change[] = [];
+  for (const [pk, change] of latest) {
+    if (change.op === 'delete') {
+      changes.push({ kind: 'delete', remoteId: pk, at: change.at, own: change.own });
+    } else {
+      const record = records.get(pk);
+      // A row gone by now was deleted after this change; its delete is in the log too.
+      if (record) changes.push({ kind: 'upsert', remoteId: pk, record, at: change.at, own: change.own });
+    }
+  }
+  return changes;
+}
+
+/**
+ * A client listening on the capture trigger's channel: `onChange` gets the tables of `tableRemoteIds` in
+ * `schema` that changed. `connect` is guarded by the caller; the client is ended when it fails.
+ */
+export async function listen(
+  clientConfig: ClientConfig,
+  schema: string,
+  tableRemoteIds: string[],
+  onChange: (tableRemoteId: string) => void,
+  connect: (action: () => Promise<void>) => Promise<void>,
+): Promise<Client> {
+  const client = new Client(clientConfig);
+  client.on('error', () => undefined);
+  await connect(async () => {
+    await client.connect();
+    await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+  }).catch(async (error: unknown) => {
+    await client.end().catch(() => undefined);
+    throw error;
+  });
+  client.on('notification', (message) => {
+    if (message.channel !== NOTIFY_CHANNEL || !message.payload) return;
+    try {
+      const payload = JSON.parse(message.payload) as { schema?: string; table?: string };
+      if (payload.schema === schema && payload.table && tableRemoteIds.includes(payload.table))
+        onChange(payload.table);
+    } catch {
+      // a payload from something else on the channel: ignore it
+    }
+  });
+  return client;
+}
