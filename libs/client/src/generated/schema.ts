@@ -114,7 +114,7 @@ export interface paths {
         put?: never;
         /**
          * Activate a paused sync
-         * @description Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 auth_required` with a side unconnected; `409 initial_sync_preparing` / `initial_sync_running` during the initial sync.
+         * @description Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 auth_required` with a side unconnected; `409 initial_sync_preparing` while an active sync's initial sync is being prepared and `409 initial_sync_running` while it runs. A sync paused while its initial sync was being prepared is resumed: 202, and the worker prepares it again.
          */
         post: operations["activateSync"];
         delete?: never;
@@ -225,7 +225,7 @@ export interface paths {
          * Replace the mappings document
          * @description Full replace: omitted pairs are unmapped, omitted settings revert to defaults (`direction` of a field pair defaults to the table pair's; `record_delete_behavior` to `sync`). Fetch, modify, put.
          *
-         *     References: `remote_id`, prefixed id or exact unique name on that side (`table_ambiguous` when a name matches several tables). `{create: {name}}` creates the table or field in the app, typed from its counterpart; a retry adopts what an earlier attempt created. Tables whose fields were never fetched are fetched during the call. Every mapped table is prepared (a service id column is added where a table has no single-column primary key; `table_setup_failed` otherwise).
+         *     References: `remote_id`, prefixed id or exact unique name on that side (`table_ambiguous` when a name matches several tables). `{create: {name}}` creates the table or field in the app, typed from its counterpart; a retry adopts what an earlier attempt created. Tables whose fields were never fetched are fetched during the call. Every mapped table except a view is prepared: a `lockstep_id` service id column is added unless the table has one, whatever its primary key (a table keyed by one column keeps that key as the record id; any other is keyed by the new column); `table_setup_failed` when the app refuses. The sync's `user_confirmation` instruction says, per side, what saving and starting write into the app.
          *
          *     Everything is validated before anything is written: structural faults are `400 invalid_mappings`; unresolvable references and view faults are refused with their own code; `details.issues` lists every issue. Semantic errors that only block starting (type incompatibility, required fields, linked-record targets) are saved and reported by `POST /validate`.
          *
@@ -250,7 +250,7 @@ export interface paths {
         put?: never;
         /**
          * Validate mappings
-         * @description Side-effect free: checks a candidate document (body `{mappings: {...}}` or the bare document) or, with an empty body, the stored one. Creates are checked, never executed. Returns every spec 7.3 issue with its severity and JSON-pointer path; `400 invalid_mappings` for a structurally malformed document.
+         * @description Side-effect free: checks a candidate document (body `{mappings: {...}}` or the bare document) or, with an empty body, the stored one. Creates are checked, never executed. Returns every spec 7.3 issue with its severity and JSON-pointer path, plus one addition to spec 7.3: `nothing_mapped` (error, path `/tables`) when the document maps no table pair, which is what refuses starting such a sync. `400 invalid_mappings` for a structurally malformed document.
          */
         post: operations["validateMappings"];
         delete?: never;
@@ -896,10 +896,11 @@ export interface components {
                  *     - `orphaned_field` (400): The reference resolves to a field the app no longer has; refresh the schema.
                  *     - `create_unsupported` (400): The connector cannot create tables or fields.
                  *     - `create_name_collision` (400): The same name exists and the create will adopt it.
+                 *     - `nothing_mapped` (400): The mappings hold no table pair, so the sync cannot start; map at least one table pair.
                  *     - `internal` (500): Live export validation failed unexpectedly; retry.
                  * @enum {string}
                  */
-                code: "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "sync_restricted_key" | "public_api_not_enabled" | "subscription_required" | "rate_limit_exceeded" | "invalid_request" | "invalid_limit" | "invalid_cursor" | "missing_sync" | "invalid_sync" | "invalid_table" | "invalid_side" | "invalid_since" | "invalid_type" | "missing_query" | "invalid_state" | "not_found" | "invalid_idempotency_key" | "idempotency_key_reused" | "idempotency_key_in_use" | "forbidden" | "conflict" | "unprocessable" | "unknown_connector" | "connector_pair_not_allowed" | "missing_auth" | "missing_base" | "auth_not_supported" | "base_not_supported" | "oauth_connector_not_supported" | "invalid_auth" | "connection_error" | "base_not_found" | "base_ambiguous" | "base_conflict" | "sync_not_draft" | "initial_sync_running" | "initial_sync_preparing" | "sync_active" | "invalid_mappings" | "revision_mismatch" | "create_failed" | "table_setup_failed" | "table_ambiguous" | "unknown_table" | "unknown_field" | "view_required" | "view_not_found" | "view_not_supported" | "auth_required" | "confirmation_required" | "requires_action" | "ambiguous_record" | "no_copy_to_refetch" | "delete_approval_disabled" | "internal_error" | "live_export_unavailable" | "connector_not_supported" | "oauth_auth_not_allowed" | "connection_failed" | "side_already_connected" | "invalid_location" | "live_export_invalid_structure" | "missing_live_export" | "invalid_live_export" | "unknown_source_table" | "unknown_source_field" | "duplicate_source_table" | "duplicate_field_name" | "multiple_primary_fields" | "empty_table_mapping" | "existing_field_not_supported" | "applied_table_not_editable" | "empty_mappings" | "not_provisioned" | "unsaved_changes" | "run_in_progress" | "run_not_active" | "plan_required" | "duplicate_destination_table" | "incompatible_field_types" | "required_field_unmapped" | "foreign_key_target_unmapped" | "foreign_key_target_mismatch" | "orphaned_table" | "orphaned_field" | "create_unsupported" | "create_name_collision" | "internal";
+                code: "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "sync_restricted_key" | "public_api_not_enabled" | "subscription_required" | "rate_limit_exceeded" | "invalid_request" | "invalid_limit" | "invalid_cursor" | "missing_sync" | "invalid_sync" | "invalid_table" | "invalid_side" | "invalid_since" | "invalid_type" | "missing_query" | "invalid_state" | "not_found" | "invalid_idempotency_key" | "idempotency_key_reused" | "idempotency_key_in_use" | "forbidden" | "conflict" | "unprocessable" | "unknown_connector" | "connector_pair_not_allowed" | "missing_auth" | "missing_base" | "auth_not_supported" | "base_not_supported" | "oauth_connector_not_supported" | "invalid_auth" | "connection_error" | "base_not_found" | "base_ambiguous" | "base_conflict" | "sync_not_draft" | "initial_sync_running" | "initial_sync_preparing" | "sync_active" | "invalid_mappings" | "revision_mismatch" | "create_failed" | "table_setup_failed" | "table_ambiguous" | "unknown_table" | "unknown_field" | "view_required" | "view_not_found" | "view_not_supported" | "auth_required" | "confirmation_required" | "requires_action" | "ambiguous_record" | "no_copy_to_refetch" | "delete_approval_disabled" | "internal_error" | "live_export_unavailable" | "connector_not_supported" | "oauth_auth_not_allowed" | "connection_failed" | "side_already_connected" | "invalid_location" | "live_export_invalid_structure" | "missing_live_export" | "invalid_live_export" | "unknown_source_table" | "unknown_source_field" | "duplicate_source_table" | "duplicate_field_name" | "multiple_primary_fields" | "empty_table_mapping" | "existing_field_not_supported" | "applied_table_not_editable" | "empty_mappings" | "not_provisioned" | "unsaved_changes" | "run_in_progress" | "run_not_active" | "plan_required" | "duplicate_destination_table" | "incompatible_field_types" | "required_field_unmapped" | "foreign_key_target_unmapped" | "foreign_key_target_mismatch" | "orphaned_table" | "orphaned_field" | "create_unsupported" | "create_name_collision" | "nothing_mapped" | "internal";
                 message: string;
                 /** Format: uri */
                 doc_url: string;
@@ -1006,7 +1007,7 @@ export interface components {
              * @description Link for a person; relay it, do not fetch it.
              */
             url: string;
-            /** @description Text to relay to the person. */
+            /** @description Text to relay to the person. For `user_confirmation` it also says, per side, what Lockstep writes into the app: the tables and fields the mappings create, the `lockstep_id` column a mappings save adds, and the change capture a start installs. */
             instruction: string;
         };
         SyncDto: {
@@ -1434,7 +1435,7 @@ export interface components {
         ValidationIssueDto: {
             /** @enum {string} */
             severity: "error" | "warning";
-            /** @description Spec 7.3 code (or `invalid_mappings` for a structural fault). */
+            /** @description Spec 7.3 code, `nothing_mapped` (an addition to spec 7.3: the document maps no table pair, an error), or `invalid_mappings` for a structural fault. */
             code: string;
             /** @description JSON pointer into the document, for example `/tables/0/fields/1/right_field`. */
             path: string;
