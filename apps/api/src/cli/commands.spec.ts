@@ -3,15 +3,16 @@ import { join } from 'node:path';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS, findCommand, usageText } from './commands';
 
-const README = join(__dirname, '..', '..', '..', '..', 'README.md');
+/** Where the operator CLI is documented, one line per command. */
+const CLI_DOC = join(__dirname, '..', '..', '..', '..', 'docs', 'operating.md');
 
 /** The `--name` options a usage line shows, in order. */
 const optionsIn = (line: string) => [...line.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]);
 
-/** The README's CLI lines by command: `pending-delete approve|ignore|restore ...` documents three commands. */
+/** The documented CLI lines by command: `pending-delete approve|ignore|restore ...` documents three commands. */
 function readmeLines(): Map<string, string> {
   const lines = new Map<string, string>();
-  for (const line of readFileSync(README, 'utf8').split('\n')) {
+  for (const line of readFileSync(CLI_DOC, 'utf8').split('\n')) {
     const text = /^npm run -s lockstep -- (.*)$/.exec(line)?.[1];
     if (text === undefined) continue;
     const [group, verbs] = text.split(' ');
@@ -32,7 +33,7 @@ describe('operator CLI usage', () => {
     expect(optionsIn(line!)).toEqual(Object.keys(command.options));
   });
 
-  it.each(commands)('the README shows "%s" with exactly the options it takes', (name, command) => {
+  it.each(commands)('docs/operating.md shows "%s" with exactly the options it takes', (name, command) => {
     const line = readmeLines().get(name);
     expect(line).toBeDefined();
     expect(optionsIn(line!).sort()).toEqual(Object.keys(command.options).sort());

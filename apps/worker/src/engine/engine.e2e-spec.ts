@@ -130,9 +130,9 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
 
   it('merges concurrent edits field by field: different fields both survive, the same field goes to the later change', async () => {
     const { syncId } = await started();
-    // Both edits are made while the sync is paused, so both are pending when it looks again: a real conflict, however
-    // fast the machine. (Active, the left edit can reach the right before the right one is made; see the README on a
-    // target edit made between the engine's read and its write.)
+    // Both edits are made while the sync is paused, so both are pending when it looks again: a real conflict,
+    // however fast the machine. (Active, the left edit can reach the right before the right one is made; see
+    // docs/how-a-sync-decides.md on a target edit made between the engine's read and its write.)
     await db.query(`UPDATE syncs SET status = 'paused' WHERE id = $1`, [syncId]);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await pg.sql(`UPDATE people SET age = 99, note = 'left wins?' WHERE id = 1`);

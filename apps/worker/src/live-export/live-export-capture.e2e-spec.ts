@@ -4,7 +4,7 @@
  * end with an exact mirror (inserts, updates, deletes, a key change, bulk statements). Also: a capture removed
  * and installed again in between, a source login that may not create triggers, a destination row deleted by
  * hand (restored by the periodic full compare), a table leaving the plan and a deleted export, each handled
- * as the README says. Run `npm run -s build` first (the worker runs from dist/).
+ * as docs/live-export.md says. Run `npm run -s build` first (the worker runs from dist/).
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Queue } from 'bull';

@@ -19,7 +19,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 
-/** Limits of request input, documented in the OpenAPI document and the README. */
+/** Limits of request input, documented in the OpenAPI document and docs/api.md (input limits). */
 export const INPUT_LIMITS = Object.freeze({
   /** Display names (syncs, live exports). */
   name: 200,

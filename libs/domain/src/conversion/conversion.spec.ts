@@ -1,7 +1,7 @@
 import { CanonicalValue, TYPE_CLASSES, TypeClass } from '../types/type-class';
 import { conversionFor, conversionSeverity, FieldTypeInfo } from './conversion';
 
-// The matrix of README.md: rows are sources, columns targets, in TYPE_CLASSES order.
+// The matrix of this folder's README.md: rows are sources, columns targets, in TYPE_CLASSES order.
 // o = ok, ~ = lossy, - = incompatible (with no type_details on either side).
 // prettier-ignore
 const MATRIX: Record<TypeClass, string> = {
