@@ -165,7 +165,12 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     }
     const expected = [1, 2, 3].map((id) => ({ id, email: `r6-${id}@right.example`, age: 6, note: 'right 6' }));
     const pick = (rows: { id: number; email: string | null; age: number | null; note: string | null }[]) => rows.filter((row) => row.id <= 3).map(({ id, email, age, note }) => ({ id, email, age, note }));
-    await waitFor('converged', async () => JSON.stringify(pick(await people())) === JSON.stringify(expected) && JSON.stringify(pick(await contacts())) === JSON.stringify(expected), 20_000);
+    const converged = async () => JSON.stringify(pick(await people())) === JSON.stringify(expected) && JSON.stringify(pick(await contacts())) === JSON.stringify(expected);
+    await waitFor('converged', converged, 20_000).catch(async (error: Error) => {
+      // Name what did not converge (and the sync's open issues) so a failure on a loaded machine can be read.
+      const issues = await db.query(`SELECT type, code, message FROM sync_issues WHERE sync_id = $1 AND resolved_at IS NULL`, [syncId]);
+      throw new Error(`${error.message}: left ${JSON.stringify(pick(await people()))}, right ${JSON.stringify(pick(await contacts()))}, open issues ${JSON.stringify(issues)}`);
+    });
     const settled = await settledCount(() => operations(syncId));
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await operations(syncId)).toBe(settled);
