@@ -35,6 +35,24 @@ describe('GET /healthz: worker heartbeats', () => {
     });
   });
 
+  it('is 503 unavailable with Redis unavailable and the worker unknown when Redis does not answer', async () => {
+    const spy = jest.spyOn(redis, 'zrange').mockRejectedValue(new Error('connection refused'));
+    try {
+      const res = await t.http().get('/healthz');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        status: 'unavailable',
+        checks: {
+          database: 'ok',
+          redis: 'unavailable',
+          worker: { status: 'unknown', alive: 0, last_heartbeat_at: null },
+        },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('counts the workers alive, shows the newest beat, and leaves out a silent worker and one that left', async () => {
     const now = Date.now();
     const stale = now - WORKER_HEARTBEAT.staleAfterMs - 1000;
