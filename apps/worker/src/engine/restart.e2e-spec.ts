@@ -75,8 +75,10 @@ describe('engine: an initial sync interrupted or started again', () => {
     );
   }
 
-  it('a start without a match field failed its creates; started again with one, every row is linked and none created', async () => {
-    const ids = await createStartedSync(db, {
+  const EMAIL_MATCH = [{ tablePair: 0, leftField: 'email', rightField: 'email' }];
+  /** A started PostgreSQL people <-> MariaDB contacts sync of name and email, matched by `match` if given. */
+  const startPeopleSync = (match?: typeof EMAIL_MATCH) =>
+    createStartedSync(db, {
       left: { connector: 'postgres', base: pg.schema },
       right: { connector: 'mysql', base: my.database },
       pairs: [
@@ -89,7 +91,11 @@ describe('engine: an initial sync interrupted or started again', () => {
           ],
         },
       ],
+      ...(match ? { match } : {}),
     });
+
+  it('a start without a match field failed its creates; started again with one, every row is linked and none created', async () => {
+    const ids = await startPeopleSync();
     worker = await inProcessWorker(ids.accountId);
     await waitFor('first initial sync done', async () => (await phase(db, ids.syncId)) === 'done');
     const [first] = await db.query(`SELECT initial_sync_progress FROM syncs WHERE id = $1`, [ids.syncId]);
@@ -137,20 +143,7 @@ describe('engine: an initial sync interrupted or started again', () => {
       `ALTER TABLE people DROP CONSTRAINT people_email_key; DELETE FROM people WHERE name <> 'Ada'`,
     );
     await my.sql(`DELETE FROM contacts`);
-    const ids = await createStartedSync(db, {
-      left: { connector: 'postgres', base: pg.schema },
-      right: { connector: 'mysql', base: my.database },
-      pairs: [
-        {
-          left: 'people',
-          right: 'contacts',
-          fields: [
-            ['name', 'full_name'],
-            ['email', 'email'],
-          ],
-        },
-      ],
-    });
+    const ids = await startPeopleSync();
     worker = await inProcessWorker(ids.accountId);
     await waitFor('first initial sync done', async () => (await phase(db, ids.syncId)) === 'done');
     await db.query(`UPDATE syncs SET status = 'paused' WHERE id = $1`, [ids.syncId]);
@@ -186,21 +179,7 @@ describe('engine: an initial sync interrupted or started again', () => {
   });
 
   it('paused while its initial sync is prepared, the sync stays preparing (not running) and activating it prepares and runs it', async () => {
-    const ids = await createStartedSync(db, {
-      left: { connector: 'postgres', base: pg.schema },
-      right: { connector: 'mysql', base: my.database },
-      pairs: [
-        {
-          left: 'people',
-          right: 'contacts',
-          fields: [
-            ['name', 'full_name'],
-            ['email', 'email'],
-          ],
-        },
-      ],
-      match: [{ tablePair: 0, leftField: 'email', rightField: 'email' }],
-    });
+    const ids = await startPeopleSync(EMAIL_MATCH);
     // The person pauses while the preparation reads the match values (after its last check of the status).
     const readPage = MysqlConnection.prototype.readPage;
     let paused = false;
@@ -240,21 +219,7 @@ describe('engine: an initial sync interrupted or started again', () => {
   });
 
   it('paused and started again before the worker saw the pause, its runner reads the new phase at once (no safety-poll wait)', async () => {
-    const ids = await createStartedSync(db, {
-      left: { connector: 'postgres', base: pg.schema },
-      right: { connector: 'mysql', base: my.database },
-      pairs: [
-        {
-          left: 'people',
-          right: 'contacts',
-          fields: [
-            ['name', 'full_name'],
-            ['email', 'email'],
-          ],
-        },
-      ],
-      match: [{ tablePair: 0, leftField: 'email', rightField: 'email' }],
-    });
+    const ids = await startPeopleSync(EMAIL_MATCH);
     worker = await inProcessWorker(ids.accountId);
     await waitFor('first initial sync done', async () => (await phase(db, ids.syncId)) === 'done');
     // Let the runner settle into its idle sleep (a safety poll of minutes, a full scan of an hour).
