@@ -438,7 +438,12 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       const { syncId } = await start(pg, my, [{ left: 'people', right: 'contacts', fields: [['id', 'id'], ['name', 'name'], ['note', 'note']] }]);
       const calls = await editUnderTheWrite(my);
       await pg.sql(`UPDATE people SET note = 'from the left', name = 'Ada L.' WHERE id = 1`);
-      await waitFor('both sides hold the app\'s edit', async () => (await pg.sql<{ note: string }>(`SELECT note FROM people WHERE id = 1`))[0]?.note === 'the app, in between', 15_000);
+      // Both apps converge just before the store commit that records the operations: wait for all three.
+      const settledRow = JSON.stringify([{ name: 'Ada L.', note: 'the app, in between' }]);
+      await waitFor('both sides hold the app\'s edit and the conflict is recorded', async () =>
+        JSON.stringify(await pg.sql(`SELECT name, note FROM people WHERE id = 1`)) === settledRow &&
+        JSON.stringify(await my.sql(`SELECT name, note FROM contacts WHERE id = 1`)) === settledRow &&
+        (await conflictsOf(syncId)).length > 0, 15_000);
       expect(calls).toEqual([{ expected: { name: 'Ada', note: 'a' } }]);
       expect(await my.sql(`SELECT name, note FROM contacts WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
       expect(await pg.sql(`SELECT name, note FROM people WHERE id = 1`)).toEqual([{ name: 'Ada L.', note: 'the app, in between' }]);
