@@ -10,7 +10,7 @@ import type { ChangeBatch } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { type PairPlan, sideEnd, fieldEnd } from './plan';
 import { type Observation, reconcile } from './reconcile';
-import { contentHash, type Db, enqueue, returnedRows } from './store';
+import { contentHash, type Db, enqueue, returnedRows } from '@lockstep/persistence';
 
 const SIDES: SideName[] = ['left', 'right'];
 

@@ -7,7 +7,7 @@ import { newId } from '@lockstep/domain';
 import type { EngineContext } from './context';
 import { type PairPlan, sideEnd } from './plan';
 import { retryableWriteError } from './write-errors';
-import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, remoteOf } from './store';
+import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, remoteOf } from '@lockstep/persistence';
 
 const SIDES: SideName[] = ['left', 'right'];
 const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');

@@ -14,7 +14,7 @@ import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { CredentialCipher } from '@lockstep/persistence';
 import { ChangeHub } from './change-hub';
-import { returnedRows } from './store';
+import { returnedRows } from '@lockstep/persistence';
 import { Rounds, SyncRunner } from './sync-runner';
 
 @Injectable()

@@ -13,7 +13,7 @@ import type { RecordPage } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { convertAcross, type PairPlan, sideEnd } from './plan';
 import { reconcile } from './reconcile';
-import type { Db } from './store';
+import type { Db } from '@lockstep/persistence';
 import type { IdScheme } from './service-ids';
 
 export interface PairProgress {

@@ -9,7 +9,7 @@ import type { EngineContext } from './context';
 import { applyConfirmedDeletes, linkOperation as op } from './deletes';
 import { type PairPlan, sideEnd } from './plan';
 import { reconcile, retryableWriteError, type Observation } from './reconcile';
-import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, openRecordIssues, remoteOf, RIGHT_SHADOW } from './store';
+import { deletedOn, forgetCopy, insertOperations, type LinkRow, loadLinksById, type OperationRow, openRecordIssues, remoteOf } from '@lockstep/persistence';
 
 interface QueueRow {
   id: string;
@@ -141,9 +141,7 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
     } else {
       // Restore: forget the missing copy, then reconcile from the surviving one (which creates it again).
       const missing = row.missing_side;
-      await ctx.fenced((tx) =>
-        tx.query(`UPDATE record_links SET ${missing === 'left' ? `right_shadow = ${RIGHT_SHADOW}, ` : ''}${missing}_remote_id = NULL, ${missing}_shadow = NULL, ${missing}_hash = NULL, ${missing}_deleted = false, dead = false, service_id = gen_random_uuid(), updated_at = now() WHERE id = $1`, [link.id]),
-      );
+      await ctx.fenced((tx) => forgetCopy(tx, link.id, missing));
       const surviving = other(missing);
       const remoteId = remoteOf(link, surviving);
       const found = remoteId ? await ctx.sides[surviving].use((connection) => connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId])) : [];

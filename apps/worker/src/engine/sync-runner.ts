@@ -18,7 +18,7 @@ import { buildPlan, sideEnd, type SyncPlan } from './plan';
 import { applyDecisions, processQueue } from './records';
 import { isRetryableWriteError } from './reconcile';
 import { type EgressSettings, SideSession } from './side-session';
-import { openSideIssue, resolveSideIssue, type Db } from './store';
+import { openSideIssue, resolveSideIssue, type Db } from '@lockstep/persistence';
 
 /** Bounds how many syncs of one worker do a round at once (and so how many app connections are open). */
 export class Rounds {
