@@ -5,7 +5,7 @@
  */
 import type { SideName } from '@lockstep/domain';
 import { copyIn } from '@lockstep/pg-copy';
-import type { Db } from '../db';
+import { type Db, returnedRows } from '../db';
 import { plainColumns } from '../copy-columns';
 import { shadowJson } from './link-hashes';
 import { RIGHT_SHADOW, SAME_AS_LEFT } from './right-shadow';
@@ -280,4 +280,85 @@ export async function forgetCopy(db: Db, linkId: string, missing: SideName): Pro
      WHERE id = $1`,
     [linkId],
   );
+}
+
+const HAS_LINKS_SQL = `SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`;
+
+/** Whether the table pair has any link. */
+export async function hasLinks(db: Db, syncId: string, pair: number): Promise<boolean> {
+  const rows: { found: boolean }[] = await db.query(HAS_LINKS_SQL, [syncId, pair]);
+  return rows[0]?.found === true;
+}
+
+const ANALYZE_LOOKUPS_SQL = `ANALYZE record_links (sync_id, table_pair, left_remote_id, right_remote_id, service_id)`;
+
+/**
+ * Fresh statistics for the columns links are looked up by (a full ANALYZE would also sample the shadows), so
+ * that the planner uses the indexes while the table grows fast (an initial sync).
+ */
+export async function analyzeLinkLookups(db: Db): Promise<void> {
+  await db.query(ANALYZE_LOOKUPS_SQL);
+}
+
+const SYNCED_RIGHT_SQL = `
+  SELECT right_remote_id FROM record_links
+  WHERE sync_id = $1 AND table_pair = $2 AND right_remote_id = ANY($3::text[]) AND right_shadow IS NOT NULL`;
+
+/** Those of these right-side records whose link holds a right shadow (synced already). */
+export async function syncedRightRemoteIds(db: Db, syncId: string, pair: number, remoteIds: string[]): Promise<string[]> {
+  const rows: { right_remote_id: string }[] = await db.query(SYNCED_RIGHT_SQL, [syncId, pair, remoteIds]);
+  return rows.map((row) => row.right_remote_id);
+}
+
+/** The side's copy of the record is gone (confirmed missing, or deleted by the engine). */
+export async function markDeleted(db: Db, linkId: string, side: SideName): Promise<void> {
+  await db.query(`UPDATE record_links SET ${side}_deleted = true, updated_at = now() WHERE id = $1`, [linkId]);
+}
+
+/** The side's copy is gone, and when `dead` the link is dead too (nothing left to sync). */
+export async function markDeletedOrDead(db: Db, linkId: string, side: SideName, dead: boolean): Promise<void> {
+  await db.query(`UPDATE record_links SET ${side}_deleted = true, dead = dead OR $2, updated_at = now() WHERE id = $1`, [
+    linkId,
+    dead,
+  ]);
+}
+
+/** A link a full scan compared: its record's remote id, content hash and whether its copy was marked deleted. */
+export interface SeenLink {
+  remote_id: string;
+  hash: string | null;
+  deleted: boolean;
+}
+
+/** A full scan saw these records of the side: their links' seen time is now; returns what to compare. */
+export async function markSeen(db: Db, syncId: string, pair: number, side: SideName, remoteIds: string[]): Promise<SeenLink[]> {
+  return returnedRows<SeenLink>(
+    await db.query(
+      `UPDATE record_links SET ${side}_seen_at = now() WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[])
+       RETURNING ${side}_remote_id AS remote_id, ${side}_hash AS hash, ${side}_deleted AS deleted`,
+      [syncId, pair, remoteIds],
+    ),
+  );
+}
+
+/** The links of these records of the side whose copy there is not marked deleted. */
+export async function undeletedLinkIds(db: Db, syncId: string, pair: number, side: SideName, remoteIds: string[]): Promise<string[]> {
+  const rows: { id: string }[] = await db.query(
+    `SELECT id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[]) AND NOT ${side}_deleted`,
+    [syncId, pair, remoteIds],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The links with a copy on the side (not marked deleted) that a full scan begun at `since` did not see, created
+ * before it began.
+ */
+export async function unseenLinkIds(db: Db, syncId: string, pair: number, side: SideName, since: string): Promise<string[]> {
+  const rows: { id: string }[] = await db.query(
+    `SELECT id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id IS NOT NULL AND NOT ${side}_deleted
+       AND (${side}_seen_at IS NULL OR ${side}_seen_at < $3::timestamptz) AND created_at < $3::timestamptz`,
+    [syncId, pair, since],
+  );
+  return rows.map((row) => row.id);
 }

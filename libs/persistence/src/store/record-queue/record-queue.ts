@@ -45,3 +45,51 @@ const WAKE_DEFERRED_PUSHES_SQL = `
 export async function wakeDeferredPushes(db: Db, syncId: string, pairs: number[]): Promise<void> {
   await db.query(WAKE_DEFERRED_PUSHES_SQL, [syncId, pairs]);
 }
+
+export interface QueueHead {
+  id: string;
+  record_id: string;
+  type: QueueEntryType;
+  side: SideName | null;
+  attempts: number;
+}
+
+const DUE_HEADS_SQL = `
+  SELECT id, record_id, type, side, attempts FROM (
+    SELECT DISTINCT ON (q.record_id) q.id::text AS id, q.record_id, q.type, q.side, q.attempts, q.not_before
+    FROM record_queue q WHERE q.sync_id = $1 ORDER BY q.record_id, q.id) head
+  WHERE not_before <= now() LIMIT $2`;
+
+/** The head of each record's queue, when it is due (so entries of one record run in order), at most `limit`. */
+export async function dueQueueHeads(db: Db, syncId: string, limit: number): Promise<QueueHead[]> {
+  return db.query(DUE_HEADS_SQL, [syncId, limit]);
+}
+
+const REMOVE_ENTRIES_SQL = `DELETE FROM record_queue WHERE id = ANY($1::bigint[])`;
+
+/** Entries carried out (or moot). */
+export async function removeQueueEntries(db: Db, ids: string[]): Promise<void> {
+  await db.query(REMOVE_ENTRIES_SQL, [ids]);
+}
+
+const NEXT_DUE_SQL = `SELECT extract(epoch FROM min(not_before) - now()) * 1000 AS wait FROM record_queue WHERE sync_id = $1`;
+
+/** Milliseconds until the sync's next queue entry is due (negative when one is due), or null for an empty queue. */
+export async function untilNextQueueEntry(db: Db, syncId: string): Promise<number | null> {
+  const rows: { wait: string | null }[] = await db.query(NEXT_DUE_SQL, [syncId]);
+  const wait = rows[0]?.wait;
+  return wait === null || wait === undefined ? null : Number(wait);
+}
+
+const DUE_WORK_SQL = `
+  SELECT DISTINCT sync_id FROM record_queue WHERE sync_id = ANY($1::text[]) AND not_before <= now() AND attempts = 0
+  UNION SELECT DISTINCT sync_id FROM pending_deletes WHERE sync_id = ANY($1::text[]) AND requested_action IS NOT NULL AND applied_at IS NULL`;
+
+/**
+ * Those of these syncs with work waiting: a due queue entry not yet tried, or a person's pending-delete decision
+ * not applied yet.
+ */
+export async function syncsWithDueWork(db: Db, syncIds: string[]): Promise<string[]> {
+  const rows: { sync_id: string }[] = await db.query(DUE_WORK_SQL, [syncIds]);
+  return rows.map((row) => row.sync_id);
+}
