@@ -24,3 +24,6 @@ const STORE_NOW_SQL = `SELECT now()::text AS now`;
 export async function storeNow(db: Db): Promise<string> {
   return ((await db.query(STORE_NOW_SQL)) as { now: string }[])[0]!.now;
 }
+
+/** A `Db` that can also open a transaction of its own (a DataSource or an EntityManager outside one). */
+export type TransactionalDb = Pick<EntityManager, 'query' | 'transaction'>;

@@ -3,7 +3,7 @@
  * order per record, each due from its `not_before`.
  */
 import type { SideName } from '@lockstep/domain';
-import type { Db } from '../db';
+import type { Db, TransactionalDb } from '../db';
 
 export type QueueEntryType = 'push' | 'refetch' | 'verify_delete';
 
@@ -92,4 +92,26 @@ const DUE_WORK_SQL = `
 export async function syncsWithDueWork(db: Db, syncIds: string[]): Promise<string[]> {
   const rows: { sync_id: string }[] = await db.query(DUE_WORK_SQL, [syncIds]);
   return rows.map((row) => row.sync_id);
+}
+
+const REFETCH_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtext('record_refetch:' || $1))`;
+
+const QUEUE_REFETCH_SQL = `
+  INSERT INTO record_queue (sync_id, record_id, type, side)
+  SELECT $1, $2, 'refetch', $3
+  WHERE NOT EXISTS (
+    SELECT 1 FROM record_queue q WHERE q.record_id = $2 AND q.type = 'refetch' AND q.side = $3 AND q.attempts = 0
+      AND NOT EXISTS (SELECT 1 FROM record_queue later WHERE later.record_id = $2 AND later.id > q.id AND later.type <> 'refetch'))`;
+
+/**
+ * Queues a refetch of each side behind everything already queued for the record (the worker runs a
+ * record's entries in id order). A refetch of that side already waiting at the end of the queue is enough,
+ * so repeating the request adds nothing.
+ */
+export async function queueRefetch(db: TransactionalDb, syncId: string, recordId: string, sides: SideName[]): Promise<void> {
+  await db.transaction(async (m) => {
+    // One request at a time per record, so two concurrent refetches cannot both see "nothing at the end".
+    await m.query(REFETCH_LOCK_SQL, [recordId]);
+    for (const side of sides) await m.query(QUEUE_REFETCH_SQL, [syncId, recordId, side]);
+  });
 }
