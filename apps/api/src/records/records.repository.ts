@@ -39,12 +39,24 @@ export class RecordsRepository {
   }
 
   /** Links whose remote id on a side in scope equals `remoteId`, each once, with the side(s) that matched. */
-  byRemoteId(syncId: string, remoteId: string, scope: TableScope[]): Promise<(RecordLinkRow & { matched_side: SideName })[]> {
-    return recordLinksByRemoteId(this.db, syncId, remoteId, { left: pairsOf(scope, 'left'), right: pairsOf(scope, 'right') });
+  byRemoteId(
+    syncId: string,
+    remoteId: string,
+    scope: TableScope[],
+  ): Promise<(RecordLinkRow & { matched_side: SideName })[]> {
+    return recordLinksByRemoteId(this.db, syncId, remoteId, {
+      left: pairsOf(scope, 'left'),
+      right: pairsOf(scope, 'right'),
+    });
   }
 
   /** Search, best first, at most `max` rows (see `searchRecords`). */
-  search(syncId: string, query: string, scope: TableScope[], max: number): Promise<{ rows: RecordMatchRow[]; truncated: boolean }> {
+  search(
+    syncId: string,
+    query: string,
+    scope: TableScope[],
+    max: number,
+  ): Promise<{ rows: RecordMatchRow[]; truncated: boolean }> {
     const pairs = { all: pairsOf(scope), left: pairsOf(scope, 'left'), right: pairsOf(scope, 'right') };
     return searchRecords(this.db, { syncId, query, pairs, max });
   }

@@ -48,7 +48,7 @@ const RESOLVE_RECORD_ISSUES_SQL = `
   UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL
     AND (record_id, side) IN (SELECT * FROM unnest($2::text[], $3::text[]))`;
 
-/** The cause of a record issue: the part of `RecordIssue.cause` before its first colon, as kept in the dedupe key. */
+/** Only issues of these causes (`kinds`: the 4th part of the dedupe key, see `resolveRecordIssues`). */
 const OF_KINDS = ` AND split_part(dedupe_key, ':', 4) = ANY($4::text[])`;
 
 /**
@@ -89,7 +89,8 @@ export async function openSideIssue(
   ]);
 }
 
-const RESOLVE_SIDE_ISSUE_SQL = `UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND dedupe_key = $2 AND resolved_at IS NULL`;
+const RESOLVE_SIDE_ISSUE_SQL = `
+  UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND dedupe_key = $2 AND resolved_at IS NULL`;
 
 export async function resolveSideIssue(db: Db, syncId: string, side: SideName, cause: string): Promise<void> {
   await db.query(RESOLVE_SIDE_ISSUE_SQL, [syncId, `${cause}:${side}`]);

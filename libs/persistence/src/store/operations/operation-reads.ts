@@ -28,8 +28,10 @@ export interface OperationReadRow {
 }
 
 /** Columns of both forms; `occurred_key` is `occurred_at` with its microseconds, for the keyset cursor. */
-const COLUMNS = `o.id, o.seq::text AS seq, o.sync_id, o.record_id, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name, o.action, o.trigger,
-  o.details, o.occurred_at, to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_key`;
+const COLUMNS = `
+  o.id, o.seq::text AS seq, o.sync_id, o.record_id, o.side, o.table_id, o.table_name, o.record_remote_id,
+  o.record_name, o.action, o.trigger, o.details, o.occurred_at,
+  to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_key`;
 
 export interface OperationFilter {
   syncId: string;
@@ -50,12 +52,16 @@ export async function listOperations(db: Db, filter: OperationFilter): Promise<O
   const bind = (value: unknown) => `$${params.push(value)}`;
   if (filter.tableId !== undefined) where.push(`o.table_id = ${bind(filter.tableId)}`);
   if (filter.recordId !== undefined) where.push(`o.record_id = ${bind(filter.recordId)}`);
-  if (filter.since !== undefined) where.push(`o.occurred_at >= ${bind(filter.since.toISOString())}::timestamptz`);
+  if (filter.since !== undefined)
+    where.push(`o.occurred_at >= ${bind(filter.since.toISOString())}::timestamptz`);
   if (filter.before) {
-    where.push(`(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ${bind(filter.before.seq)}::bigint)`);
+    where.push(
+      `(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ${bind(filter.before.seq)}::bigint)`,
+    );
   }
   return db.query(
-    `SELECT ${COLUMNS} FROM operations o WHERE ${where.join(' AND ')} ORDER BY o.occurred_at DESC, o.seq DESC LIMIT ${bind(filter.limit)}`,
+    `SELECT ${COLUMNS} FROM operations o WHERE ${where.join(' AND ')}
+     ORDER BY o.occurred_at DESC, o.seq DESC LIMIT ${bind(filter.limit)}`,
     params,
   );
 }

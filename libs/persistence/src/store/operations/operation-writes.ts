@@ -21,13 +21,31 @@ export interface OperationRow {
 
 /** `occurred_at` is left to its default, `now()` (the transaction's time). */
 const OPERATION_COLUMNS = [
-  'id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'table_name', 'record_remote_id', 'record_name', 'action',
-  'trigger', 'field_changes', 'details',
+  'id',
+  'sync_id',
+  'record_id',
+  'table_pair',
+  'side',
+  'table_id',
+  'table_name',
+  'record_remote_id',
+  'record_name',
+  'action',
+  'trigger',
+  'field_changes',
+  'details',
 ];
 
 /** Operation columns whose COPY text needs no escaping: the service's ids, numbers and fixed words (see `copyIn`). */
 const OPERATION_PLAIN = plainColumns(OPERATION_COLUMNS, [
-  'id', 'sync_id', 'record_id', 'table_pair', 'side', 'table_id', 'action', 'trigger',
+  'id',
+  'sync_id',
+  'record_id',
+  'table_pair',
+  'side',
+  'table_id',
+  'action',
+  'trigger',
 ]);
 
 /**
@@ -40,7 +58,10 @@ export function fieldChangesJson(changes: OperationRow['field_changes'] | null |
   for (let index = 0; index < changes.length; index += 1) {
     const change = changes[index]!;
     const after = change.after === null || change.after === undefined ? 'null' : JSON.stringify(change.after);
-    const before = change.before === null || change.before === undefined ? '' : `"before":${JSON.stringify(change.before)},`;
+    const before =
+      change.before === null || change.before === undefined
+        ? ''
+        : `"before":${JSON.stringify(change.before)},`;
     text += (index === 0 ? '' : ',') + fieldPrefix(change.field) + before + '"after":' + after + '}';
   }
   return `${text}]`;
@@ -61,17 +82,31 @@ function fieldPrefix(field: string): string {
 
 /** Outside a PostgreSQL transaction (no COPY): the same rows as one INSERT, each at its own clock time. */
 const INSERT_OPERATIONS_SQL = `
-  INSERT INTO operations (id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details, occurred_at)
-  SELECT v.id, $2, v.record_id, v.table_pair, v.side, v.table_id, v.table_name, v.record_remote_id, v.record_name, v.action, v.trigger, COALESCE(v.field_changes, '[]'::json), v.details, clock_timestamp()
-  FROM jsonb_to_recordset($1::jsonb) AS v(id text, record_id text, table_pair integer, side text, table_id text, table_name text, record_remote_id text, record_name text,
+  INSERT INTO operations (id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id,
+     record_name, action, trigger, field_changes, details, occurred_at)
+  SELECT v.id, $2, v.record_id, v.table_pair, v.side, v.table_id, v.table_name, v.record_remote_id,
+     v.record_name, v.action, v.trigger, COALESCE(v.field_changes, '[]'::json), v.details, clock_timestamp()
+  FROM jsonb_to_recordset($1::jsonb) AS v(id text, record_id text, table_pair integer, side text,
+     table_id text, table_name text, record_remote_id text, record_name text,
      action text, trigger text, field_changes json, details json)`;
 
 /** Operations in one `COPY` (in the order given: `seq` follows it; `occurred_at` is the transaction's time). */
 export async function insertOperations(db: Db, syncId: string, operations: OperationRow[]): Promise<void> {
   if (operations.length === 0) return;
   const copied = operations.map((o) => [
-    newId('operation'), syncId, o.record_id, o.table_pair, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name,
-    o.action, o.trigger, fieldChangesJson(o.field_changes), o.details === null ? null : JSON.stringify(o.details),
+    newId('operation'),
+    syncId,
+    o.record_id,
+    o.table_pair,
+    o.side,
+    o.table_id,
+    o.table_name,
+    o.record_remote_id,
+    o.record_name,
+    o.action,
+    o.trigger,
+    fieldChangesJson(o.field_changes),
+    o.details === null ? null : JSON.stringify(o.details),
   ]);
   if (await copyIn(db, 'operations', OPERATION_COLUMNS, copied, OPERATION_PLAIN)) return;
   const rows = operations.map((operation) => ({ ...operation, id: newId('operation') }));

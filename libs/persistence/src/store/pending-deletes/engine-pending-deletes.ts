@@ -5,7 +5,8 @@
 import type { SideName } from '@lockstep/domain';
 import type { Db } from '../db';
 
-const IGNORED_SQL = `SELECT record_id FROM pending_deletes WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'ignored'`;
+const IGNORED_SQL = `
+  SELECT record_id FROM pending_deletes WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'ignored'`;
 
 /** Those of these records whose held delete a person chose to ignore. */
 export async function ignoredDeleteRecordIds(db: Db, syncId: string, recordIds: string[]): Promise<string[]> {
@@ -14,11 +15,13 @@ export async function ignoredDeleteRecordIds(db: Db, syncId: string, recordIds: 
 }
 
 const HOLD_SQL = `
-  INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side) VALUES ($1, $2, $3, $4, $5, $6)
+  INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side) VALUES ($1,
+     $2, $3, $4, $5, $6)
   ON CONFLICT (sync_id, record_id) WHERE state IN ('awaiting_review', 'ignored') DO NOTHING RETURNING id`;
 
 const DETECTED_SQL = `
-  INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`;
+  INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3,
+     'detected', 'engine')`;
 
 /**
  * A delete held for review: the copy on `missingSide` is gone, the one on `deleteFromSide` awaits a person's
@@ -26,7 +29,14 @@ const DETECTED_SQL = `
  */
 export async function holdDelete(
   db: Db,
-  hold: { id: string; syncId: string; recordId: string; pair: number; missingSide: SideName; deleteFromSide: SideName },
+  hold: {
+    id: string;
+    syncId: string;
+    recordId: string;
+    pair: number;
+    missingSide: SideName;
+    deleteFromSide: SideName;
+  },
 ): Promise<void> {
   const inserted: { id: string }[] = await db.query(HOLD_SQL, [
     hold.id,

@@ -44,11 +44,16 @@ function isoTime(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-const LINK_COLUMNS = `id, service_id::text AS service_id, table_pair, name, left_remote_id, right_remote_id, left_shadow, ${RIGHT_SHADOW} AS right_shadow, left_hash, right_hash,
-  left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending,
-  ${isoTime('left_changed_at')} AS left_changed_at, ${isoTime('right_changed_at')} AS right_changed_at`;
+const LINK_COLUMNS = `
+  id, service_id::text AS service_id, table_pair, name, left_remote_id, right_remote_id,
+  left_shadow, ${RIGHT_SHADOW} AS right_shadow, left_hash, right_hash,
+  left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead,
+  create_pending, ${isoTime('left_changed_at')} AS left_changed_at, ${isoTime('right_changed_at')} AS right_changed_at`;
 
-export function remoteOf(link: Pick<LinkRow, 'left_remote_id' | 'right_remote_id'>, side: SideName): string | null {
+export function remoteOf(
+  link: Pick<LinkRow, 'left_remote_id' | 'right_remote_id'>,
+  side: SideName,
+): string | null {
   return side === 'left' ? link.left_remote_id : link.right_remote_id;
 }
 
@@ -79,7 +84,12 @@ export async function loadLinks(
   right: string[],
   serviceIds: { own: string[]; unplaced: string[] },
 ): Promise<LinkRow[]> {
-  if (left.length === 0 && right.length === 0 && serviceIds.own.length === 0 && serviceIds.unplaced.length === 0) {
+  if (
+    left.length === 0 &&
+    right.length === 0 &&
+    serviceIds.own.length === 0 &&
+    serviceIds.unplaced.length === 0
+  ) {
     return [];
   }
   // Only the conditions that can match (an empty list would still cost the planner an index scan).
@@ -107,19 +117,32 @@ export async function loadLinksById(db: Db, ids: string[]): Promise<LinkRow[]> {
 }
 
 const SAVE_LINKS_SQL = `
-  INSERT INTO record_links AS l (id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash,
-     left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead, create_pending, left_changed_at, right_changed_at, left_seen_at, right_seen_at, updated_at)
-  SELECT v.id, $2, v.table_pair, v.service_id::uuid, v.name, v.left_remote_id, v.right_remote_id, v.left_shadow, v.right_shadow, v.left_hash, v.right_hash,
-     v.left_deleted, v.right_deleted, v.left_filtered, v.right_filtered, v.left_sync_disabled, v.right_sync_disabled, v.dead, v.create_pending, v.left_changed_at, v.right_changed_at,
+  INSERT INTO record_links AS l (id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id,
+     left_shadow, right_shadow, left_hash, right_hash,
+     left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled,
+        dead, create_pending, left_changed_at, right_changed_at, left_seen_at, right_seen_at, updated_at)
+  SELECT v.id, $2, v.table_pair, v.service_id::uuid, v.name, v.left_remote_id, v.right_remote_id,
+     v.left_shadow, v.right_shadow, v.left_hash, v.right_hash,
+     v.left_deleted, v.right_deleted, v.left_filtered, v.right_filtered, v.left_sync_disabled,
+        v.right_sync_disabled, v.dead, v.create_pending, v.left_changed_at, v.right_changed_at,
      CASE WHEN v.left_seen THEN now() END, CASE WHEN v.right_seen THEN now() END, now()
-  FROM jsonb_to_recordset($1::jsonb) AS v(id text, table_pair integer, service_id text, name text, left_remote_id text, right_remote_id text, left_shadow json, right_shadow json,
-     left_hash text, right_hash text, left_deleted boolean, right_deleted boolean, left_filtered boolean, right_filtered boolean, left_sync_disabled boolean,
-     right_sync_disabled boolean, dead boolean, create_pending text, left_changed_at timestamptz, right_changed_at timestamptz, left_seen boolean, right_seen boolean)
-  ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, left_remote_id = EXCLUDED.left_remote_id, right_remote_id = EXCLUDED.right_remote_id,
-     left_shadow = EXCLUDED.left_shadow, right_shadow = EXCLUDED.right_shadow, left_hash = EXCLUDED.left_hash, right_hash = EXCLUDED.right_hash,
-     left_deleted = EXCLUDED.left_deleted, right_deleted = EXCLUDED.right_deleted, left_filtered = EXCLUDED.left_filtered, right_filtered = EXCLUDED.right_filtered,
-     left_sync_disabled = EXCLUDED.left_sync_disabled, right_sync_disabled = EXCLUDED.right_sync_disabled, dead = EXCLUDED.dead, create_pending = EXCLUDED.create_pending,
-     left_changed_at = EXCLUDED.left_changed_at, right_changed_at = EXCLUDED.right_changed_at, left_seen_at = COALESCE(EXCLUDED.left_seen_at, l.left_seen_at), right_seen_at = COALESCE(EXCLUDED.right_seen_at, l.right_seen_at), updated_at = now()`;
+  FROM jsonb_to_recordset($1::jsonb) AS v(id text, table_pair integer, service_id text, name text,
+     left_remote_id text, right_remote_id text, left_shadow json, right_shadow json,
+     left_hash text, right_hash text, left_deleted boolean, right_deleted boolean, left_filtered boolean,
+        right_filtered boolean, left_sync_disabled boolean,
+     right_sync_disabled boolean, dead boolean, create_pending text, left_changed_at timestamptz,
+        right_changed_at timestamptz, left_seen boolean, right_seen boolean)
+  ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, left_remote_id = EXCLUDED.left_remote_id,
+     right_remote_id = EXCLUDED.right_remote_id,
+     left_shadow = EXCLUDED.left_shadow, right_shadow = EXCLUDED.right_shadow, left_hash = EXCLUDED.left_hash,
+        right_hash = EXCLUDED.right_hash,
+     left_deleted = EXCLUDED.left_deleted, right_deleted = EXCLUDED.right_deleted,
+        left_filtered = EXCLUDED.left_filtered, right_filtered = EXCLUDED.right_filtered,
+     left_sync_disabled = EXCLUDED.left_sync_disabled, right_sync_disabled = EXCLUDED.right_sync_disabled,
+        dead = EXCLUDED.dead, create_pending = EXCLUDED.create_pending,
+     left_changed_at = EXCLUDED.left_changed_at, right_changed_at = EXCLUDED.right_changed_at,
+        left_seen_at = COALESCE(EXCLUDED.left_seen_at, l.left_seen_at),
+        right_seen_at = COALESCE(EXCLUDED.right_seen_at, l.right_seen_at), updated_at = now()`;
 
 /** Which links' records were seen on each side (their `<side>_seen_at` becomes the transaction's time). */
 export interface SeenLinks {
@@ -132,7 +155,11 @@ export async function saveLinks(db: Db, syncId: string, links: LinkRow[], seen: 
   if (links.length === 0) return;
   const seenLeft = new Set(seen.left);
   const seenRight = new Set(seen.right);
-  const rows = links.map((link) => ({ ...link, left_seen: seenLeft.has(link.id), right_seen: seenRight.has(link.id) }));
+  const rows = links.map((link) => ({
+    ...link,
+    left_seen: seenLeft.has(link.id),
+    right_seen: seenRight.has(link.id),
+  }));
   await db.query(SAVE_LINKS_SQL, [JSON.stringify(rows), syncId]);
 }
 
@@ -155,13 +182,39 @@ function serverNow(db: Db): Promise<string> {
 
 /** `created_at` and `updated_at` are left to their default, `now()`: the server parses no timestamp text for them. */
 const NEW_LINK_COLUMNS = [
-  'id', 'sync_id', 'table_pair', 'service_id', 'name', 'left_remote_id', 'right_remote_id', 'left_shadow', 'right_shadow',
-  'left_hash', 'right_hash', 'left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled',
-  'right_sync_disabled', 'dead', 'create_pending', 'left_changed_at', 'right_changed_at', 'left_seen_at', 'right_seen_at',
+  'id',
+  'sync_id',
+  'table_pair',
+  'service_id',
+  'name',
+  'left_remote_id',
+  'right_remote_id',
+  'left_shadow',
+  'right_shadow',
+  'left_hash',
+  'right_hash',
+  'left_deleted',
+  'right_deleted',
+  'left_filtered',
+  'right_filtered',
+  'left_sync_disabled',
+  'right_sync_disabled',
+  'dead',
+  'create_pending',
+  'left_changed_at',
+  'right_changed_at',
+  'left_seen_at',
+  'right_seen_at',
 ];
 
 const FLAG_COLUMNS: ReadonlySet<string> = new Set([
-  'left_deleted', 'right_deleted', 'left_filtered', 'right_filtered', 'left_sync_disabled', 'right_sync_disabled', 'dead',
+  'left_deleted',
+  'right_deleted',
+  'left_filtered',
+  'right_filtered',
+  'left_sync_disabled',
+  'right_sync_disabled',
+  'dead',
   'create_pending',
 ]);
 
@@ -169,21 +222,39 @@ const FLAG_COLUMNS: ReadonlySet<string> = new Set([
  * The same without the flags, `create_pending` and the change times, for links that hold their defaults there
  * (a plain initial create).
  */
-const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter((column) => !FLAG_COLUMNS.has(column) && !column.endsWith('_changed_at'));
+const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter(
+  (column) => !FLAG_COLUMNS.has(column) && !column.endsWith('_changed_at'),
+);
 
 /**
  * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes (base64url),
  * flags, and the server's time. Names, remote ids, shadows and service ids (a row may carry any text there) do.
  */
-const UNESCAPED_LINK_COLUMNS = ['id', 'sync_id', 'table_pair', 'left_hash', 'right_hash', ...FLAG_COLUMNS, 'left_seen_at', 'right_seen_at'];
+const UNESCAPED_LINK_COLUMNS = [
+  'id',
+  'sync_id',
+  'table_pair',
+  'left_hash',
+  'right_hash',
+  ...FLAG_COLUMNS,
+  'left_seen_at',
+  'right_seen_at',
+];
 const NEW_LINK_PLAIN = plainColumns(NEW_LINK_COLUMNS, UNESCAPED_LINK_COLUMNS);
 const PLAIN_LINK_PLAIN = plainColumns(PLAIN_LINK_COLUMNS, UNESCAPED_LINK_COLUMNS);
 
 function plain(link: LinkRow): boolean {
   return (
-    !link.left_deleted && !link.right_deleted && !link.left_filtered && !link.right_filtered &&
-    !link.left_sync_disabled && !link.right_sync_disabled && !link.dead && link.create_pending === null &&
-    link.left_changed_at === null && link.right_changed_at === null
+    !link.left_deleted &&
+    !link.right_deleted &&
+    !link.left_filtered &&
+    !link.right_filtered &&
+    !link.left_sync_disabled &&
+    !link.right_sync_disabled &&
+    !link.dead &&
+    link.create_pending === null &&
+    link.left_changed_at === null &&
+    link.right_changed_at === null
   );
 }
 
@@ -198,13 +269,33 @@ function copyRow(
   const left = link.left_shadow === null ? null : shadowJson(link.left_shadow);
   const right = link.right_shadow === null ? null : shadowJson(link.right_shadow);
   const head = [
-    link.id, syncId, link.table_pair, link.service_id, link.name, link.left_remote_id, link.right_remote_id, left,
-    right !== null && right === left ? SAME_AS_LEFT : right, link.left_hash, link.right_hash,
+    link.id,
+    syncId,
+    link.table_pair,
+    link.service_id,
+    link.name,
+    link.left_remote_id,
+    link.right_remote_id,
+    left,
+    right !== null && right === left ? SAME_AS_LEFT : right,
+    link.left_hash,
+    link.right_hash,
   ];
   if (narrow) return [...head, leftSeen, rightSeen];
   return [
-    ...head, link.left_deleted, link.right_deleted, link.left_filtered, link.right_filtered, link.left_sync_disabled,
-    link.right_sync_disabled, link.dead, link.create_pending, link.left_changed_at, link.right_changed_at, leftSeen, rightSeen,
+    ...head,
+    link.left_deleted,
+    link.right_deleted,
+    link.left_filtered,
+    link.right_filtered,
+    link.left_sync_disabled,
+    link.right_sync_disabled,
+    link.dead,
+    link.create_pending,
+    link.left_changed_at,
+    link.right_changed_at,
+    leftSeen,
+    rightSeen,
   ];
 }
 
@@ -230,7 +321,8 @@ export async function insertLinks(db: Db, syncId: string, links: LinkRow[], seen
 }
 
 const INSERT_CREATE_INTENTS_SQL = `
-  INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id, create_pending)
+  INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id,
+     create_pending)
   SELECT v.id, $1, v.table_pair, v.service_id::uuid, v.left_remote_id, v.right_remote_id, v.create_pending
   FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
     AS v(id, table_pair, service_id, left_remote_id, right_remote_id, create_pending)`;
@@ -245,7 +337,11 @@ const UPDATE_CREATE_INTENTS_SQL = `
  * its ids, its source copy's remote id and `create_pending` (the full row follows in the page's commit); an
  * existing link only gets `create_pending`. A narrow insert: a page of a thousand costs one round trip.
  */
-export async function saveCreateIntents(db: Db, syncId: string, intents: { link: LinkRow; isNew: boolean }[]): Promise<void> {
+export async function saveCreateIntents(
+  db: Db,
+  syncId: string,
+  intents: { link: LinkRow; isNew: boolean }[],
+): Promise<void> {
   const fresh = intents.filter((intent) => intent.isNew).map((intent) => intent.link);
   const existing = intents.filter((intent) => !intent.isNew).map((intent) => intent.link);
   if (fresh.length > 0) {
@@ -282,7 +378,8 @@ export async function forgetCopy(db: Db, linkId: string, missing: SideName): Pro
   );
 }
 
-const HAS_LINKS_SQL = `SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`;
+const HAS_LINKS_SQL = `
+  SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`;
 
 /** Whether the table pair has any link. */
 export async function hasLinks(db: Db, syncId: string, pair: number): Promise<boolean> {
@@ -290,7 +387,8 @@ export async function hasLinks(db: Db, syncId: string, pair: number): Promise<bo
   return rows[0]?.found === true;
 }
 
-const ANALYZE_LOOKUPS_SQL = `ANALYZE record_links (sync_id, table_pair, left_remote_id, right_remote_id, service_id)`;
+const ANALYZE_LOOKUPS_SQL = `
+  ANALYZE record_links (sync_id, table_pair, left_remote_id, right_remote_id, service_id)`;
 
 /**
  * Fresh statistics for the columns links are looked up by (a full ANALYZE would also sample the shadows), so
@@ -305,22 +403,34 @@ const SYNCED_RIGHT_SQL = `
   WHERE sync_id = $1 AND table_pair = $2 AND right_remote_id = ANY($3::text[]) AND right_shadow IS NOT NULL`;
 
 /** Those of these right-side records whose link holds a right shadow (synced already). */
-export async function syncedRightRemoteIds(db: Db, syncId: string, pair: number, remoteIds: string[]): Promise<string[]> {
+export async function syncedRightRemoteIds(
+  db: Db,
+  syncId: string,
+  pair: number,
+  remoteIds: string[],
+): Promise<string[]> {
   const rows: { right_remote_id: string }[] = await db.query(SYNCED_RIGHT_SQL, [syncId, pair, remoteIds]);
   return rows.map((row) => row.right_remote_id);
 }
 
 /** The side's copy of the record is gone (confirmed missing, or deleted by the engine). */
 export async function markDeleted(db: Db, linkId: string, side: SideName): Promise<void> {
-  await db.query(`UPDATE record_links SET ${side}_deleted = true, updated_at = now() WHERE id = $1`, [linkId]);
+  await db.query(`UPDATE record_links SET ${side}_deleted = true, updated_at = now() WHERE id = $1`, [
+    linkId,
+  ]);
 }
 
 /** The side's copy is gone, and when `dead` the link is dead too (nothing left to sync). */
-export async function markDeletedOrDead(db: Db, linkId: string, side: SideName, dead: boolean): Promise<void> {
-  await db.query(`UPDATE record_links SET ${side}_deleted = true, dead = dead OR $2, updated_at = now() WHERE id = $1`, [
-    linkId,
-    dead,
-  ]);
+export async function markDeletedOrDead(
+  db: Db,
+  linkId: string,
+  side: SideName,
+  dead: boolean,
+): Promise<void> {
+  await db.query(
+    `UPDATE record_links SET ${side}_deleted = true, dead = dead OR $2, updated_at = now() WHERE id = $1`,
+    [linkId, dead],
+  );
 }
 
 /** A link a full scan compared: its record's remote id, content hash and whether its copy was marked deleted. */
@@ -331,10 +441,17 @@ export interface SeenLink {
 }
 
 /** A full scan saw these records of the side: their links' seen time is now; returns what to compare. */
-export async function markSeen(db: Db, syncId: string, pair: number, side: SideName, remoteIds: string[]): Promise<SeenLink[]> {
+export async function markSeen(
+  db: Db,
+  syncId: string,
+  pair: number,
+  side: SideName,
+  remoteIds: string[],
+): Promise<SeenLink[]> {
   return returnedRows<SeenLink>(
     await db.query(
-      `UPDATE record_links SET ${side}_seen_at = now() WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[])
+      `UPDATE record_links SET ${side}_seen_at = now()
+       WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[])
        RETURNING ${side}_remote_id AS remote_id, ${side}_hash AS hash, ${side}_deleted AS deleted`,
       [syncId, pair, remoteIds],
     ),
@@ -342,9 +459,16 @@ export async function markSeen(db: Db, syncId: string, pair: number, side: SideN
 }
 
 /** The links of these records of the side whose copy there is not marked deleted. */
-export async function undeletedLinkIds(db: Db, syncId: string, pair: number, side: SideName, remoteIds: string[]): Promise<string[]> {
+export async function undeletedLinkIds(
+  db: Db,
+  syncId: string,
+  pair: number,
+  side: SideName,
+  remoteIds: string[],
+): Promise<string[]> {
   const rows: { id: string }[] = await db.query(
-    `SELECT id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[]) AND NOT ${side}_deleted`,
+    `SELECT id FROM record_links
+     WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[]) AND NOT ${side}_deleted`,
     [syncId, pair, remoteIds],
   );
   return rows.map((row) => row.id);
@@ -354,9 +478,16 @@ export async function undeletedLinkIds(db: Db, syncId: string, pair: number, sid
  * The links with a copy on the side (not marked deleted) that a full scan begun at `since` did not see, created
  * before it began.
  */
-export async function unseenLinkIds(db: Db, syncId: string, pair: number, side: SideName, since: string): Promise<string[]> {
+export async function unseenLinkIds(
+  db: Db,
+  syncId: string,
+  pair: number,
+  side: SideName,
+  since: string,
+): Promise<string[]> {
   const rows: { id: string }[] = await db.query(
-    `SELECT id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id IS NOT NULL AND NOT ${side}_deleted
+    `SELECT id FROM record_links
+     WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id IS NOT NULL AND NOT ${side}_deleted
        AND (${side}_seen_at IS NULL OR ${side}_seen_at < $3::timestamptz) AND created_at < $3::timestamptz`,
     [syncId, pair, since],
   );

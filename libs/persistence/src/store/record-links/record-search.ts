@@ -39,7 +39,9 @@ export interface SearchPairs {
   right: number[];
 }
 
-const RECORD_LINK_COLUMNS = `id, sync_id, table_pair, name, left_remote_id, right_remote_id, left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled`;
+const RECORD_LINK_COLUMNS = `
+  id, sync_id, table_pair, name, left_remote_id, right_remote_id, left_deleted, right_deleted,
+  left_filtered, right_filtered, left_sync_disabled, right_sync_disabled`;
 
 const LINK_SQL = `SELECT ${RECORD_LINK_COLUMNS} FROM record_links WHERE id = $1`;
 
@@ -49,9 +51,11 @@ export async function recordLink(db: Db, id: string): Promise<RecordLinkRow | nu
 }
 
 const BY_REMOTE_ID_SQL = `
-  SELECT ${RECORD_LINK_COLUMNS}, 'left' AS matched_side FROM record_links WHERE sync_id = $1 AND table_pair = ANY($2::int[]) AND left_remote_id = $4
+  SELECT ${RECORD_LINK_COLUMNS}, 'left' AS matched_side FROM record_links WHERE sync_id = $1
+     AND table_pair = ANY($2::int[]) AND left_remote_id = $4
   UNION ALL
-  SELECT ${RECORD_LINK_COLUMNS}, 'right' AS matched_side FROM record_links WHERE sync_id = $1 AND table_pair = ANY($3::int[]) AND right_remote_id = $4`;
+  SELECT ${RECORD_LINK_COLUMNS}, 'right' AS matched_side FROM record_links WHERE sync_id = $1
+     AND table_pair = ANY($3::int[]) AND right_remote_id = $4`;
 
 /** Links whose remote id on a side in scope equals `remoteId`, each once, with the side(s) that matched. */
 export async function recordLinksByRemoteId(
@@ -68,7 +72,11 @@ export async function recordLinksByRemoteId(
   ]);
   const seen = new Set<string>();
   return rows
-    .sort((a, b) => a.table_pair - b.table_pair || (a.matched_side === b.matched_side ? 0 : a.matched_side === 'left' ? -1 : 1))
+    .sort(
+      (a, b) =>
+        a.table_pair - b.table_pair ||
+        (a.matched_side === b.matched_side ? 0 : a.matched_side === 'left' ? -1 : 1),
+    )
     .filter((row) => (seen.has(row.id) ? false : (seen.add(row.id), true)));
 }
 
@@ -88,7 +96,8 @@ function byNameSql(where: string): string {
 
 const NAME_PREFIX_SQL = byNameSql(`lower(name) COLLATE "C" LIKE lower($4) || '%'`);
 const NAME_CONTAINS_SQL = byNameSql(
-  `lower(name) COLLATE "C" LIKE '%' || lower($4) || '%' AND NOT (lower(name) COLLATE "C" LIKE lower($4) || '%')`,
+  `lower(name) COLLATE "C" LIKE '%' || lower($4) || '%'
+     AND NOT (lower(name) COLLATE "C" LIKE lower($4) || '%')`,
 );
 const SEARCH_TIMEOUT_SQL = `SET LOCAL statement_timeout = ${SUBSTRING_TIMEOUT_MS}`;
 
@@ -106,7 +115,8 @@ export async function searchRecords(
   const { syncId, query, pairs, max } = input;
   const found: RecordMatchRow[] = [];
   const add = (rows: RecordMatchRow[]) => {
-    for (const row of rows) if (found.length < max && !found.some((hit) => hit.id === row.id)) found.push(row);
+    for (const row of rows)
+      if (found.length < max && !found.some((hit) => hit.id === row.id)) found.push(row);
   };
   if (isId('record', query)) {
     const link = await recordLink(db, query);
@@ -114,7 +124,12 @@ export async function searchRecords(
       add([{ ...link, matched_by: 'record_id', matched_side: null }]);
     }
   }
-  add((await recordLinksByRemoteId(db, syncId, query, pairs)).map((row) => ({ ...row, matched_by: 'remote_id' as const })));
+  add(
+    (await recordLinksByRemoteId(db, syncId, query, pairs)).map((row) => ({
+      ...row,
+      matched_by: 'remote_id' as const,
+    })),
+  );
   const pattern = likeLiteral(query);
   const byName = async (m: Db, sql: string): Promise<RecordMatchRow[]> => {
     const missing = max - found.length;
@@ -168,7 +183,12 @@ const OPERATIONS_SQL = `
   WHERE sync_id = $1 AND record_id = $2 ORDER BY occurred_at DESC, seq DESC LIMIT $3`;
 
 /** The most recent operations of the record (both sides), `limit + 1` to tell whether there are more. */
-export async function recordOperations(db: Db, syncId: string, recordId: string, limit: number): Promise<RecordOperationRow[]> {
+export async function recordOperations(
+  db: Db,
+  syncId: string,
+  recordId: string,
+  limit: number,
+): Promise<RecordOperationRow[]> {
   return db.query(OPERATIONS_SQL, [syncId, recordId, limit + 1]);
 }
 
@@ -188,7 +208,9 @@ export interface RecordIssueRow {
 }
 
 const OPEN_ISSUES_SQL = `
-  SELECT id, type, code, side, connector, message, remediation, table_id, table_name, first_seen_at, last_seen_at, occurrence_count FROM sync_issues
+  SELECT id, type, code, side, connector, message, remediation, table_id, table_name, first_seen_at, last_seen_at,
+         occurrence_count
+  FROM sync_issues
   WHERE sync_id = $1 AND record_id = $2 AND resolved_at IS NULL ORDER BY last_seen_at DESC, id DESC LIMIT 50`;
 
 /** The record's open issues, most recently seen first (at most 50). */
@@ -211,7 +233,11 @@ const OPEN_PENDING_DELETE_SQL = `
   WHERE sync_id = $1 AND record_id = $2 AND state IN ('awaiting_review', 'ignored')`;
 
 /** The record's held delete (awaiting review or ignored), if any. */
-export async function recordOpenPendingDelete(db: Db, syncId: string, recordId: string): Promise<RecordPendingDeleteRow | null> {
+export async function recordOpenPendingDelete(
+  db: Db,
+  syncId: string,
+  recordId: string,
+): Promise<RecordPendingDeleteRow | null> {
   const rows: RecordPendingDeleteRow[] = await db.query(OPEN_PENDING_DELETE_SQL, [syncId, recordId]);
   return rows[0] ?? null;
 }
@@ -231,6 +257,10 @@ const PENDING_DELETE_EVENTS_SQL = `
   WHERE sync_id = $1 AND record_id = $2 AND kind = ANY($3::text[]) ORDER BY at DESC, id DESC LIMIT 50`;
 
 /** The history of the record's held deletes, newest first (at most 50). */
-export async function recordPendingDeleteEvents(db: Db, syncId: string, recordId: string): Promise<RecordPendingDeleteEventRow[]> {
+export async function recordPendingDeleteEvents(
+  db: Db,
+  syncId: string,
+  recordId: string,
+): Promise<RecordPendingDeleteEventRow[]> {
   return db.query(PENDING_DELETE_EVENTS_SQL, [syncId, recordId, EVENT_KINDS]);
 }

@@ -19,8 +19,10 @@ export interface QueueEntry {
 const ENQUEUE_SQL = `
   INSERT INTO record_queue (sync_id, record_id, type, side, not_before, attempts)
   SELECT $1, v.record_id, v.type, v.side, now() + make_interval(secs => v.delay / 1000.0), v.attempts
-  FROM jsonb_to_recordset($2::jsonb) AS v(record_id text, type text, side text, delay integer, attempts integer)
-  WHERE NOT EXISTS (SELECT 1 FROM record_queue q WHERE q.record_id = v.record_id AND q.type = v.type AND q.side IS NOT DISTINCT FROM v.side)`;
+  FROM jsonb_to_recordset($2::jsonb) AS v(record_id text, type text, side text, delay integer,
+     attempts integer)
+  WHERE NOT EXISTS (SELECT 1 FROM record_queue q WHERE q.record_id = v.record_id AND q.type = v.type
+     AND q.side IS NOT DISTINCT FROM v.side)`;
 
 export async function enqueue(db: Db, syncId: string, entries: QueueEntry[]): Promise<void> {
   if (entries.length === 0) return;
@@ -36,7 +38,8 @@ export async function enqueue(db: Db, syncId: string, entries: QueueEntry[]): Pr
 
 const WAKE_DEFERRED_PUSHES_SQL = `
   UPDATE record_queue q SET not_before = now() FROM record_links l
-  WHERE q.sync_id = $1 AND q.type = 'push' AND q.attempts > 0 AND q.not_before > now() AND l.id = q.record_id AND l.table_pair = ANY($2::int[])`;
+  WHERE q.sync_id = $1 AND q.type = 'push' AND q.attempts > 0 AND q.not_before > now() AND l.id = q.record_id
+     AND l.table_pair = ANY($2::int[])`;
 
 /**
  * Deferred pushes (queued again with a backoff because a record they link to had no copy on the other side yet) of
@@ -72,7 +75,8 @@ export async function removeQueueEntries(db: Db, ids: string[]): Promise<void> {
   await db.query(REMOVE_ENTRIES_SQL, [ids]);
 }
 
-const NEXT_DUE_SQL = `SELECT extract(epoch FROM min(not_before) - now()) * 1000 AS wait FROM record_queue WHERE sync_id = $1`;
+const NEXT_DUE_SQL = `
+  SELECT extract(epoch FROM min(not_before) - now()) * 1000 AS wait FROM record_queue WHERE sync_id = $1`;
 
 /** Milliseconds until the sync's next queue entry is due (negative when one is due), or null for an empty queue. */
 export async function untilNextQueueEntry(db: Db, syncId: string): Promise<number | null> {
@@ -82,8 +86,10 @@ export async function untilNextQueueEntry(db: Db, syncId: string): Promise<numbe
 }
 
 const DUE_WORK_SQL = `
-  SELECT DISTINCT sync_id FROM record_queue WHERE sync_id = ANY($1::text[]) AND not_before <= now() AND attempts = 0
-  UNION SELECT DISTINCT sync_id FROM pending_deletes WHERE sync_id = ANY($1::text[]) AND requested_action IS NOT NULL AND applied_at IS NULL`;
+  SELECT DISTINCT sync_id FROM record_queue WHERE sync_id = ANY($1::text[]) AND not_before <= now()
+     AND attempts = 0
+  UNION SELECT DISTINCT sync_id FROM pending_deletes WHERE sync_id = ANY($1::text[])
+     AND requested_action IS NOT NULL AND applied_at IS NULL`;
 
 /**
  * Those of these syncs with work waiting: a due queue entry not yet tried, or a person's pending-delete decision
@@ -100,15 +106,22 @@ const QUEUE_REFETCH_SQL = `
   INSERT INTO record_queue (sync_id, record_id, type, side)
   SELECT $1, $2, 'refetch', $3
   WHERE NOT EXISTS (
-    SELECT 1 FROM record_queue q WHERE q.record_id = $2 AND q.type = 'refetch' AND q.side = $3 AND q.attempts = 0
-      AND NOT EXISTS (SELECT 1 FROM record_queue later WHERE later.record_id = $2 AND later.id > q.id AND later.type <> 'refetch'))`;
+    SELECT 1 FROM record_queue q WHERE q.record_id = $2 AND q.type = 'refetch' AND q.side = $3
+       AND q.attempts = 0
+      AND NOT EXISTS (SELECT 1 FROM record_queue later WHERE later.record_id = $2 AND later.id > q.id
+         AND later.type <> 'refetch'))`;
 
 /**
  * Queues a refetch of each side behind everything already queued for the record (the worker runs a
  * record's entries in id order). A refetch of that side already waiting at the end of the queue is enough,
  * so repeating the request adds nothing.
  */
-export async function queueRefetch(db: TransactionalDb, syncId: string, recordId: string, sides: SideName[]): Promise<void> {
+export async function queueRefetch(
+  db: TransactionalDb,
+  syncId: string,
+  recordId: string,
+  sides: SideName[],
+): Promise<void> {
   await db.transaction(async (m) => {
     // One request at a time per record, so two concurrent refetches cannot both see "nothing at the end".
     await m.query(REFETCH_LOCK_SQL, [recordId]);

@@ -15,10 +15,16 @@ export async function saveInitialSyncProgress(db: Db, syncId: string, progress: 
 }
 
 const TABLES_PREPARED_SQL = `
-  UPDATE sync_tables SET prepared_at = now() WHERE sync_id = $1 AND side = $2 AND remote_id = ANY($3::text[])`;
+  UPDATE sync_tables SET prepared_at = now() WHERE sync_id = $1 AND side = $2
+     AND remote_id = ANY($3::text[])`;
 
 /** These tables of the side were set up in the app (service id column, change capture). */
-export async function markTablesPrepared(db: Db, syncId: string, side: SideName, remoteIds: string[]): Promise<void> {
+export async function markTablesPrepared(
+  db: Db,
+  syncId: string,
+  side: SideName,
+  remoteIds: string[],
+): Promise<void> {
   await db.query(TABLES_PREPARED_SQL, [syncId, side, remoteIds]);
 }
 
@@ -50,7 +56,8 @@ export async function analyzeMatchKeys(db: Db): Promise<void> {
 }
 
 const RESOLVE_PREVIEW_ISSUES_SQL = `
-  UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'sync_preview' AND resolved_at IS NULL`;
+  UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'sync_preview'
+     AND resolved_at IS NULL`;
 
 /** The preview issues of an earlier preparation close (a new preview raises whatever still holds). */
 export async function resolvePreviewIssues(db: Db, syncId: string): Promise<void> {
@@ -71,7 +78,8 @@ export async function beginInitialSyncRun(db: Db, syncId: string): Promise<void>
 }
 
 const FINISH_RUN_SQL = `
-  UPDATE syncs SET initial_sync_phase = 'done', initial_sync_finished_at = now(), activating = false, updated_at = now()
+  UPDATE syncs SET initial_sync_phase = 'done', initial_sync_finished_at = now(), activating = false,
+     updated_at = now()
   WHERE id = $1 AND initial_sync_phase = 'running'`;
 
 /** Every pair is done: the sync is on, and its staged match keys go. */
@@ -100,12 +108,16 @@ export async function commitWithoutWaitingForDisk(tx: Db): Promise<void> {
  * sync may have left). The link stage links exactly the linkable pairs, so the preview counts them.
  */
 const KEY_PAIRS_SQL = `
-  k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r,
-               min(remote_id) FILTER (WHERE side = 'left') AS l_id, min(remote_id) FILTER (WHERE side = 'right') AS r_id
-        FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key),
+  k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l,
+     count(*) FILTER (WHERE side = 'right') AS r,
+               min(remote_id) FILTER (WHERE side = 'left') AS l_id,
+                  min(remote_id) FILTER (WHERE side = 'right') AS r_id
+        FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2
+           AND match_key IS NOT NULL GROUP BY match_key),
   p AS (SELECT l_id AS l, r_id AS r FROM k WHERE l = 1 AND r = 1),
   j AS (SELECT p.l, p.r, a.id AS a_id, b.id AS b_id,
-               (a.right_remote_id IS NULL OR a.right_remote_id = p.r) AND (b.left_remote_id IS NULL OR b.left_remote_id = p.l) AS linkable
+               (a.right_remote_id IS NULL OR a.right_remote_id = p.r) AND (b.left_remote_id IS NULL
+                  OR b.left_remote_id = p.l) AS linkable
         FROM p
         LEFT JOIN record_links a ON a.sync_id = $1 AND a.table_pair = $2 AND a.left_remote_id = p.l
         LEFT JOIN record_links b ON b.sync_id = $1 AND b.table_pair = $2 AND b.right_remote_id = p.r)`;
@@ -123,7 +135,8 @@ function classSql(side: SideName): string {
           FROM initial_sync_keys s
           LEFT JOIN j ON j.${side === 'left' ? 'l' : 'r'} = s.remote_id
           LEFT JOIN k kk ON kk.match_key = s.match_key
-          LEFT JOIN record_links x ON x.sync_id = $1 AND x.table_pair = $2 AND x.${own} = s.remote_id AND x.${other} IS NOT NULL
+          LEFT JOIN record_links x ON x.sync_id = $1 AND x.table_pair = $2 AND x.${own} = s.remote_id
+             AND x.${other} IS NOT NULL
           WHERE s.sync_id = $1 AND s.table_pair = $2 AND s.side = '${side}'`;
 }
 
@@ -136,10 +149,14 @@ export interface KeyPreview {
 }
 
 const UNLINKED_PREVIEW_SQL = `
-  WITH k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l, count(*) FILTER (WHERE side = 'right') AS r
-             FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY match_key)
-  SELECT count(*) FILTER (WHERE l = 1 AND r = 1) AS matched, count(*) FILTER (WHERE l > 1 OR r > 1) AS dup_keys,
-         coalesce(sum(l) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_left, coalesce(sum(r) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_right
+  WITH k AS (SELECT match_key, count(*) FILTER (WHERE side = 'left') AS l,
+     count(*) FILTER (WHERE side = 'right') AS r
+             FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2
+                AND match_key IS NOT NULL GROUP BY match_key)
+  SELECT count(*) FILTER (WHERE l = 1 AND r = 1) AS matched, count(*) FILTER (WHERE l > 1
+     OR r > 1) AS dup_keys,
+         coalesce(sum(l) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_left,
+            coalesce(sum(r) FILTER (WHERE l > 1 OR r > 1), 0) AS skipped_right
   FROM k`;
 
 /**
@@ -158,9 +175,12 @@ export async function unlinkedKeyPreview(db: Db, syncId: string, pair: number): 
 const LINKED_PREVIEW_SQL = `
   WITH ${KEY_PAIRS_SQL},
   c AS (${classSql('left')} UNION ALL ${classSql('right')})
-  SELECT (SELECT count(*) FROM j WHERE linkable) AS matched, (SELECT count(*) FROM k WHERE l > 1 OR r > 1) AS dup_keys,
-         count(*) FILTER (WHERE side = 'left' AND class = 'skipped') AS skipped_left, count(*) FILTER (WHERE side = 'right' AND class = 'skipped') AS skipped_right,
-         count(*) FILTER (WHERE side = 'left' AND class = 'create') AS create_left, count(*) FILTER (WHERE side = 'right' AND class = 'create') AS create_right
+  SELECT (SELECT count(*) FROM j WHERE linkable) AS matched, (SELECT count(*) FROM k WHERE l > 1
+     OR r > 1) AS dup_keys,
+         count(*) FILTER (WHERE side = 'left' AND class = 'skipped') AS skipped_left,
+            count(*) FILTER (WHERE side = 'right' AND class = 'skipped') AS skipped_right,
+         count(*) FILTER (WHERE side = 'left' AND class = 'create') AS create_left,
+            count(*) FILTER (WHERE side = 'right' AND class = 'create') AS create_right
   FROM c`;
 
 /**
@@ -198,15 +218,18 @@ const RESOLVE_MATCHED_ISSUES_SQL = `
   UPDATE sync_issues SET resolved_at = now() WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL
     AND record_id IN (SELECT a_id FROM (${OPEN_PAIRS_SQL}) o UNION SELECT b_id FROM (${OPEN_PAIRS_SQL}) o)`;
 
-const DROP_RIGHT_LINKS_SQL = `DELETE FROM record_links WHERE id IN (SELECT b_id FROM (${OPEN_PAIRS_SQL}) o WHERE a_id IS NOT NULL)`;
+const DROP_RIGHT_LINKS_SQL = `
+  DELETE FROM record_links WHERE id IN (SELECT b_id FROM (${OPEN_PAIRS_SQL}) o WHERE a_id IS NOT NULL)`;
 
-const CLEARED = `left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL, updated_at = now()`;
+const CLEARED = `
+  left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL, updated_at = now()`;
 
 const JOIN_LEFT_LINKS_SQL = `
   UPDATE record_links x SET right_remote_id = o.r, ${CLEARED} FROM (${OPEN_PAIRS_SQL}) o WHERE x.id = o.a_id`;
 
 const JOIN_RIGHT_LINKS_SQL = `
-  UPDATE record_links x SET left_remote_id = o.l, ${CLEARED} FROM (${OPEN_PAIRS_SQL}) o WHERE x.id = o.b_id AND o.a_id IS NULL`;
+  UPDATE record_links x SET left_remote_id = o.l, ${CLEARED} FROM (${OPEN_PAIRS_SQL}) o WHERE x.id = o.b_id
+     AND o.a_id IS NULL`;
 
 const LINK_NEW_PAIRS_SQL = `
   WITH ${KEY_PAIRS_SQL}
@@ -240,10 +263,14 @@ function skippedSql(side: SideName): string {
   const own = side === 'left' ? 'left_remote_id' : 'right_remote_id';
   const other = side === 'left' ? 'right_remote_id' : 'left_remote_id';
   return `
-    SELECT k.remote_id FROM initial_sync_keys k WHERE k.sync_id = $1 AND k.table_pair = $2 AND k.side = $3 AND k.remote_id = ANY($4::text[])
-      AND (k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2 AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)
-        OR EXISTS (SELECT 1 FROM initial_sync_keys o JOIN record_links x ON x.sync_id = $1 AND x.table_pair = $2 AND x.${other} = o.remote_id
-                   WHERE o.sync_id = $1 AND o.table_pair = $2 AND o.side <> $3 AND o.match_key = k.match_key AND x.${own} <> k.remote_id))`;
+    SELECT k.remote_id FROM initial_sync_keys k WHERE k.sync_id = $1 AND k.table_pair = $2 AND k.side = $3
+       AND k.remote_id = ANY($4::text[])
+      AND (k.match_key IN (SELECT match_key FROM initial_sync_keys WHERE sync_id = $1 AND table_pair = $2
+         AND match_key IS NOT NULL GROUP BY side, match_key HAVING count(*) > 1)
+        OR EXISTS (SELECT 1 FROM initial_sync_keys o JOIN record_links x ON x.sync_id = $1
+           AND x.table_pair = $2 AND x.${other} = o.remote_id
+                   WHERE o.sync_id = $1 AND o.table_pair = $2 AND o.side <> $3 AND o.match_key = k.match_key
+                      AND x.${own} <> k.remote_id))`;
 }
 
 const SKIPPED_SQL: Record<SideName, string> = { left: skippedSql('left'), right: skippedSql('right') };

@@ -7,7 +7,8 @@
 import type { Db } from '../db';
 import { returnedRows } from '../db';
 
-const RELEASE_OWNER_LEASES_SQL = `UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE owner = $1`;
+const RELEASE_OWNER_LEASES_SQL = `
+  UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE owner = $1`;
 
 /** Every lease this owner holds ends now (the worker shuts down). */
 export async function releaseLeasesOf(db: Db, owner: string): Promise<void> {
@@ -15,7 +16,8 @@ export async function releaseLeasesOf(db: Db, owner: string): Promise<void> {
 }
 
 const RELEASE_LEASE_SQL = `
-  UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE sync_id = $1 AND owner = $2 AND token = $3`;
+  UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE sync_id = $1 AND owner = $2
+     AND token = $3`;
 
 /** The lease of one sync ends now, when this owner still holds it with this token. */
 export async function releaseLease(db: Db, syncId: string, owner: string, token: string): Promise<void> {
@@ -27,8 +29,15 @@ const RENEW_LEASES_SQL = `
   WHERE owner = $1 AND sync_id = ANY($2::text[]) RETURNING sync_id`;
 
 /** Extends this owner's leases of these syncs by `ttlSeconds`; returns the syncs whose lease it still held. */
-export async function renewLeases(db: Db, owner: string, syncIds: string[], ttlSeconds: number): Promise<string[]> {
-  const rows = returnedRows<{ sync_id: string }>(await db.query(RENEW_LEASES_SQL, [owner, syncIds, ttlSeconds]));
+export async function renewLeases(
+  db: Db,
+  owner: string,
+  syncIds: string[],
+  ttlSeconds: number,
+): Promise<string[]> {
+  const rows = returnedRows<{ sync_id: string }>(
+    await db.query(RENEW_LEASES_SQL, [owner, syncIds, ttlSeconds]),
+  );
   return rows.map((row) => row.sync_id);
 }
 
@@ -47,7 +56,8 @@ export async function takeWakeRequests(db: Db, owner: string, syncIds: string[])
 
 const LEASABLE_SYNCS_SQL = `
   SELECT s.id FROM syncs s LEFT JOIN sync_leases l ON l.sync_id = s.id
-  WHERE s.status = 'active' AND s.deleted_at IS NULL AND (l.sync_id IS NULL OR l.expires_at < now()) AND NOT (s.id = ANY($1::text[]))
+  WHERE s.status = 'active' AND s.deleted_at IS NULL AND (l.sync_id IS NULL OR l.expires_at < now())
+     AND NOT (s.id = ANY($1::text[]))
     AND ($3::text IS NULL OR s.account_id = $3)
   ORDER BY s.id LIMIT $2`;
 
@@ -59,18 +69,29 @@ export async function leasableSyncs(
   db: Db,
   input: { exclude: string[]; limit: number; accountId: string | null },
 ): Promise<string[]> {
-  const rows: { id: string }[] = await db.query(LEASABLE_SYNCS_SQL, [input.exclude, input.limit, input.accountId]);
+  const rows: { id: string }[] = await db.query(LEASABLE_SYNCS_SQL, [
+    input.exclude,
+    input.limit,
+    input.accountId,
+  ]);
   return rows.map((row) => row.id);
 }
 
 const CLAIM_LEASE_SQL = `
-  INSERT INTO sync_leases (sync_id, owner, token, expires_at) VALUES ($1, $2, 1, now() + make_interval(secs => $3))
-  ON CONFLICT (sync_id) DO UPDATE SET owner = EXCLUDED.owner, token = sync_leases.token + 1, expires_at = EXCLUDED.expires_at
+  INSERT INTO sync_leases (sync_id, owner, token, expires_at) VALUES ($1, $2, 1,
+     now() + make_interval(secs => $3))
+  ON CONFLICT (sync_id) DO UPDATE SET owner = EXCLUDED.owner, token = sync_leases.token + 1,
+     expires_at = EXCLUDED.expires_at
     WHERE sync_leases.expires_at < now()
   RETURNING token::text AS token`;
 
 /** Takes the lease of a sync nobody holds (or whose lease expired); its fencing token, or null when taken. */
-export async function claimLease(db: Db, syncId: string, owner: string, ttlSeconds: number): Promise<string | null> {
+export async function claimLease(
+  db: Db,
+  syncId: string,
+  owner: string,
+  ttlSeconds: number,
+): Promise<string | null> {
   const rows: { token: string }[] = await db.query(CLAIM_LEASE_SQL, [syncId, owner, ttlSeconds]);
   return rows[0]?.token ?? null;
 }

@@ -28,7 +28,10 @@ const FIELDS_SQL = `
   FROM sync_fields f JOIN sync_tables t ON t.id = f.table_id WHERE t.sync_id = $1`;
 
 /** The sync's tables (both sides) and their fields, as the schema cache holds them. */
-export async function planSchema(db: Db, syncId: string): Promise<{ tables: PlanTableRow[]; fields: PlanFieldRow[] }> {
+export async function planSchema(
+  db: Db,
+  syncId: string,
+): Promise<{ tables: PlanTableRow[]; fields: PlanFieldRow[] }> {
   const tables: PlanTableRow[] = await db.query(TABLES_SQL, [syncId]);
   const fields: PlanFieldRow[] = await db.query(FIELDS_SQL, [syncId]);
   return { tables, fields };
@@ -48,7 +51,8 @@ export async function syncState(db: Db, syncId: string): Promise<SyncStateRow | 
   return rows[0] ?? null;
 }
 
-const ACTIVE_SQL = `SELECT id FROM syncs WHERE id = ANY($1::text[]) AND status = 'active' AND deleted_at IS NULL`;
+const ACTIVE_SQL = `
+  SELECT id FROM syncs WHERE id = ANY($1::text[]) AND status = 'active' AND deleted_at IS NULL`;
 
 /** Those of these syncs that are active and not deleted. */
 export async function activeSyncIds(db: Db, syncIds: string[]): Promise<string[]> {

@@ -23,19 +23,31 @@ export async function loadTableCheckpoints(db: Db, syncId: string): Promise<Tabl
 }
 
 const SAVE_CHECKPOINTS_SQL = `
-  UPDATE sync_sides SET checkpoint = jsonb_set(coalesce(checkpoint, '{}'::jsonb), '{tables}', $3::jsonb), last_polled_at = now(), polling_state = 'idle'
+  UPDATE sync_sides SET checkpoint = jsonb_set(coalesce(checkpoint, '{}'::jsonb), '{tables}', $3::jsonb),
+     last_polled_at = now(), polling_state = 'idle'
   WHERE sync_id = $1 AND side = $2`;
 
 /** Both sides' table checkpoints after a poll (the side is idle again). */
-export async function saveTableCheckpoints(db: Db, syncId: string, checkpoints: TableCheckpoints): Promise<void> {
-  for (const side of SIDES) await db.query(SAVE_CHECKPOINTS_SQL, [syncId, side, JSON.stringify(checkpoints[side])]);
+export async function saveTableCheckpoints(
+  db: Db,
+  syncId: string,
+  checkpoints: TableCheckpoints,
+): Promise<void> {
+  for (const side of SIDES)
+    await db.query(SAVE_CHECKPOINTS_SQL, [syncId, side, JSON.stringify(checkpoints[side])]);
 }
 
 const START_CHANGE_FEED_SQL = `
-  UPDATE sync_sides SET checkpoint = $3, change_detection = 'change_feed', updated_at = now() WHERE sync_id = $1 AND side = $2`;
+  UPDATE sync_sides SET checkpoint = $3, change_detection = 'change_feed', updated_at = now()
+     WHERE sync_id = $1 AND side = $2`;
 
 /** The side's changes are read from its change feed from these checkpoints on (taken before an initial sync). */
-export async function startChangeFeed(db: Db, syncId: string, side: SideName, tables: Record<string, string>): Promise<void> {
+export async function startChangeFeed(
+  db: Db,
+  syncId: string,
+  side: SideName,
+  tables: Record<string, string>,
+): Promise<void> {
   await db.query(START_CHANGE_FEED_SQL, [syncId, side, JSON.stringify({ tables })]);
 }
 
