@@ -27,8 +27,6 @@ import {
   unappliedDeleteDecisions,
 } from '@lockstep/persistence';
 
-type QueueRow = QueueHead;
-
 const SIDES: SideName[] = ['left', 'right'];
 const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
 
@@ -39,7 +37,7 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   if (batch.length === 0) return 0;
   const links = await loadLinksById(ctx.db, batch.map((row) => row.record_id));
   const linkById = new Map(links.map((link) => [link.id, link]));
-  const byPair = new Map<number, QueueRow[]>();
+  const byPair = new Map<number, QueueHead[]>();
   for (const row of batch) {
     const link = linkById.get(row.record_id);
     if (!link) continue;
@@ -58,7 +56,7 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   return batch.length;
 }
 
-async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueRow[], linkById: Map<string, LinkRow>): Promise<void> {
+async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueHead[], linkById: Map<string, LinkRow>): Promise<void> {
   // Read every copy the entries need, once per side.
   const reads: Record<SideName, Map<string, SourceRecord>> = { left: new Map(), right: new Map() };
   for (const side of SIDES) {
