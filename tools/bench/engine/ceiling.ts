@@ -9,8 +9,9 @@
  *   service id column, as the raw write's table is; PostgreSQL by `COPY`, MariaDB by a multi-row `INSERT`.
  * - Store rows: pages of 1,000 (`ENGINE_PAGE_SIZE`), each page's links and operations by `COPY` in one
  *   transaction with `synchronous_commit = off`, in the columns and the text form `insertLinks` and
- *   `insertOperations` use (apps/worker/src/engine/store.ts), into the migrated service store. The pages go
- *   over one store connection, or over two taking turns (the engine has up to two page commits under way).
+ *   `insertOperations` use (libs/persistence/src/store: record-links, operations), into the migrated service
+ *   store. The pages go over one store connection, or over two taking turns (the engine has up to two page
+ *   commits under way).
  * - The target writes and the store writes run at the same time, each on its own connection.
  *
  * The rows are under a sync id of their own and deleted afterwards (then the two tables are vacuumed), and the

@@ -1,26 +1,6 @@
 import type { OperationDto, OperationListItemDto } from '@lockstep/contracts';
-import type { FieldChange, SideName } from '@lockstep/persistence';
+import type { OperationReadRow as OperationRow } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
-
-/** An `operations` row as the service reads it (`field_changes` only for the single form). */
-export interface OperationRow {
-  id: string;
-  seq: string;
-  sync_id: string;
-  record_id: string | null;
-  side: SideName | null;
-  table_id: string | null;
-  table_name: string | null;
-  record_remote_id: string | null;
-  record_name: string | null;
-  action: string;
-  trigger: 'push' | 'poll';
-  details: Record<string, unknown> | null;
-  occurred_at: Date;
-  /** `occurred_at` in full precision (microseconds), for the keyset cursor. */
-  occurred_key: string;
-  field_changes?: FieldChange[];
-}
 
 /** The list form (spec 2.10): no `field_changes`, `record.url` null. */
 export function toOperationListItem(row: OperationRow, links: SyncLinks): OperationListItemDto {

@@ -3,14 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, type OperationDto, type OperationListDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { SyncTableEntity } from '@lockstep/persistence';
+import { accountOperation, listOperations, SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sinceParam, tableParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { resolveTableRef } from '../schema/table-ref';
 import { SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
-import { type OperationRow, toOperationDto, toOperationListItem } from './operations.mapper';
+import { toOperationDto, toOperationListItem } from './operations.mapper';
 
 export const OPERATIONS_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };
 
@@ -22,10 +22,6 @@ export interface OperationsQuery {
   limit?: unknown;
   cursor?: unknown;
 }
-
-/** Columns of both forms; `occurred_key` is `occurred_at` with its microseconds, for the keyset cursor. */
-const COLUMNS = `o.id, o.seq::text AS seq, o.sync_id, o.record_id, o.side, o.table_id, o.table_name, o.record_remote_id, o.record_name, o.action, o.trigger,
-  o.details, o.occurred_at, to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_key`;
 
 /** Optional `record`: a `rec_` id (`invalid_request` otherwise; the spec has no code of its own for it). */
 function recordParam(raw: unknown): string | undefined {
@@ -60,14 +56,14 @@ export class OperationsService {
     await this.access.load(auth, syncId);
     const tableId = tableRef === undefined ? undefined : await this.resolveTable(syncId, tableRef);
 
-    const params: unknown[] = [syncId];
-    const where = ['o.sync_id = $1'];
-    const bind = (value: unknown) => `$${params.push(value)}`;
-    if (tableId !== undefined) where.push(`o.table_id = ${bind(tableId)}`);
-    if (recordId !== undefined) where.push(`o.record_id = ${bind(recordId)}`);
-    if (since !== undefined) where.push(`o.occurred_at >= ${bind(since.toISOString())}::timestamptz`);
-    if (position) where.push(`(o.occurred_at, o.seq) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::bigint)`);
-    const rows: OperationRow[] = await this.db.query(`SELECT ${COLUMNS} FROM operations o WHERE ${where.join(' AND ')} ORDER BY o.occurred_at DESC, o.seq DESC LIMIT ${bind(limit + 1)}`, params);
+    const rows = await listOperations(this.db, {
+      syncId,
+      tableId,
+      recordId,
+      since,
+      before: position ? { occurredKey: position.createdAt, seq: position.id } : undefined,
+      limit: limit + 1,
+    });
     return this.cursors.page(
       rows,
       limit,
@@ -81,12 +77,7 @@ export class OperationsService {
   async get(auth: AuthContext, id: string): Promise<OperationDto> {
     const notFound = () => new DomainError(ErrorCode.NotFound, `No operation ${String(id).slice(0, 100)}.`);
     if (!isId('operation', id)) throw notFound();
-    const rows: OperationRow[] = await this.db.query(
-      `SELECT ${COLUMNS}, o.field_changes FROM operations o JOIN syncs s ON s.id = o.sync_id
-       WHERE o.id = $1 AND s.account_id = $2 AND s.deleted_at IS NULL AND ($3::text IS NULL OR s.id = $3)`,
-      [id, auth.accountId, auth.syncId],
-    );
-    const row = rows[0];
+    const row = await accountOperation(this.db, { id, accountId: auth.accountId, syncId: auth.syncId });
     if (!row) throw notFound();
     return toOperationDto(row, this.links);
   }

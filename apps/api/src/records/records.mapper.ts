@@ -1,13 +1,20 @@
 import type { PendingDeleteEventDto, QueuedOperationDto, RecordCopyDto, RecordHitCopyDto, RecordHitDto, RecordIssueDto, RecordOperationDto, RecordQueueEntryDto, RecordStatusDto, RecordTablesDto } from '@lockstep/contracts';
-import type { SideName } from '@lockstep/persistence';
 import { type PendingDeleteListRow, toPendingDeleteDto } from '../pending-deletes/pending-deletes.mapper';
 import { SIDES } from '../syncs/sync-access';
 import type { SyncLinks } from '../syncs/sync-links';
 import type { PairTables } from './record-tables';
-import type { IssueRow, LinkRow, MatchRow, OperationRow, PendingDeleteEventRow, PendingDeleteRow, QueueRow } from './records.repository';
-
-const remoteOf = (link: LinkRow, side: SideName) => (side === 'left' ? link.left_remote_id : link.right_remote_id);
-const deletedOn = (link: LinkRow, side: SideName) => (side === 'left' ? link.left_deleted : link.right_deleted);
+import {
+  deletedOn,
+  remoteOf,
+  type RecordIssueRow as IssueRow,
+  type RecordLinkRow as LinkRow,
+  type RecordMatchRow as MatchRow,
+  type RecordOperationRow as OperationRow,
+  type RecordPendingDeleteEventRow as PendingDeleteEventRow,
+  type RecordPendingDeleteRow as PendingDeleteRow,
+  type RecordQueueRow as QueueRow,
+  type SideName,
+} from '@lockstep/persistence';
 
 /** A side holds a copy while it has a remote id and the copy is not deleted there. */
 export function hasCopy(link: LinkRow, side: SideName): boolean {

@@ -7,7 +7,7 @@ import {
   type RefetchResultDto,
 } from '@lockstep/contracts';
 import { ID_PREFIX, isId } from '@lockstep/domain';
-import type { SideName } from '@lockstep/persistence';
+import type { RecordLinkRow as LinkRow, SideName } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sideParam, tableParam } from '../common/http/query-params';
 import { type LimitRule, parseLimit } from '../common/pagination/cursor.service';
@@ -15,7 +15,7 @@ import { type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
 import { type PairTables, RecordTables } from './record-tables';
 import { hasCopy, toHitDto, toStatusDto } from './records.mapper';
-import { type LinkRow, RecordsRepository } from './records.repository';
+import { RecordsRepository } from './records.repository';
 
 /** Record search is capped, not paginated (spec 4.6, 8). */
 export const SEARCH_LIMIT: LimitRule = { min: 1, max: 25, default: 10 };

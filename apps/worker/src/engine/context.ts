@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { SideName } from '@lockstep/domain';
 import type { SideSession } from './side-session';
 import type { SyncPlan } from './plan';
-import type { Db } from './store';
+import type { Db } from '@lockstep/persistence';
 
 export class StopSync extends Error {
   constructor(reason: string) {

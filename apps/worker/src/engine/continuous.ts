@@ -10,27 +10,24 @@ import type { ChangeBatch } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { type PairPlan, sideEnd, fieldEnd } from './plan';
 import { type Observation, reconcile } from './reconcile';
-import { contentHash, type Db, enqueue, returnedRows } from './store';
+import {
+  contentHash,
+  enqueue,
+  loadTableCheckpoints,
+  markSeen,
+  noteChangeDetected,
+  saveTableCheckpoints,
+  type TableCheckpoints,
+  undeletedLinkIds,
+  unseenLinkIds,
+} from '@lockstep/persistence';
 
 const SIDES: SideName[] = ['left', 'right'];
 
-export type Checkpoints = Record<SideName, Record<string, string>>;
+export type Checkpoints = TableCheckpoints;
 
 export async function loadCheckpoints(ctx: EngineContext): Promise<Checkpoints> {
-  const rows: { side: SideName; checkpoint: { tables?: Record<string, string> } | null }[] = await ctx.db.query(`SELECT side, checkpoint FROM sync_sides WHERE sync_id = $1`, [ctx.syncId]);
-  const result: Checkpoints = { left: {}, right: {} };
-  for (const row of rows) result[row.side] = { ...(row.checkpoint?.tables ?? {}) };
-  return result;
-}
-
-async function saveCheckpoints(tx: Db, syncId: string, checkpoints: Checkpoints): Promise<void> {
-  for (const side of SIDES) {
-    await tx.query(`UPDATE sync_sides SET checkpoint = jsonb_set(coalesce(checkpoint, '{}'::jsonb), '{tables}', $3::jsonb), last_polled_at = now(), polling_state = 'idle' WHERE sync_id = $1 AND side = $2`, [
-      syncId,
-      side,
-      JSON.stringify(checkpoints[side]),
-    ]);
-  }
+  return loadTableCheckpoints(ctx.db, ctx.syncId);
 }
 
 /** Reads and applies every waiting change; returns the number of changes seen. */
@@ -71,14 +68,11 @@ export async function pollChanges(ctx: EngineContext, checkpoints: Checkpoints):
             for (const side of SIDES) {
               const ids = deleted[side].filter((id) => !observedIds.has(`${side}:${id}`));
               if (ids.length === 0) continue;
-              const links: { id: string }[] = await tx.query(
-                `SELECT id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[]) AND NOT ${side}_deleted`,
-                [ctx.syncId, pair.index, ids],
-              );
-              await enqueue(tx, ctx.syncId, links.map((link) => ({ recordId: link.id, type: 'verify_delete', side })));
+              const links = await undeletedLinkIds(tx, ctx.syncId, pair.index, side, ids);
+              await enqueue(tx, ctx.syncId, links.map((id) => ({ recordId: id, type: 'verify_delete', side })));
             }
-            await tx.query(`UPDATE sync_sides SET last_change_detected_at = now() WHERE sync_id = $1`, [ctx.syncId]);
-            await saveCheckpoints(tx, ctx.syncId, next);
+            await noteChangeDetected(tx, ctx.syncId);
+            await saveTableCheckpoints(tx, ctx.syncId, next);
           },
         });
         checkpoints.left = next.left;
@@ -107,13 +101,7 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
   const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after: state.cursor, pageSize: ctx.pageSize }));
   const ids = page.records.map((record) => record.remoteId);
   if (ids.length > 0) {
-    const links = returnedRows<{ remote_id: string; hash: string | null; deleted: boolean }>(
-      await ctx.db.query(
-        `UPDATE record_links SET ${side}_seen_at = now() WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id = ANY($3::text[])
-         RETURNING ${side}_remote_id AS remote_id, ${side}_hash AS hash, ${side}_deleted AS deleted`,
-        [ctx.syncId, pair.index, ids],
-      ),
-    );
+    const links = await markSeen(ctx.db, ctx.syncId, pair.index, side, ids);
     const byId = new Map(links.map((link) => [link.remote_id, link]));
     const changed: Observation[] = [];
     for (const record of page.records) {
@@ -125,12 +113,8 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
   if (page.next) return { ...state, cursor: page.next };
   // Complete: only now may missing records be suspected, and each is read by id before it counts.
   await ctx.fenced(async (tx) => {
-    const missing: { id: string }[] = await tx.query(
-      `SELECT id FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND ${side}_remote_id IS NOT NULL AND NOT ${side}_deleted
-         AND (${side}_seen_at IS NULL OR ${side}_seen_at < $3::timestamptz) AND created_at < $3::timestamptz`,
-      [ctx.syncId, pair.index, state.startedAt],
-    );
-    await enqueue(tx, ctx.syncId, missing.map((link) => ({ recordId: link.id, type: 'verify_delete', side })));
+    const missing = await unseenLinkIds(tx, ctx.syncId, pair.index, side, state.startedAt);
+    await enqueue(tx, ctx.syncId, missing.map((id) => ({ recordId: id, type: 'verify_delete', side })));
   });
   return null;
 }

@@ -7,7 +7,18 @@ import { newId } from '@lockstep/domain';
 import type { EngineContext } from './context';
 import { type PairPlan, sideEnd } from './plan';
 import { retryableWriteError } from './write-errors';
-import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, remoteOf } from './store';
+import {
+  deletedOn,
+  holdDelete,
+  ignoredDeleteRecordIds,
+  insertOperations,
+  type LinkRow,
+  loadLinksById,
+  markDeleted,
+  markDeletedOrDead,
+  type OperationRow,
+  remoteOf,
+} from '@lockstep/persistence';
 
 const SIDES: SideName[] = ['left', 'right'];
 const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
@@ -16,11 +27,7 @@ const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left')
 export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, confirmed: { link: LinkRow; side: SideName }[]): Promise<void> {
   // Re-read the links: the reconcile above may have changed them.
   const fresh = new Map((await loadLinksById(ctx.db, confirmed.map((entry) => entry.link.id))).map((link) => [link.id, link]));
-  const ignored = new Set(
-    ((await ctx.db.query(`SELECT record_id FROM pending_deletes WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'ignored'`, [ctx.syncId, [...fresh.keys()]])) as { record_id: string }[]).map(
-      (row) => row.record_id,
-    ),
-  );
+  const ignored = new Set(await ignoredDeleteRecordIds(ctx.db, ctx.syncId, [...fresh.keys()]));
   const operations: OperationRow[] = [];
   const holds: { link: LinkRow; missing: SideName }[] = [];
   const deletes: { link: LinkRow; side: SideName }[] = [];
@@ -60,18 +67,17 @@ export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, 
     });
   }
   await ctx.fenced(async (tx) => {
-    for (const mark of marks) {
-      await tx.query(`UPDATE record_links SET ${mark.side}_deleted = true, dead = dead OR $2, updated_at = now() WHERE id = $1`, [mark.id, mark.dead]);
-    }
-    for (const entry of deleted) await tx.query(`UPDATE record_links SET ${entry.side}_deleted = true, updated_at = now() WHERE id = $1`, [entry.link.id]);
+    for (const mark of marks) await markDeletedOrDead(tx, mark.id, mark.side, mark.dead);
+    for (const entry of deleted) await markDeleted(tx, entry.link.id, entry.side);
     for (const hold of holds) {
-      const id = newId('pendingDelete');
-      const inserted: { id: string }[] = await tx.query(
-        `INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (sync_id, record_id) WHERE state IN ('awaiting_review', 'ignored') DO NOTHING RETURNING id`,
-        [id, ctx.syncId, hold.link.id, pair.index, hold.missing, other(hold.missing)],
-      );
-      if (inserted.length > 0) await tx.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`, [id, ctx.syncId, hold.link.id]);
+      await holdDelete(tx, {
+        id: newId('pendingDelete'),
+        syncId: ctx.syncId,
+        recordId: hold.link.id,
+        pair: pair.index,
+        missingSide: hold.missing,
+        deleteFromSide: other(hold.missing),
+      });
     }
     await insertOperations(tx, ctx.syncId, operations);
   });

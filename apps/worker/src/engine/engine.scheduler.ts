@@ -12,9 +12,18 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
-import { CredentialCipher } from '@lockstep/persistence';
+import {
+  activeSyncIds,
+  claimLease,
+  CredentialCipher,
+  leasableSyncs,
+  releaseLease,
+  releaseLeasesOf,
+  renewLeases,
+  syncsWithDueWork,
+  takeWakeRequests,
+} from '@lockstep/persistence';
 import { ChangeHub } from './change-hub';
-import { returnedRows } from './store';
 import { Rounds, SyncRunner } from './sync-runner';
 
 @Injectable()
@@ -50,7 +59,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     for (const runner of this.runners.values()) runner.stop();
     await Promise.all([...this.runners.values()].map((runner) => runner.done));
     // Released by expiring, not deleting: the next owner's fencing token continues from this one.
-    await this.db.query(`UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE owner = $1`, [this.owner]).catch(() => undefined);
+    await releaseLeasesOf(this.db, this.owner).catch(() => undefined);
     await this.hub.close();
   }
 
@@ -77,72 +86,64 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     this.ticking = true;
     this.again = false;
     try {
-      const ttl = this.config.ENGINE_LEASE_SECONDS;
-      // Forget runners that ended by themselves (paused, lease lost).
-      for (const [id, runner] of this.runners) {
-        if (runner.isStopped) {
-          this.runners.delete(id);
-          await this.db.query(`UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE sync_id = $1 AND owner = $2 AND token = $3`, [id, this.owner, runner.token]);
-        }
-      }
-      const mine = [...this.runners.keys()];
-      if (mine.length > 0) {
-        const renewed = returnedRows<{ sync_id: string }>(
-          await this.db.query(`UPDATE sync_leases SET expires_at = now() + make_interval(secs => $3) WHERE owner = $1 AND sync_id = ANY($2::text[]) RETURNING sync_id`, [this.owner, mine, ttl]),
-        );
-        const kept = new Set(renewed.map((row) => row.sync_id));
-        for (const id of mine) if (!kept.has(id)) this.runners.get(id)?.stop();
-        const active: { id: string }[] = await this.db.query(`SELECT id FROM syncs WHERE id = ANY($1::text[]) AND status = 'active' AND deleted_at IS NULL`, [mine]);
-        const still = new Set(active.map((row) => row.id));
-        for (const id of mine) if (!still.has(id)) this.runners.get(id)?.stop();
-        const due: { sync_id: string }[] = await this.db.query(
-          `SELECT DISTINCT sync_id FROM record_queue WHERE sync_id = ANY($1::text[]) AND not_before <= now() AND attempts = 0
-           UNION SELECT DISTINCT sync_id FROM pending_deletes WHERE sync_id = ANY($1::text[]) AND requested_action IS NOT NULL AND applied_at IS NULL`,
-          [mine],
-        );
-        for (const row of due) this.runners.get(row.sync_id)?.wake();
-        // A person retried a connection issue (`POST /sync/issues/{id}/retry`): try again now, not after the failure backoff.
-        const asked = returnedRows<{ sync_id: string }>(
-          await this.db.query(`UPDATE sync_leases SET wake_requested_at = NULL WHERE owner = $1 AND sync_id = ANY($2::text[]) AND wake_requested_at IS NOT NULL RETURNING sync_id`, [this.owner, mine]),
-        );
-        for (const row of asked) this.runners.get(row.sync_id)?.wake();
-      }
-      const room = this.config.ENGINE_MAX_SYNCS - this.runners.size;
-      if (room <= 0) return;
-      const candidates: { id: string }[] = await this.db.query(
-        `SELECT s.id FROM syncs s LEFT JOIN sync_leases l ON l.sync_id = s.id
-         WHERE s.status = 'active' AND s.deleted_at IS NULL AND (l.sync_id IS NULL OR l.expires_at < now()) AND NOT (s.id = ANY($1::text[]))
-           AND ($3::text IS NULL OR s.account_id = $3)
-         ORDER BY s.id LIMIT $2`,
-        [mine, room, this.config.ENGINE_ACCOUNT_ID ?? null],
-      );
-      for (const { id } of candidates) {
-        const claimed: { token: string }[] = await this.db.query(
-          `INSERT INTO sync_leases (sync_id, owner, token, expires_at) VALUES ($1, $2, 1, now() + make_interval(secs => $3))
-           ON CONFLICT (sync_id) DO UPDATE SET owner = EXCLUDED.owner, token = sync_leases.token + 1, expires_at = EXCLUDED.expires_at
-             WHERE sync_leases.expires_at < now()
-           RETURNING token::text AS token`,
-          [id, this.owner, ttl],
-        );
-        if (claimed.length === 0) continue;
-        const runner = new SyncRunner(id, claimed[0]!.token, this.db, this.cipher, this.hub, {
-          owner: this.owner,
-          egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
-          publicUrl: this.config.publicUrl,
-          pageSize: this.config.ENGINE_PAGE_SIZE,
-          writeBatch: this.config.ENGINE_WRITE_BATCH,
-          fullScanMs: this.config.ENGINE_FULL_SCAN_SECONDS * 1000,
-          safetyPollMs: 120_000,
-          rounds: this.rounds,
-        });
-        this.runners.set(id, runner);
-        this.logger.log({ syncId: id, token: claimed[0]!.token }, 'sync picked up');
-      }
+      await this.checkRunners();
+      await this.pickUpSyncs();
     } catch (error) {
       this.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'engine tick failed');
     } finally {
       this.ticking = false;
       if (this.again) void this.tick();
+    }
+  }
+
+  /**
+   * The runners this worker has: forgets the ones that ended by themselves, renews their leases, stops the ones
+   * whose sync was paused, deleted or taken over, and wakes the ones with work waiting.
+   */
+  private async checkRunners(): Promise<void> {
+    // Forget runners that ended by themselves (paused, lease lost).
+    for (const [id, runner] of this.runners) {
+      if (runner.isStopped) {
+        this.runners.delete(id);
+        await releaseLease(this.db, id, this.owner, runner.token);
+      }
+    }
+    const mine = [...this.runners.keys()];
+    if (mine.length === 0) return;
+    const kept = new Set(await renewLeases(this.db, this.owner, mine, this.config.ENGINE_LEASE_SECONDS));
+    for (const id of mine) if (!kept.has(id)) this.runners.get(id)?.stop();
+    const still = new Set(await activeSyncIds(this.db, mine));
+    for (const id of mine) if (!still.has(id)) this.runners.get(id)?.stop();
+    for (const id of await syncsWithDueWork(this.db, mine)) this.runners.get(id)?.wake();
+    // A person retried a connection issue (`POST /sync/issues/{id}/retry`): try again now, not after the failure backoff.
+    for (const id of await takeWakeRequests(this.db, this.owner, mine)) this.runners.get(id)?.wake();
+  }
+
+  /** Claims the leases of active syncs nobody runs, as many as this worker has room for, and starts their runners. */
+  private async pickUpSyncs(): Promise<void> {
+    const room = this.config.ENGINE_MAX_SYNCS - this.runners.size;
+    if (room <= 0) return;
+    const ttl = this.config.ENGINE_LEASE_SECONDS;
+    const candidates = await leasableSyncs(this.db, {
+      exclude: [...this.runners.keys()],
+      limit: room,
+      accountId: this.config.ENGINE_ACCOUNT_ID ?? null,
+    });
+    for (const id of candidates) {
+      const token = await claimLease(this.db, id, this.owner, ttl);
+      if (token === null) continue;
+      const runner = new SyncRunner(id, token, this.db, this.cipher, this.hub, {
+        owner: this.owner,
+        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+        publicUrl: this.config.publicUrl,
+        pageSize: this.config.ENGINE_PAGE_SIZE,
+        writeBatch: this.config.ENGINE_WRITE_BATCH,
+        fullScanMs: this.config.ENGINE_FULL_SCAN_SECONDS * 1000,
+        safetyPollMs: 120_000,
+        rounds: this.rounds,
+      });
+      this.runners.set(id, runner);
+      this.logger.log({ syncId: id, token }, 'sync picked up');
     }
   }
 }

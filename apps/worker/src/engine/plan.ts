@@ -21,7 +21,7 @@ import {
   type SyncEnabledField,
   type TypeClass,
 } from '@lockstep/domain';
-import type { StartOptions, SyncEntity } from '@lockstep/persistence';
+import { planSchema, type StartOptions, type SyncEntity } from '@lockstep/persistence';
 
 export interface FieldEnd {
   id: string;
@@ -83,12 +83,8 @@ const MATCHABLE: TypeClass[] = ['text', 'integer', 'decimal', 'uuid', 'date', 'd
 export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncPlan> {
   const parsed = parseMappings(sync.mappings);
   if (!parsed.ok) throw new Error(`stored mappings of ${sync.id} do not parse`);
-  const tables = (await db.query(`SELECT id, remote_id, name, read_only FROM sync_tables WHERE sync_id = $1`, [sync.id])) as { id: string; remote_id: string; name: string; read_only: boolean }[];
+  const { tables, fields } = await planSchema(db, sync.id);
   const tableById = new Map(tables.map((table) => [table.id, table]));
-  const fields = (await db.query(
-    `SELECT f.id, f.remote_id, f.name, f.type_class, f.type_details, f.read, f.write, f.is_primary, f.table_id FROM sync_fields f JOIN sync_tables t ON t.id = f.table_id WHERE t.sync_id = $1`,
-    [sync.id],
-  )) as { id: string; remote_id: string; name: string; type_class: TypeClass; type_details: Record<string, unknown> | null; read: boolean; write: boolean; is_primary: boolean; table_id: string }[];
   const fieldById = new Map(fields.map((field) => [field.id, field]));
   const stored = sync.mappings.tables as Record<string, unknown>[];
   const options: StartOptions = sync.startOptions ?? {};

@@ -35,7 +35,7 @@ import {
   shadowHash,
   shadowOf,
   wakeDeferredPushes,
-} from './store';
+} from '@lockstep/persistence';
 import { createdBySync, type IdScheme, initialServiceId } from './service-ids';
 import { isRetryableWriteError, retryableWriteError } from './write-errors';
 

@@ -9,15 +9,23 @@ import type { EngineContext } from './context';
 import { applyConfirmedDeletes, linkOperation as op } from './deletes';
 import { type PairPlan, sideEnd } from './plan';
 import { reconcile, retryableWriteError, type Observation } from './reconcile';
-import { deletedOn, insertOperations, type LinkRow, loadLinksById, type OperationRow, openRecordIssues, remoteOf, RIGHT_SHADOW } from './store';
-
-interface QueueRow {
-  id: string;
-  record_id: string;
-  type: 'push' | 'refetch' | 'verify_delete';
-  side: SideName | null;
-  attempts: number;
-}
+import {
+  type DeleteDecision,
+  deletedOn,
+  dueQueueHeads,
+  forgetCopy,
+  insertOperations,
+  type LinkRow,
+  loadLinksById,
+  markDecisionApplied,
+  markDeleted,
+  type OperationRow,
+  openRecordIssues,
+  type QueueHead,
+  remoteOf,
+  removeQueueEntries,
+  unappliedDeleteDecisions,
+} from '@lockstep/persistence';
 
 const SIDES: SideName[] = ['left', 'right'];
 const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
@@ -25,17 +33,11 @@ const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left')
 /** Runs due queue entries: the head of each record's queue only, so entries of one record run in order. */
 export async function processQueue(ctx: EngineContext, limit = 500): Promise<number> {
   // The head of each record's queue, when it is due (one statement).
-  const batch: QueueRow[] = await ctx.db.query(
-    `SELECT id, record_id, type, side, attempts FROM (
-       SELECT DISTINCT ON (q.record_id) q.id::text AS id, q.record_id, q.type, q.side, q.attempts, q.not_before
-       FROM record_queue q WHERE q.sync_id = $1 ORDER BY q.record_id, q.id) head
-     WHERE not_before <= now() LIMIT $2`,
-    [ctx.syncId, limit],
-  );
+  const batch = await dueQueueHeads(ctx.db, ctx.syncId, limit);
   if (batch.length === 0) return 0;
   const links = await loadLinksById(ctx.db, batch.map((row) => row.record_id));
   const linkById = new Map(links.map((link) => [link.id, link]));
-  const byPair = new Map<number, QueueRow[]>();
+  const byPair = new Map<number, QueueHead[]>();
   for (const row of batch) {
     const link = linkById.get(row.record_id);
     if (!link) continue;
@@ -46,7 +48,7 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   for (const [pairIndex, entries] of byPair) {
     const pair = ctx.plan.pairs[pairIndex];
     if (!pair) {
-      await ctx.fenced((tx) => tx.query(`DELETE FROM record_queue WHERE id = ANY($1::bigint[])`, [entries.map((entry) => entry.id)]));
+      await ctx.fenced((tx) => removeQueueEntries(tx, entries.map((entry) => entry.id)));
       continue;
     }
     await runEntries(ctx, pair, entries, linkById);
@@ -54,7 +56,7 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   return batch.length;
 }
 
-async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueRow[], linkById: Map<string, LinkRow>): Promise<void> {
+async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueHead[], linkById: Map<string, LinkRow>): Promise<void> {
   // Read every copy the entries need, once per side.
   const reads: Record<SideName, Map<string, SourceRecord>> = { left: new Map(), right: new Map() };
   for (const side of SIDES) {
@@ -89,18 +91,14 @@ async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueRow[
 
 /** A person approved (delete the surviving copy) or restored (re-create the missing copy) a held delete. */
 export async function applyDecisions(ctx: EngineContext): Promise<number> {
-  const rows: { id: string; record_id: string; table_pair: number; missing_side: SideName; delete_from_side: SideName; requested_action: 'approve' | 'restore' }[] = await ctx.db.query(
-    `SELECT id, record_id, table_pair, missing_side, delete_from_side, requested_action FROM pending_deletes
-     WHERE sync_id = $1 AND requested_action IS NOT NULL AND applied_at IS NULL ORDER BY decided_at LIMIT 200`,
-    [ctx.syncId],
-  );
+  const rows: DeleteDecision[] = await unappliedDeleteDecisions(ctx.db, ctx.syncId);
   if (rows.length === 0) return 0;
   const links = new Map((await loadLinksById(ctx.db, rows.map((row) => row.record_id))).map((link) => [link.id, link]));
   for (const row of rows) {
     const link = links.get(row.record_id);
     const pair = ctx.plan.pairs[row.table_pair];
     if (!link || !pair) {
-      await ctx.fenced((tx) => tx.query(`UPDATE pending_deletes SET applied_at = now() WHERE id = $1`, [row.id]));
+      await ctx.fenced((tx) => markDecisionApplied(tx, row.id));
       continue;
     }
     if (row.requested_action === 'approve') {
@@ -134,16 +132,14 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
         operations.push(op(pair, link, side, 'deleted', 'push', { approved: true }));
       }
       await ctx.fenced(async (tx) => {
-        await tx.query(`UPDATE record_links SET ${side}_deleted = true, updated_at = now() WHERE id = $1`, [link.id]);
-        await tx.query(`UPDATE pending_deletes SET applied_at = now() WHERE id = $1`, [row.id]);
+        await markDeleted(tx, link.id, side);
+        await markDecisionApplied(tx, row.id);
         await insertOperations(tx, ctx.syncId, operations);
       });
     } else {
       // Restore: forget the missing copy, then reconcile from the surviving one (which creates it again).
       const missing = row.missing_side;
-      await ctx.fenced((tx) =>
-        tx.query(`UPDATE record_links SET ${missing === 'left' ? `right_shadow = ${RIGHT_SHADOW}, ` : ''}${missing}_remote_id = NULL, ${missing}_shadow = NULL, ${missing}_hash = NULL, ${missing}_deleted = false, dead = false, service_id = gen_random_uuid(), updated_at = now() WHERE id = $1`, [link.id]),
-      );
+      await ctx.fenced((tx) => forgetCopy(tx, link.id, missing));
       const surviving = other(missing);
       const remoteId = remoteOf(link, surviving);
       const found = remoteId ? await ctx.sides[surviving].use((connection) => connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId])) : [];
@@ -151,7 +147,7 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
         ctx,
         pair,
         found.map((record) => ({ side: surviving, remoteId: record.remoteId, record, at: null })),
-        { initial: false, onCommit: (tx) => tx.query(`UPDATE pending_deletes SET applied_at = now() WHERE id = $1`, [row.id]) },
+        { initial: false, onCommit: (tx) => markDecisionApplied(tx, row.id) },
       );
     }
   }

@@ -18,7 +18,17 @@ import { buildPlan, sideEnd, type SyncPlan } from './plan';
 import { applyDecisions, processQueue } from './records';
 import { isRetryableWriteError } from './reconcile';
 import { type EgressSettings, SideSession } from './side-session';
-import { openSideIssue, resolveSideIssue, type Db } from './store';
+import {
+  type Db,
+  holdsLease,
+  markFullScan,
+  markPollingIdle,
+  openSideIssue,
+  resolveSideIssue,
+  storeNow,
+  syncState,
+  untilNextQueueEntry,
+} from '@lockstep/persistence';
 
 /** Bounds how many syncs of one worker do a round at once (and so how many app connections are open). */
 export class Rounds {
@@ -197,25 +207,25 @@ export class SyncRunner {
     work += await applyDecisions(ctx);
     if (this.nextScanAt === 0) this.nextScanAt = Date.now() + this.settings.fullScanMs;
     if (!this.scan && Date.now() >= this.nextScanAt) {
-      const startedAt = ((await this.db.query(`SELECT now()::text AS now`)) as { now: string }[])[0]!.now;
+      const startedAt = await storeNow(this.db);
       this.scanQueue = this.plan.pairs.flatMap((pair) => SIDES.map((side) => ({ pair: pair.index, side, cursor: null, startedAt })));
       this.scan = this.scanQueue.shift() ?? null;
-      await this.db.query(`UPDATE sync_sides SET polling_state = 'full_scan' WHERE sync_id = $1`, [this.syncId]);
+      await markFullScan(this.db, this.syncId);
     }
     if (this.scan) {
       this.scan = await fullScanStep(ctx, this.scan);
       if (!this.scan) this.scan = this.scanQueue.shift() ?? null;
       if (!this.scan) {
         this.nextScanAt = Date.now() + this.settings.fullScanMs;
-        await this.db.query(`UPDATE sync_sides SET polling_state = 'idle' WHERE sync_id = $1`, [this.syncId]);
+        await markPollingIdle(this.db, this.syncId);
       }
       work += 1;
     }
     await this.recovered();
     if (work > 0) return 0;
-    const queued = ((await this.db.query(`SELECT extract(epoch FROM min(not_before) - now()) * 1000 AS wait FROM record_queue WHERE sync_id = $1`, [this.syncId])) as { wait: string | null }[])[0]?.wait;
+    const queued = await untilNextQueueEntry(this.db, this.syncId);
     const untilScan = Math.max(0, this.nextScanAt - Date.now());
-    return Math.max(50, Math.min(this.settings.safetyPollMs, untilScan, queued === null || queued === undefined ? Infinity : Math.max(50, Number(queued))));
+    return Math.max(50, Math.min(this.settings.safetyPollMs, untilScan, queued === null ? Infinity : Math.max(50, queued)));
   }
 
   private subscribe(): void {
@@ -249,8 +259,7 @@ export class SyncRunner {
   private async assertCanWrite(revision: number): Promise<void> {
     if (this.stopped) throw new StopSync('stopping');
     if (Date.now() - this.lastStatusCheck < 100) return;
-    const rows: { status: string; mappings_revision: number; deleted_at: Date | null }[] = await this.db.query(`SELECT status, mappings_revision, deleted_at FROM syncs WHERE id = $1`, [this.syncId]);
-    const row = rows[0];
+    const row = await syncState(this.db, this.syncId);
     if (!row || row.deleted_at || row.status !== 'active' || row.mappings_revision !== revision) {
       this.stop();
       throw new StopSync('the sync was paused or changed');
@@ -260,8 +269,7 @@ export class SyncRunner {
 
   private async fenced<T>(work: (tx: Db) => Promise<T>): Promise<T> {
     return this.db.transaction(async (manager) => {
-      const rows: unknown[] = await manager.query(`SELECT 1 FROM sync_leases WHERE sync_id = $1 AND owner = $2 AND token = $3 FOR SHARE`, [this.syncId, this.settings.owner, this.token]);
-      if (rows.length === 0) {
+      if (!(await holdsLease(manager, this.syncId, this.settings.owner, this.token))) {
         this.stop();
         throw new StopSync('lease lost');
       }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { initialServiceId } from './service-ids';
-import { contentHash, fieldChangesJson, insertLinks, insertOperations, type LinkRow, loadLinks, loadLinksById, RIGHT_SHADOW, SAME_AS_LEFT, saveLinks, shadowHash, shadowJson, stableJson } from './store';
+import { fieldChangesJson, insertOperations } from '../operations/operation-writes';
+import { contentHash, shadowHash, shadowJson, stableJson } from './link-hashes';
+import { insertLinks, type LinkRow, loadLinks, loadLinksById, saveLinks } from './record-links';
+import { RIGHT_SHADOW, SAME_AS_LEFT } from './right-shadow';
 
 /** The definition the stored hashes were made with: sha1 of the stable JSON of the picked fields. */
 function reference(values: Record<string, unknown>, fields: string[]): string {
@@ -70,7 +72,8 @@ describe('loadLinks (against the service store)', () => {
   let db: DataSource;
   const syncId = `sync_loadlinks${Date.now().toString(36)}`;
   const accountId = `acct_loadlinks${Date.now().toString(36)}`;
-  const own = initialServiceId(syncId, 'run', 0, 'left', 'L3');
+  // A service id this sync derived for a copy of its own (any uuid: loadLinks looks it up among all links).
+  const own = '55555555-5555-4555-8555-555555555555';
   const ids = { placed: '11111111-1111-4111-8111-111111111111', unplaced: '22222222-2222-4222-8222-222222222222', own, otherOwn: '33333333-3333-4333-8333-333333333333' };
 
   beforeAll(async () => {
