@@ -444,11 +444,11 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
           pair,
           records.map((record) => ({ side, remoteId: record.remoteId, record, at: null })),
           {
-            initial: true,
+            kind: 'initial',
             skip,
             unlinked,
             ...runIds(progress),
-            detach: { after: inFlight.at(-1) ?? null },
+            after: inFlight.at(-1) ?? null,
             onCommit: async (tx, counts) => {
               // A page's commit does not wait for its WAL to reach the disk. Losing the last such commits (the store's
               // server crashed just after them) loses only what a worker crash between a page's app writes and its commit

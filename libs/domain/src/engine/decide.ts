@@ -1,7 +1,7 @@
 /**
  * What the engine does with one record pair it observed (engine design sections 3 and 7): the changes it
- * detected on each side, which side wins each field, what to write where, which shadows move, and which values
- * cannot be carried. No I/O: the worker reads the sides, the links and the relation targets, calls
+ * detected on each side, which side wins each field, what to write where, which shadows move, and which
+ * values cannot be carried. No I/O: the worker reads the sides, the links and the relation targets, calls
  * `decideRecord`, then writes what it says and commits.
  */
 import { otherSide, SIDES, type SideName } from '../mappings/schema';
@@ -45,7 +45,10 @@ export interface RecordState {
 export interface DecideInput {
   pair: PairRules;
   record: RecordState;
-  /** An initial sync: existing records are not detected changes, and first-sight differences go to the preferred side. */
+  /**
+   * An initial sync: existing records are not detected changes, and first-sight differences go to the
+   * preferred side.
+   */
   initial: boolean;
   /** The time of deciding: a pending change with no known time counts as made now. */
   now: string;
@@ -68,7 +71,10 @@ export interface DecidedOperation {
   details: Record<string, unknown> | null;
 }
 
-/** Values to write on a side (field remote id -> value), the field keys they carry, and whether it is a create. */
+/**
+ * Values to write on a side (field remote id -> value), the field keys they carry, and whether it is a
+ * create.
+ */
 export interface WritePlan {
   values: Values;
   keys: string[];
@@ -79,7 +85,10 @@ export interface RecordDecision {
   /** Shadow updates per side (field remote id -> value), applied after the writes. */
   shadow: Record<SideName, Values>;
   writes: Record<SideName, WritePlan | null>;
-  /** Conflicts decided, by the side whose write carries them (`to`: the losing side's copy; `field`: its name). */
+  /**
+   * Conflicts decided, by the side whose write carries them (`to`: the losing side's copy; `field`: its
+   * name).
+   */
   conflicts: { to: SideName; field: string; winner: SideName; reason: ConflictReason }[];
   /** A relation value waits for its target's copy on the other side: the record is pushed again later. */
   deferred: boolean;
