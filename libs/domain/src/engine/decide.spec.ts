@@ -270,6 +270,7 @@ const rows: [string, Row][] = [
     {
       record: linked({
         current: { left: { ...LEFT, l_name: 'Bea' }, right: null },
+        linked: { left: true, right: false },
         deleted: { left: false, right: true },
       }),
       expected: {
@@ -327,6 +328,14 @@ const rows: [string, Row][] = [
         gate: { passes: false, filtered: true, disabled: false },
         operations: [poll('left', [{ field: 'qty', before: '5', after: '6' }])],
       },
+    },
+  ],
+  [
+    'a record already flagged filtered: a change that fails the filter is not synced, whatever its shadows',
+    {
+      pair: { filter: FILTER },
+      record: linked({ current: both({ l_name: 'Hidden' }, {}), wasFiltered: true }),
+      expected: { ...nothingWritten, gate: { passes: false, filtered: true, disabled: false } },
     },
   ],
   [
@@ -408,6 +417,37 @@ const rows: [string, Row][] = [
     },
   ],
   [
+    'initial sync of a record linked before: change times are not compared, the preferred side wins',
+    {
+      initial: true,
+      pair: { preferred: 'right' },
+      record: linked({ current: both({ l_name: 'Lea' }, { r_name: 'Rob' }), at: { left: T2, right: T1 } }),
+      expected: { conflicts: [{ to: 'left', field: 'name', winner: 'right', reason: 'preferred_side' }] },
+    },
+  ],
+  [
+    'a side observed again counts at this observation, not at its stored pending time',
+    {
+      record: linked({
+        current: both({ l_name: 'Lea' }, { r_name: 'Rob' }),
+        at: { left: T1, right: T2 },
+        changedAt: { left: T3, right: null },
+      }),
+      expected: { conflicts: [{ to: 'left', field: 'name', winner: 'right', reason: 'later_change' }] },
+    },
+  ],
+  [
+    'both changed to the same number, one side as decimal text: converged',
+    {
+      pair: { fields: [field('0', 'price', 'two_way', 'text', 'decimal')] },
+      record: linked({
+        current: { left: { l_price: '12.50' }, right: { r_price: '12.5' } },
+        shadows: { left: { l_price: '1' }, right: { r_price: '1' } },
+      }),
+      expected: { ...nothingWritten, shadow: { left: { l_price: '12.50' }, right: { r_price: '12.5' } } },
+    },
+  ],
+  [
     'relation whose target has a copy on the other side: translated',
     {
       pair: { fields: RELATION },
@@ -468,6 +508,10 @@ describe('decideRecord', () => {
       now: NOW,
       relationTargets: (pairIndex, from) => (pairIndex === 1 && from === 'left' ? TARGETS : new Map()),
     };
-    expect(decideRecord(input)).toMatchObject(row.expected);
+    const decision = decideRecord(input);
+    expect(decision).toMatchObject(row.expected);
+    // Where a row names them, shadows, writes and pending changes must match exactly (not as a subset).
+    for (const key of ['shadow', 'writes', 'kept', 'conflicts', 'unconvertible'] as const)
+      if (key in row.expected) expect(decision[key]).toEqual(row.expected[key]);
   });
 });
