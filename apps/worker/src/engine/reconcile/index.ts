@@ -19,7 +19,7 @@ import { decide } from './decide';
 import { observe } from './observe';
 import { readOtherSide } from './read-other-side';
 import { observeEdited, remergeRequest, remerging } from './remerge';
-import type { Batch, Observation, ReconcileRequest, ReconcileResult } from './types';
+import { type Batch, type Observation, type ReconcileRequest, type ReconcileResult, SIDES } from './types';
 import { write } from './write';
 
 export { deferredDelayMs } from './commit';
@@ -57,7 +57,7 @@ async function finish(batch: Batch, after: Promise<void> | null): Promise<void> 
   if (!remerging(request) || outcome.edited.length === 0) return;
   const observations = await observeEdited(ctx, pair, outcome.edited, batch.now);
   const again = await reconcile(ctx, pair, observations, remergeRequest(request));
-  for (const side of ['left', 'right'] as const) {
+  for (const side of SIDES) {
     result.created[side] += again.created[side];
     result.updated[side] += again.updated[side];
   }

@@ -153,9 +153,7 @@ export interface Batch {
   now: string;
 }
 
-export const SIDES: SideName[] = ['left', 'right'];
-
-export const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
+export { otherSide as other, SIDES } from '@lockstep/domain';
 
 /**
  * Long synchronous loops over a page's records give the event loop a turn every YIELD_EVERY records: the
