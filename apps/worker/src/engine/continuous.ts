@@ -63,7 +63,7 @@ export async function pollChanges(ctx: EngineContext, checkpoints: Checkpoints):
         // Only an upsert reaches reconcile; a delete from the feed is verified by id before it counts.
         const observedIds = new Set(observations.map((o) => `${o.side}:${o.remoteId}`));
         await reconcile(ctx, pair, observations, {
-          initial: false,
+          kind: 'feed',
           onCommit: async (tx) => {
             for (const side of SIDES) {
               const ids = deleted[side].filter((id) => !observedIds.has(`${side}:${id}`));
@@ -108,7 +108,7 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
       const link = byId.get(record.remoteId);
       if (!link || link.deleted || link.hash !== contentHash(record.values, fields)) changed.push({ side, remoteId: record.remoteId, record, at: null });
     }
-    if (changed.length > 0) await reconcile(ctx, pair, changed, { initial: false });
+    if (changed.length > 0) await reconcile(ctx, pair, changed, { kind: 'scan' });
   }
   if (page.next) return { ...state, cursor: page.next };
   // Complete: only now may missing records be suspected, and each is read by id before it counts.

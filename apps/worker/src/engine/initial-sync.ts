@@ -365,11 +365,11 @@ async function runPass(ctx: EngineContext, progress: InitialProgress, entry: Pai
         pair,
         records.map((record) => ({ side, remoteId: record.remoteId, record, at: null })),
         {
-          initial: true,
+          kind: 'initial',
           skip,
           unlinked,
           ...runIds(progress),
-          detach: { after: inFlight.at(-1) ?? null },
+          after: inFlight.at(-1) ?? null,
           onCommit: (tx, counts) => commitPage(ctx, tx, { progress, entry, side, page, counts }),
         },
       );

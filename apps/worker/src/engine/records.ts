@@ -85,7 +85,7 @@ async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueHead
   for (const entry of entries) if (entry.type === 'push') attempts.set(entry.record_id, Math.max(attempts.get(entry.record_id) ?? 0, entry.attempts));
   // The entries are removed in the reconcile's commit, before a push still deferred is queued again (with a longer delay).
   // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
-  await reconcile(ctx, pair, observations, { initial: false, consumed: entries.map((entry) => entry.id), attempts });
+  await reconcile(ctx, pair, observations, { kind: 'queue', consumed: entries.map((entry) => entry.id), attempts });
   if (confirmed.length > 0) await applyConfirmedDeletes(ctx, pair, confirmed);
 }
 
@@ -147,7 +147,7 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
         ctx,
         pair,
         found.map((record) => ({ side: surviving, remoteId: record.remoteId, record, at: null })),
-        { initial: false, onCommit: (tx) => markDecisionApplied(tx, row.id) },
+        { kind: 'restore', onCommit: (tx) => markDecisionApplied(tx, row.id) },
       );
     }
   }

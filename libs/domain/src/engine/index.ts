@@ -1,3 +1,5 @@
 export * from './merge';
 export * from './deletes';
 export * from './filters';
+export * from './pair-rules';
+export * from './decide';

@@ -3,7 +3,7 @@
  * entry), and the decisions (approve, restore) it carries out.
  */
 import type { SideName } from '@lockstep/domain';
-import type { Db } from '../db';
+import { type Db, returnedRows } from '../db';
 
 const IGNORED_SQL = `
   SELECT record_id FROM pending_deletes WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'ignored'`;
@@ -72,4 +72,23 @@ const APPLIED_SQL = `UPDATE pending_deletes SET applied_at = now() WHERE id = $1
 /** The decision was carried out (or is moot). */
 export async function markDecisionApplied(db: Db, pendingDeleteId: string): Promise<void> {
   await db.query(APPLIED_SQL, [pendingDeleteId]);
+}
+
+const CLOSE_REAPPEARED_SQL = `
+  UPDATE pending_deletes
+     SET state = 'closed', decided_at = now()
+   WHERE sync_id = $1 AND record_id = ANY($2::text[]) AND state = 'awaiting_review'
+  RETURNING id, record_id`;
+
+const CLOSED_EVENT_SQL = `
+  INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor)
+  VALUES ($1, $2, $3, 'closed', 'engine')`;
+
+/** Held deletes of records that reappeared before review close by themselves (event `closed`). */
+export async function closeReappeared(db: Db, syncId: string, recordIds: string[]): Promise<void> {
+  if (recordIds.length === 0) return;
+  const closed = returnedRows<{ id: string; record_id: string }>(
+    await db.query(CLOSE_REAPPEARED_SQL, [syncId, recordIds]),
+  );
+  for (const row of closed) await db.query(CLOSED_EVENT_SQL, [row.id, syncId, row.record_id]);
 }

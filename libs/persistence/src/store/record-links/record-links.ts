@@ -493,3 +493,25 @@ export async function unseenLinkIds(
   );
   return rows.map((row) => row.id);
 }
+
+/**
+ * The links of the records `ids` on `side` of table pair `pair`: each record's remote id there (`source`) and
+ * its copy's on the other side (`target`, null while it has none): how a relation's value crosses sides.
+ */
+export async function relationTargets(
+  db: Db,
+  syncId: string,
+  pair: number,
+  side: SideName,
+  ids: string[],
+): Promise<{ source: string; target: string | null }[]> {
+  const column = side === 'left' ? 'left_remote_id' : 'right_remote_id';
+  const target = side === 'left' ? 'right_remote_id' : 'left_remote_id';
+  return db.query(
+    `
+    SELECT ${column} AS source, ${target} AS target
+      FROM record_links
+     WHERE sync_id = $1 AND table_pair = $2 AND ${column} = ANY($3::text[])`,
+    [syncId, pair, ids],
+  );
+}
