@@ -7,6 +7,7 @@ import type { SideName } from '@lockstep/domain';
 import { applyConfirmedDeletes } from '../deletes';
 import {
   changedAtOf,
+  closeReappeared,
   enqueue,
   insertLinks,
   insertOperations,
@@ -14,6 +15,7 @@ import {
   type OperationRow,
   openRecordIssues,
   remoteOf,
+  removeQueueEntries,
   resolveRecordIssues,
   saveLinks,
   shadowHash,
@@ -23,7 +25,6 @@ import {
 import { setFlags } from './decide';
 import { recordName } from './operations';
 import { remerging } from './remerge';
-import { closeReappeared, removeQueueEntries } from '@lockstep/persistence';
 import { attemptsOf, type Batch, onCommitOf, other, SIDES, type Unit, YIELD_EVERY } from './types';
 import type { WriteOutcome } from './write';
 
