@@ -7,7 +7,7 @@
  * from the last committed page. Pairs run in dependency order (relation targets first).
  */
 import { randomUUID } from 'node:crypto';
-import type { CanonicalValue, SideName } from '@lockstep/domain';
+import { type CanonicalValue, convertAcross, type SideName } from '@lockstep/domain';
 import {
   analyzeLinkLookups,
   analyzeMatchKeys,
@@ -32,7 +32,7 @@ import {
 } from '@lockstep/persistence';
 import type { RecordPage } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
-import { convertAcross, type PairPlan, sideEnd } from './plan';
+import { type PairPlan, sideEnd } from './plan';
 import { reconcile, type ReconcileResult } from './reconcile';
 import type { IdScheme } from './service-ids';
 

@@ -5,7 +5,6 @@
  */
 import type { DataSource } from 'typeorm';
 import {
-  type CanonicalValue,
   conversionFor,
   type Conversion,
   type Direction,
@@ -186,25 +185,6 @@ export function sideEnd(pair: PairPlan, side: SideName): TableEnd {
 
 export function fieldEnd(field: FieldPlan, side: SideName): FieldEnd {
   return side === 'left' ? field.left : field.right;
-}
-
-/** Whether the field pair carries values from `from` to the other side. */
-export function carries(field: FieldPlan, from: SideName): boolean {
-  return from === 'left' ? field.leftToRight : field.rightToLeft;
-}
-
-/** Converts a value read on `from` into the other side's field type. */
-export function convertAcross(field: FieldPlan, from: SideName, value: CanonicalValue): { ok: true; value: CanonicalValue } | { ok: false; reason: string } {
-  if (value === null) return { ok: true, value: null };
-  const conversion = from === 'left' ? field.toRight : field.toLeft;
-  if (conversion.kind === 'incompatible') return { ok: false, reason: conversion.reason };
-  return conversion.convert(value);
-}
-
-/** Pair-level: may records be created on `side` (the pair writes into it)? */
-export function pairWrites(pair: PairPlan, side: SideName): boolean {
-  const ways = oneWayDirections(pair.direction);
-  return side === 'right' ? ways.includes('left_to_right') && !pair.right.readOnly : ways.includes('right_to_left') && !pair.left.readOnly;
 }
 
 export type { FilterCondition };

@@ -510,7 +510,12 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       });
       cleanups.push(async () => spy.mockRestore());
       await my.sql(`UPDATE contacts SET note = 'from the right' WHERE id = 1`);
-      await waitFor('both sides hold the app\'s edit', async () => (await my.sql<{ note: string }>(`SELECT note FROM contacts WHERE id = 1`))[0]?.note === 'the app, in between', 15_000);
+      // Both apps converge just before the store commit that records the operations: wait for all three.
+      const settledRow = JSON.stringify([{ note: 'the app, in between' }]);
+      await waitFor('both sides hold the app\'s edit and the conflict is recorded', async () =>
+        JSON.stringify(await my.sql(`SELECT note FROM contacts WHERE id = 1`)) === settledRow &&
+        JSON.stringify(await pg.sql(`SELECT note FROM people WHERE id = 1`)) === settledRow &&
+        (await conflictsOf(syncId)).length > 0, 15_000);
       expect(calls).toEqual([{ note: 'a' }]);
       expect(await pg.sql(`SELECT note FROM people WHERE id = 1`)).toEqual([{ note: 'the app, in between' }]);
       expect(await conflictsOf(syncId)).toEqual([{ written: 'right', field: 'note', winner: 'left', reason: 'later_change' }]);
