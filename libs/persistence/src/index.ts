@@ -9,3 +9,4 @@ export * from './issues/raise-issues';
 export * from './live-export-captures';
 export * from './credentials/credential-rotation';
 export { copyBuffer, copyIn, copyText, type PgClientLike } from '@lockstep/pg-copy';
+export * from './store/syncs/sync-views';
