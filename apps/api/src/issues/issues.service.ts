@@ -58,7 +58,7 @@ export class IssuesService {
     const limit = parseLimit(query.limit, ISSUES_LIMIT);
     const endpoint = `GET /sync/issues?sync=${syncId}`;
     const position = this.cursors.decode(query.cursor, endpoint, auth.accountId);
-    await this.access.load(auth, syncId);
+    await this.access.assertVisible(auth, syncId);
 
     const params: unknown[] = [syncId];
     const where = ['i.sync_id = $1', 'i.resolved_at IS NULL'];

@@ -53,7 +53,7 @@ export class OperationsService {
     // A cursor is bound to the endpoint, the account and the sync.
     const endpoint = `GET /sync/operations?sync=${syncId}`;
     const position = this.cursors.decode(query.cursor, endpoint, auth.accountId);
-    await this.access.load(auth, syncId);
+    await this.access.assertVisible(auth, syncId);
     const tableId = tableRef === undefined ? undefined : await this.resolveTable(syncId, tableRef);
 
     const rows = await listOperations(this.db, {

@@ -1,13 +1,13 @@
-import type { SideName } from '@lockstep/persistence';
+import type { SideName, SyncView } from '@lockstep/persistence';
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
-import { SIDES, type SyncSides } from './sync-access';
+import { SIDES } from './sync-access';
 
 /**
  * The `user_confirmation` instruction: what the person is asked to do, and what Lockstep writes into each app,
  * per side as its connector declares it. A draft copies no records, but saving the mappings already changed the
  * apps (creates, the service id column), and starting installs change capture.
  */
-export function reviewInstruction(syncName: string, sides: SyncSides, catalog: ConnectorCatalog): string {
+export function reviewInstruction(syncName: string, sides: SyncView['sides'], catalog: ConnectorCatalog): string {
   const written = SIDES.flatMap((side) => {
     const entity = sides[side];
     return entity ? [sideSetup(side, entity.connector, entity.baseName ?? entity.baseId, catalog)] : [];

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { type SideName, SyncEntity, SyncSideEntity } from '@lockstep/persistence';
+import { findSyncView, isSyncVisible, type SideName, SyncEntity, SyncSideEntity, type SyncView } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { SyncLinks } from './sync-links';
@@ -25,9 +25,11 @@ export function isSideName(value: unknown): value is SideName {
 }
 
 /** A side a person still has to connect (chosen at create, no credentials yet). */
-export function isConnected(side: SyncSideEntity | null): boolean {
+export function isConnected(side: Pick<SyncSideEntity, 'authStatus'> | null): boolean {
   return side !== null && side.authStatus !== 'pending';
 }
+
+const notFound = (syncId: string) => new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
 
 /**
  * Loads a sync the caller may see: its account's, not deleted, and the one sync of a one-sync key. Anything
@@ -43,13 +45,29 @@ export class SyncAccess {
   ) {}
 
   async load(auth: AuthContext, syncId: string): Promise<LoadedSync> {
-    const notFound = () => new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
-    if (!isId('sync', syncId)) throw notFound();
-    if (auth.syncId !== null && auth.syncId !== syncId) throw notFound();
+    this.assertMayAsk(auth, syncId);
     // The sides are read alongside (one round trip less); they are dropped unread when the sync is not the caller's.
     const [sync, sides] = await Promise.all([this.syncs.findOneBy({ id: syncId, accountId: auth.accountId, deletedAt: IsNull() }), this.loadSides(syncId)]);
-    if (!sync) throw notFound();
+    if (!sync) throw notFound(syncId);
     return { sync, sides };
+  }
+
+  /** The sync as `GET /sync/syncs/{id}` shows it (one statement); `404 not_found` as `load` says. */
+  async loadView(auth: AuthContext, syncId: string): Promise<SyncView> {
+    this.assertMayAsk(auth, syncId);
+    const view = await findSyncView(this.sides.manager, auth.accountId, syncId);
+    if (!view) throw notFound(syncId);
+    return view;
+  }
+
+  /** `404 not_found` as `load` says, without reading the sync: for reads that only need to know it is theirs. */
+  async assertVisible(auth: AuthContext, syncId: string): Promise<void> {
+    this.assertMayAsk(auth, syncId);
+    if (!(await isSyncVisible(this.sides.manager, auth.accountId, syncId))) throw notFound(syncId);
+  }
+
+  private assertMayAsk(auth: AuthContext, syncId: string): void {
+    if (!isId('sync', syncId) || (auth.syncId !== null && auth.syncId !== syncId)) throw notFound(syncId);
   }
 
   async loadSides(syncId: string): Promise<SyncSides> {

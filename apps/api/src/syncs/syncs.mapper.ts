@@ -1,5 +1,5 @@
 import type { InitialSyncProgressDto, PendingAction, SideDto, SyncDto, SyncStatusDto } from '@lockstep/contracts';
-import type { SyncEntity, SyncSideEntity } from '@lockstep/persistence';
+import type { SyncEntity, SyncView, SyncViewSide, SyncViewSync } from '@lockstep/persistence';
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
 import { reviewInstruction } from './review-instruction';
 import { isConnected, SIDES, type SyncSides } from './sync-access';
@@ -12,7 +12,7 @@ export interface SyncCounts {
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
-export function toSideDto(side: SyncSideEntity, catalog: ConnectorCatalog, links: SyncLinks): SideDto {
+export function toSideDto(side: SyncViewSide, catalog: ConnectorCatalog, links: SyncLinks): SideDto {
   return {
     connector: side.connector,
     connector_name: catalog.find(side.connector)?.displayName ?? side.connector,
@@ -27,7 +27,7 @@ export function toSideDto(side: SyncSideEntity, catalog: ConnectorCatalog, links
 }
 
 /** What blocks the sync, in the order a person should act: connect the sides, then review and start. */
-export function pendingActions(sync: SyncEntity, sides: SyncSides, catalog: ConnectorCatalog, links: SyncLinks): PendingAction[] {
+export function pendingActions(sync: SyncViewSync, sides: SyncView['sides'], catalog: ConnectorCatalog, links: SyncLinks): PendingAction[] {
   const actions: PendingAction[] = [];
   for (const name of SIDES) {
     const side = sides[name];
@@ -40,7 +40,7 @@ export function pendingActions(sync: SyncEntity, sides: SyncSides, catalog: Conn
   return actions;
 }
 
-export function toSyncDto(sync: SyncEntity, sides: SyncSides, counts: SyncCounts, catalog: ConnectorCatalog, links: SyncLinks): SyncDto {
+export function toSyncDto(sync: SyncViewSync, sides: SyncView['sides'], counts: SyncCounts, catalog: ConnectorCatalog, links: SyncLinks): SyncDto {
   const side = (name: 'left' | 'right') => {
     const entity = sides[name];
     return entity && isConnected(entity) ? toSideDto(entity, catalog, links) : null;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, In, IsNull, type Repository } from 'typeorm';
+import { DataSource, type EntityManager, IsNull, type Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   type BaseListDto,
@@ -24,16 +24,18 @@ import {
   resolveCredentialIssues,
   type SideName,
   sideOwner,
+  listSyncViews,
   SyncEntity,
   SyncSideEntity,
   SyncTableEntity,
+  type SyncView,
 } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, parseLimit } from '../common/pagination/cursor.service';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { type BuiltSide, SideBuilder } from './side-builder';
 import { SideConnections } from './side-connections';
-import { isConnected, isSideName, type LoadedSync, SIDES, SyncAccess, type SyncSides } from './sync-access';
+import { isConnected, isSideName, type LoadedSync, SIDES, SyncAccess } from './sync-access';
 import { SyncLinks } from './sync-links';
 import { type SyncCounts, toStatusDto, toSyncDto } from './syncs.mapper';
 
@@ -76,22 +78,25 @@ export class SyncsService {
     const limit = parseLimit(rawLimit, LIST_LIMIT);
     const endpoint = 'GET /sync/syncs';
     const position = this.cursors.decode(cursor, endpoint, auth.accountId);
-    const query = this.syncs
-      .createQueryBuilder('s')
-      .where('s.account_id = :account AND s.deleted_at IS NULL', { account: auth.accountId })
-      .orderBy('s.created_at', 'DESC')
-      .addOrderBy('s.id', 'DESC')
-      .take(limit + 1);
-    if (auth.syncId) query.andWhere('s.id = :only', { only: auth.syncId });
-    if (position) query.andWhere('(s.created_at, s.id) < (:createdAt::timestamptz, :id)', { createdAt: position.createdAt, id: position.id });
-    const rows = await query.getMany();
-    const page = rows.slice(0, limit);
-    const views = await this.views(page);
-    return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }), (row) => views.get(row.id)!);
+    const before = position ? { createdAt: position.createdAt, id: position.id } : undefined;
+    const views = await listSyncViews(this.dataSource, { accountId: auth.accountId, syncId: auth.syncId, before, limit: limit + 1 });
+    return this.cursors.page(
+      views,
+      limit,
+      endpoint,
+      auth.accountId,
+      (view) => ({ createdAt: view.sync.createdAt.toISOString(), id: view.sync.id }),
+      (view) => this.toDto(view),
+    );
   }
 
   async get(auth: AuthContext, syncId: string): Promise<SyncDto> {
-    return this.view(await this.access.load(auth, syncId));
+    const view = await this.access.loadView(auth, syncId);
+    return this.toDto(view);
+  }
+
+  private toDto(view: SyncView): SyncDto {
+    return toSyncDto(view.sync, view.sides, view, this.catalog, this.links);
   }
 
   async view(loaded: LoadedSync): Promise<SyncDto> {
@@ -131,17 +136,6 @@ export class SyncsService {
     if (syncIds.length === 0) return new Map();
     const rows: { id: string; open_issues: number; pending_deletes: number }[] = await this.dataSource.query(COUNTS_SQL, [syncIds]);
     return new Map(rows.map((row) => [row.id, { openIssues: row.open_issues, pendingDeletes: row.pending_deletes }]));
-  }
-
-  private async views(syncs: SyncEntity[]): Promise<Map<string, SyncDto>> {
-    const ids = syncs.map((sync) => sync.id);
-    const [counts, sides] = await Promise.all([this.counts(ids), ids.length ? this.dataSource.getRepository(SyncSideEntity).findBy({ syncId: In(ids) }) : []]);
-    const views = new Map<string, SyncDto>();
-    for (const sync of syncs) {
-      const own: SyncSides = { left: sides.find((s) => s.syncId === sync.id && s.side === 'left') ?? null, right: sides.find((s) => s.syncId === sync.id && s.side === 'right') ?? null };
-      views.set(sync.id, toSyncDto(sync, own, counts.get(sync.id)!, this.catalog, this.links));
-    }
-    return views;
   }
 
   // ---- create (spec 4.2 rules 1-4) ----

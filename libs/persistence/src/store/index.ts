@@ -13,3 +13,4 @@ export * from './syncs/initial-sync-state';
 export * from './syncs/sync-leases';
 export * from './syncs/sync-plan';
 export * from './syncs/sync-sides';
+export * from './syncs/sync-views';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import type { DestinationStream } from 'pino';
+import { type DestinationStream, pino } from 'pino';
 import { AppConfig } from '@lockstep/config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -39,12 +39,13 @@ export const LoggingModule = LoggerModule.forRootAsync({
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.secret', '*.auth', '*.password'], censor: '[redacted]' },
       serializers: {
         req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(/([?&](?:token|key|secret)=)[^&]*/gi, '$1[redacted]') }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
       customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
     }),
   }),
 });
 
-function withDestination<T>(destination: DestinationStream | undefined, options: T): T | [T, DestinationStream] {
-  return destination ? [options, destination] : options;
+function withDestination<T>(destination: DestinationStream | undefined, options: T): [T, DestinationStream] {
+  return [options, destination ?? pino.destination({ dest: 1, sync: false })];
 }
