@@ -27,7 +27,8 @@ import { ConnectorError, type Change, type ChangeBatch } from '@lockstep/connect
 import type { PoolConnection } from 'mysql2/promise';
 import { exec, rows, type Row } from './db';
 import { readByKeys } from './records';
-import { CHANGE_LOG_TABLE, READERS_TABLE, requireKey, type TableMeta } from './schema';
+import { CHANGE_LOG_TABLE, READERS_TABLE, type TableMeta } from './catalog';
+import { requireKey } from './schema';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
 
 export const DEFAULT_HOLD_WINDOW_MS = 10 * 60_000;
@@ -50,10 +51,14 @@ export type TriggerEvent = 'insert' | 'update' | 'delete';
 
 export const TRIGGER_EVENTS: readonly TriggerEvent[] = ['insert', 'update', 'delete'];
 
-const TRIGGER_PREFIX: Record<TriggerEvent | 'fill', string> = { insert: 'lockstep_ai', update: 'lockstep_au', delete: 'lockstep_ad', fill: 'lockstep_bi' };
+const TRIGGER_PREFIX: Record<TriggerEvent, string> = {
+  insert: 'lockstep_ai',
+  update: 'lockstep_au',
+  delete: 'lockstep_ad',
+};
 
 /** Trigger names (64 characters at most, unique per database) for a table. */
-export function triggerName(event: TriggerEvent | 'fill', table: string): string {
+export function triggerName(event: TriggerEvent, table: string): string {
   return derivedName(TRIGGER_PREFIX[event], table);
 }
 
@@ -174,7 +179,7 @@ export async function removeUnusedCaptureTables(connection: PoolConnection, data
   await exec(connection, `DROP TABLE IF EXISTS ${quoteIdent(CHANGE_LOG_TABLE)}`);
 }
 
-/** `LIKE` patterns of the change triggers' names (not the fill trigger's), for CHANGE_TRIGGER_MATCH. */
+/** `LIKE` patterns of the change triggers' names (not the fill trigger's, schema.ts), for CHANGE_TRIGGER_MATCH. */
 const CHANGE_TRIGGER_PATTERNS = TRIGGER_EVENTS.map(
   (event) => `${TRIGGER_PREFIX[event].replace(/_/g, '\\_')}\\_%`,
 );

@@ -39,7 +39,7 @@ import {
   type TriggerEvent,
 } from './change-capture';
 import { exec, rows } from './db';
-import { CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, type TableKey, type TableMeta } from './schema';
+import { CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, type TableKey, type TableMeta } from './catalog';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
 
 export { EXPORT_LOG_TABLE };

@@ -54,7 +54,8 @@ import {
   removeExportCapture,
 } from './export-capture';
 import { keyParam, LOOKUP_CHUNK, planRecord, readColumns, readPlan, type ReadPlan } from './records';
-import { loadTableMeta, requireKey, type TableKey, type TableMeta } from './schema';
+import { loadTableMeta, type TableKey, type TableMeta } from './catalog';
+import { requireKey } from './schema';
 import { chunk, derivedName, placeholders, quoteIdent, quoteString } from './sql';
 import { atLeast, encodeValue, keyText, nativeColumnType, ValueError, type ClassifiedColumn, type ServerInfo } from './types';
 

@@ -6,7 +6,8 @@ import { ConnectorError, type RecordPage, type SourceRecord } from '@lockstep/co
 import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { rows, type Row } from './db';
-import { metadataError, requireKey, type TableKey, type TableMeta } from './schema';
+import type { TableKey, TableMeta } from './catalog';
+import { metadataError, requireKey } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
 import { decoderFor, keyText, type ClassifiedColumn, type Decoder } from './types';
 

@@ -28,7 +28,8 @@ import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { exec, rows } from './db';
 import { keyParam, LOOKUP_CHUNK, readByKeys } from './records';
-import { metadataError, requireKey, suggestsSchemaChange, type TableMeta } from './schema';
+import type { TableMeta } from './catalog';
+import { metadataError, requireKey, suggestsSchemaChange } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
 import { encodeValue, keyText, ValueError } from './types';
 
