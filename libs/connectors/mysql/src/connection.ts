@@ -3,7 +3,7 @@
  * mapping, table setup, change capture, idempotent writes and the table metadata cache.
  *
  * This class implements the SDK's `Connection` and delegates: schema.ts (descriptions, DDL), catalog.ts
- * (discovery), records.ts (reads), writes.ts (writes), change-capture.ts (changes), setup.ts (prepare,
+ * (discovery), records.ts (reads), writes.ts (writes), change-feed.ts (changes), setup.ts (prepare,
  * unprepare), live-export.ts (the live export target); db.ts (the pool) translates driver errors.
  */
 import {
@@ -26,15 +26,8 @@ import {
 } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
 import { CHANGE_LOG_TABLE, listTableRows, type TableMeta } from './catalog';
-import {
-  currentCheckpoint,
-  DEFAULT_HOLD_WINDOW_MS,
-  logExists,
-  purgeChangeLog,
-  readChanges,
-  resetOwnWriteLogging,
-  setOwnWriteLogging,
-} from './change-capture';
+import { logExists, resetOwnWriteLogging, setOwnWriteLogging } from './change-capture';
+import { currentCheckpoint, DEFAULT_HOLD_WINDOW_MS, purgeChangeLog, readChanges } from './change-feed';
 import type { Db } from './db';
 import { MysqlLiveExport } from './live-export';
 import * as records from './records';

@@ -25,19 +25,17 @@
 import { ConnectorError, type ExportChangePage } from '@lockstep/connectors-core';
 import { createHash, randomBytes } from 'node:crypto';
 import type { PoolConnection } from 'mysql2/promise';
+import { logExists, withSetupLock, type TriggerEvent } from './change-capture';
 import {
   CHECKPOINT_LOOKBACK,
   inSnapshot,
   logCheckpoint,
-  logExists,
   purgeLog,
   readLogWindow,
-  withSetupLock,
   type CaptureLog,
   type HoleRange,
   type LogCheckpoint,
-  type TriggerEvent,
-} from './change-capture';
+} from './log-window';
 import { exec, rows } from './db';
 import { CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, type TableKey, type TableMeta } from './catalog';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
