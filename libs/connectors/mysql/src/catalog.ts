@@ -16,7 +16,8 @@
 import { ConnectorError } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
 import { rows, type Row } from './db';
-import { classifyColumn, type ClassifiedColumn, type ColumnDescription, type ServerInfo } from './types';
+import type { ServerInfo } from './native-types';
+import { classifyColumn, type ClassifiedColumn, type ColumnDescription } from './types';
 
 export const SERVICE_ID_COLUMN = 'lockstep_id';
 /** The comment of a `lockstep_id` column table setup added (setup.ts), which teardown drops. */

@@ -20,7 +20,7 @@ import {
 } from 'mysql2/promise';
 import { type ConnectorError, OWN_WRITE_ORIGIN } from '@lockstep/connectors-core';
 import { translateMysqlError, type ServerFlavor } from './errors';
-import { parseServerVersion, type ServerInfo } from './types';
+import { parseServerVersion, type ServerInfo } from './native-types';
 import type { ParsedConnectionString } from './credentials';
 import { quoteString } from './sql';
 

@@ -57,7 +57,10 @@ import { keyParam, LOOKUP_CHUNK, planRecord, readColumns, readPlan, type ReadPla
 import { loadTableMeta, type TableKey, type TableMeta } from './catalog';
 import { requireKey } from './schema';
 import { chunk, derivedName, placeholders, quoteIdent, quoteString } from './sql';
-import { atLeast, encodeValue, keyText, nativeColumnType, ValueError, type ClassifiedColumn, type ServerInfo } from './types';
+import { keyText } from './decode';
+import { encodeValue, ValueError } from './encode';
+import { atLeast, nativeColumnType, type ServerInfo } from './native-types';
+import type { ClassifiedColumn } from './types';
 
 /** Rows per INSERT statement. */
 const ROWS_PER_STATEMENT = 1000;

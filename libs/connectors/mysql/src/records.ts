@@ -9,7 +9,8 @@ import { rows, type Row } from './db';
 import type { TableKey, TableMeta } from './catalog';
 import { metadataError, requireKey } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
-import { decoderFor, keyText, type ClassifiedColumn, type Decoder } from './types';
+import { decoderFor, keyText, type Decoder } from './decode';
+import type { ClassifiedColumn } from './types';
 
 /** Largest IN (...) list sent in one statement. */
 export const LOOKUP_CHUNK = 1000;

@@ -4,7 +4,7 @@
  * driver codes of `SCHEMA_CHANGE_CODES`, suggest that a cached description is stale: `withMeta` then runs
  * the call once more with a fresh one.
  *
- * `createTable` / `createField` pick the native type (types.ts) and adopt what a previous attempt
+ * `createTable` / `createField` pick the native type (native-types.ts) and adopt what a previous attempt
  * made. The service id column and its fill trigger are shared with table setup (setup.ts).
  */
 import {
@@ -27,7 +27,8 @@ import {
 } from './catalog';
 import { exec, rows, type Db } from './db';
 import { derivedName, quoteIdent, quoteString } from './sql';
-import { hasExpressionDefaults, nativeColumnType, type ClassifiedColumn, type ServerInfo } from './types';
+import { hasExpressionDefaults, nativeColumnType, type ServerInfo } from './native-types';
+import type { ClassifiedColumn } from './types';
 
 /** How long a cached table description is used before it is read again (a change made elsewhere shows up). */
 export const DEFAULT_METADATA_TTL_MS = 60_000;

@@ -15,7 +15,7 @@ import {
 import { exec, rows, type Db } from './db';
 import { fillTriggerName, installFillTrigger, SERVICE_ID_TYPE, type TableDescriptions } from './schema';
 import { quoteIdent, quoteString } from './sql';
-import { hasExpressionDefaults, hasInvisibleColumns } from './types';
+import { hasExpressionDefaults, hasInvisibleColumns } from './native-types';
 
 /**
  * Marks a `lockstep_id` column table setup added to an application's table, so that `unprepareTable` drops

@@ -31,7 +31,8 @@ import { keyParam, LOOKUP_CHUNK, readByKeys } from './records';
 import type { TableMeta } from './catalog';
 import { metadataError, requireKey, suggestsSchemaChange } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
-import { encodeValue, keyText, ValueError } from './types';
+import { keyText } from './decode';
+import { encodeValue, ValueError } from './encode';
 
 /** Rows per multi-row INSERT (a createRecords batch of up to this many rows is one statement). */
 export const INSERT_CHUNK = 1000;
