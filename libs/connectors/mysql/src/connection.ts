@@ -3,8 +3,8 @@
  * mapping, table setup, change capture, idempotent writes and the table metadata cache.
  *
  * This class implements the SDK's `Connection` and delegates: schema.ts (descriptions, DDL), catalog.ts
- * (discovery), records.ts (reads), writes.ts (writes), change-feed.ts (changes), setup.ts (prepare,
- * unprepare), live-export.ts (the live export target); db.ts (the pool) translates driver errors.
+ * (discovery), records.ts (reads), creates.ts and writes.ts (writes), change-feed.ts (changes), setup.ts
+ * (prepare, unprepare), live-export.ts (the live export target); db.ts (the pool) translates driver errors.
  */
 import {
   ConnectorError,
@@ -33,6 +33,7 @@ import { MysqlLiveExport } from './live-export';
 import * as records from './records';
 import * as schema from './schema';
 import * as setup from './setup';
+import * as creates from './creates';
 import * as writes from './writes';
 
 export { DEFAULT_METADATA_TTL_MS } from './schema';
@@ -75,7 +76,7 @@ export class MysqlConnection implements Connection {
   private lastPurge = 0;
   /** Table descriptions by table name (this connection's database is fixed). */
   private readonly tables: schema.TableDescriptions;
-  private autoIncrementSettings: Promise<writes.AutoIncrement> | null = null;
+  private autoIncrementSettings: Promise<creates.AutoIncrement> | null = null;
   private exportTarget: MysqlLiveExport | null = null;
 
   constructor(
@@ -92,9 +93,9 @@ export class MysqlConnection implements Connection {
     return database;
   }
 
-  private autoIncrement(): Promise<writes.AutoIncrement> {
+  private autoIncrement(): Promise<creates.AutoIncrement> {
     this.autoIncrementSettings ??= this.db
-      .withConnection((connection) => writes.autoIncrementSettings(connection))
+      .withConnection((connection) => creates.autoIncrementSettings(connection))
       .catch((error: unknown) => {
         this.autoIncrementSettings = null;
         throw error;
@@ -228,7 +229,7 @@ export class MysqlConnection implements Connection {
   async createRecords(tableRemoteId: string, rowsToCreate: RecordCreate[]): Promise<WriteResult[]> {
     if (rowsToCreate.length === 0) return [];
     return this.write(tableRemoteId, (connection, meta, options) =>
-      writes.createRecords(connection, meta, rowsToCreate, options),
+      creates.createRecords(connection, meta, rowsToCreate, options),
     );
   }
 
