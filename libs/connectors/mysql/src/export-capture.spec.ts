@@ -13,15 +13,13 @@ import { capHoles, gapRanges, splitHoles, subtractIds, type HoleRange } from './
 import type { MysqlConnection } from './connection';
 import { mysqlConnector } from './declaration';
 import {
-  decodeExportCheckpoint,
-  encodeExportCheckpoint,
   EXPORT_LOG_TABLE,
   exportTriggerBody,
   exportTriggerDdl,
   exportTriggerName,
   installExportCapture,
-  readExportChanges,
 } from './export-capture';
+import { decodeExportCheckpoint, encodeExportCheckpoint, readExportChanges } from './export-feed';
 import { derivedName } from './sql';
 import { createTestDatabase, nativeClient, testUrl, type TestDatabase } from './test/server';
 

@@ -32,12 +32,10 @@ import {
   capturableKey,
   EXPORT_LOG_TABLE,
   exportCaptureToken,
-  exportCheckpoint,
   installExportCapture,
-  purgeExportLog,
-  readExportChanges,
   removeExportCapture,
 } from './export-capture';
+import { exportCheckpoint, purgeExportLog, readExportChanges } from './export-feed';
 import { MAX_SOURCE_PAGE, MysqlExportSource } from './export-source';
 import { MysqlExportTarget } from './export-target';
 
