@@ -8,7 +8,7 @@
  *   own (`Change.own`, `ignoreOwnWrites`), and two syncs on one table still see each other's writes.
  *
  * Values come back exact: DATE/DATETIME/TIMESTAMP as strings, BIGINT and DECIMAL as strings, JSON as its
- * text; `types.ts` turns them into canonical values.
+ * text; `decode.ts` turns them into canonical values.
  */
 import { createConnection as netConnect } from 'node:net';
 import {

@@ -38,7 +38,7 @@ const defaultPlans = new WeakMap<TableMeta, ReadPlan>();
  * Records are made by copying this (object spread), not with an object literal: V8 tracks where literals
  * allocate and, seeing most of a page of records outlive a young-generation collection, may allocate them
  * straight in the old generation from then on ("pretenuring"), which turns short-lived pages of records
- * into frequent major collections (seen with the PostgreSQL connector: full reads about 1.6x slower).
+ * into frequent major collections (docs/performance.md, "Connectors").
  */
 const RECORD_TEMPLATE: SourceRecord = { remoteId: '', values: {} };
 
