@@ -25,7 +25,8 @@ import {
   type ProvisionResult,
 } from '@lockstep/connectors-core';
 import { loadTable, type Queryable } from './catalog';
-import { decodeCheckpoint, encodeCheckpoint, INFRASTRUCTURE_SQL, type Checkpoint } from './change-capture';
+import { INFRASTRUCTURE_SQL } from './change-capture';
+import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from './change-feed';
 import { exportGuard, withWriteTransaction, type PostgresExportContext } from './db';
 import {
   CAPTURE_LOCK_TIMEOUT,
@@ -33,7 +34,6 @@ import {
   CAPTURE_TRIGGERS,
   captureKey,
   captureToken,
-  distinctKeys,
   evaluateCapture,
   EXPORT_LOG,
   EXPORT_PURGE_BATCH,
@@ -44,11 +44,10 @@ import {
   infrastructureSql,
   LAST_RESET_SQL,
   PRESENT_TRIGGERS_SQL,
-  PURGE_EXPORT_LOG_SQL,
-  READ_EXPORT_CHANGES_SQL,
   repairTriggerSql,
   type CaptureStateDoc,
 } from './export-capture';
+import { distinctKeys, PURGE_EXPORT_LOG_SQL, READ_EXPORT_CHANGES_SQL } from './export-feed';
 import { PostgresExportSource } from './export-source';
 import { PostgresExportTarget } from './export-target';
 import { ident, qualified } from './sql';
