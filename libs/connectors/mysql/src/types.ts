@@ -131,18 +131,8 @@ function baseClass(column: ColumnDescription): {
   const { dataType, columnType } = column;
   const marker = MARKER.exec(column.comment);
   const markedAs = marker?.[1];
-  if (dataType === 'longtext' && column.jsonCheck) {
-    if (markedAs === 'multi_select')
-      return {
-        typeClass: 'multi_select',
-        storage: 'json_multi_select',
-        type: 'json',
-        details: { allows_multiple_values: true },
-      };
-    if (markedAs === 'array') return jsonArray(marker?.[2]);
-    return { typeClass: 'json', storage: 'json', type: 'json', details: {} };
-  }
-  if (dataType === 'json') {
+  // MariaDB's JSON is LONGTEXT with a json_valid() check; MySQL's is its own type.
+  if ((dataType === 'longtext' && column.jsonCheck) || dataType === 'json') {
     if (markedAs === 'multi_select')
       return {
         typeClass: 'multi_select',
