@@ -18,15 +18,15 @@
  * Each logs with ONE set-based `INSERT ... SELECT` per statement instead of a function call (and two dynamic
  * queries) per row: a bulk write costs a fraction of what row triggers cost (a single-row statement costs
  * somewhat more: one dynamic query is planned per statement). An empty transition table logs nothing and
- * notifies nothing. TRUNCATE is not captured (it never was; the engine's full scan finds it).
+ * notifies nothing. TRUNCATE is not captured (the engine's full scan finds it).
  *
  * A partitioned table gets the statement triggers too: they see the rows its statements change in every
  * partition (a move between partitions is a delete and an insert there), but not writes made directly to a
  * partition, which the engine's full scan finds. (A row trigger would not do better: PostgreSQL clones it to
  * the partitions, where it fires with the partition's name and logs changes no reader of the table asks for.)
  * Partitions, inheritance children and foreign tables get one ROW-level trigger (`lockstep_capture_row`, same
- * function) instead, as before: statement triggers of a child do not fire for writes made through its parent,
- * its row triggers do; foreign tables take no transition tables.
+ * function) instead: statement triggers of a child do not fire for writes made through its parent, its row
+ * triggers do; foreign tables take no transition tables.
  *
  * The key column travels as a trigger argument by attribute NUMBER (a rename of the column keeps the capture
  * working), and a key is logged as its type's OUTPUT text (`format('%s', key)`) under the pool's session
@@ -252,7 +252,7 @@ export function captureLevel(relkind: string, child: boolean): 'statement' | 'ro
 /**
  * Drops every capture trigger (the earlier row trigger included, and its function once no trigger uses it)
  * and creates those of `level`, passing the key's attribute number. Triggers keep the default enablement
- * (fire unless session_replication_role is replica), as before.
+ * (fire unless session_replication_role is replica).
  */
 export function installTriggerSql(
   schema: string,
