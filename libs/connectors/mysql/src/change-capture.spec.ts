@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_EGRESS_POLICY, type Change } from '@lockstep/connectors-core';
 import type { Connection as DriverConnection } from 'mysql2/promise';
-import { decodeCheckpoint, encodeCheckpoint, missingIds, triggerDdl, triggerName } from './change-capture';
+import { triggerDdl, triggerName } from './change-capture';
+import { decodeCheckpoint, encodeCheckpoint, missingIds } from './change-feed';
 import type { MysqlConnection } from './connection';
 import { openMysqlConnection } from './declaration';
 import { createTestDatabase, nativeClient, TEST_MYSQL_URL, type TestDatabase } from './test/server';

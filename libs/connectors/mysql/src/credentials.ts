@@ -1,8 +1,9 @@
 /**
- * The one credential of a MySQL / MariaDB side: `connectionString`, `mysql://user:password@host:port/database`
- * (`mariadb://` is accepted too). The side's base (a database) wins over a database in the path. TLS is asked
- * for with `?ssl-mode=` (`disabled`, `preferred` = off, `required` = encrypted without verifying the
- * certificate, `verify_ca`, `verify_identity`) or `?ssl=true` (= `verify_identity`).
+ * The one credential of a MySQL / MariaDB side: `connectionString`,
+ * `mysql://user:password@host:port/database` (`mariadb://` is accepted too). The side's base (a database)
+ * wins over a database in the path. TLS is asked for with `?ssl-mode=` (`disabled`, `preferred` = off,
+ * `required` = encrypted without verifying the certificate, `verify_ca`, `verify_identity`) or `?ssl=true`
+ * (= `verify_identity`).
  *
  * Nothing here ever puts the connection string or the password into an error message.
  */
@@ -71,7 +72,7 @@ export function parseConnectionString(credentials: Credentials): ParsedConnectio
   return { host, port, user, password, database, ssl: SSL_MODES[mode] };
 }
 
-/** Every secret part of the credentials, for redaction (the whole string, the password, both decoded and raw). */
+/** Every secret part of the credentials, for redaction (the whole string, the password, decoded and raw). */
 export function secretsOf(credentials: Credentials): string[] {
   const secrets = Object.values(credentials).filter(
     (value): value is string => typeof value === 'string' && value !== '',

@@ -4,11 +4,11 @@
  * - `time_zone = '+00:00'`: TIMESTAMP values are read and written in UTC, so conversions are exact;
  * - `sql_mode` strict (STRICT_ALL_TABLES ...): a bad value is an error, never silently truncated or zeroed;
  * - `@lockstep_origin = 'lockstep'` (or `'lockstep:<writeOrigin>'` when the connection was opened with a
- *   `writeOrigin`): the change-capture triggers record it, so a change this connection made is known as its own
- *   (`Change.own`, `ignoreOwnWrites`), and two syncs on one table still see each other's writes.
+ *   `writeOrigin`): the change-capture triggers record it, so a change this connection made is known as its
+ *   own (`Change.own`, `ignoreOwnWrites`), and two syncs on one table still see each other's writes.
  *
  * Values come back exact: DATE/DATETIME/TIMESTAMP as strings, BIGINT and DECIMAL as strings, JSON as its
- * text; `types.ts` turns them into canonical values.
+ * text; `decode.ts` turns them into canonical values.
  */
 import { createConnection as netConnect } from 'node:net';
 import {
@@ -18,9 +18,9 @@ import {
   type PoolOptions,
   type ResultSetHeader,
 } from 'mysql2/promise';
-import { type ConnectorError, OWN_WRITE_ORIGIN } from '@lockstep/connectors-core';
+import { type ConnectorError, ExportAbortedError, OWN_WRITE_ORIGIN } from '@lockstep/connectors-core';
 import { translateMysqlError, type ServerFlavor } from './errors';
-import { parseServerVersion, type ServerInfo } from './types';
+import { parseServerVersion, type ServerInfo } from './native-types';
 import type { ParsedConnectionString } from './credentials';
 import { quoteString } from './sql';
 
@@ -30,7 +30,8 @@ export const ORIGIN_MAX_LENGTH = 64;
 export const SESSION_SQL_MODE =
   'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
 
-const sessionSetup = (origin: string) => `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', @lockstep_origin = ${quoteString(origin)}`;
+const sessionSetup = (origin: string) =>
+  `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', @lockstep_origin = ${quoteString(origin)}`;
 
 export type Row = Record<string, unknown>;
 
@@ -182,4 +183,64 @@ export async function exec(
 ): Promise<ResultSetHeader> {
   const [result] = await connection.query(sql, values);
   return result as ResultSetHeader;
+}
+
+/**
+ * Streams one statement's rows (as arrays) to `onRow` on a pooled connection; resolves with the row count.
+ * An abort kills the statement (`KILL QUERY` from another pooled connection) and rejects with
+ * `ExportAbortedError`; an error thrown by `onRow` rejects once the statement has ended.
+ */
+export async function streamRows(
+  db: Db,
+  sql: string,
+  onRow: (row: unknown[]) => void,
+  signal: AbortSignal | undefined,
+  context: string,
+): Promise<number> {
+  if (signal?.aborted) throw new ExportAbortedError();
+  try {
+    return await db.withConnection(async (connection) => {
+      const onAbort = (): void => {
+        db.rows(`KILL QUERY ${Number(connection.threadId)}`).catch(() => undefined);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await streamQuery(connection, sql, onRow);
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+    }, context);
+  } catch (error) {
+    if (signal?.aborted) throw new ExportAbortedError();
+    throw error;
+  }
+}
+
+type StreamingConnection = {
+  query(options: { sql: string; rowsAsArray: boolean }): NodeJS.EventEmitter;
+};
+
+function streamQuery(
+  connection: PoolConnection,
+  sql: string,
+  onRow: (row: unknown[]) => void,
+): Promise<number> {
+  const core = connection.connection as unknown as StreamingConnection;
+  return new Promise<number>((resolve, reject) => {
+    let count = 0;
+    let failure: unknown = null;
+    core
+      .query({ sql, rowsAsArray: true })
+      .on('result', (row: unknown[]) => {
+        if (failure !== null) return;
+        count += 1;
+        try {
+          onRow(row);
+        } catch (error) {
+          failure = error;
+        }
+      })
+      .on('error', reject)
+      .on('end', () => (failure === null ? resolve(count) : reject(failure)));
+  });
 }

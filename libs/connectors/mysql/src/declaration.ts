@@ -56,12 +56,14 @@ export const mysqlConnector = defineConnector({
     syncToItself: true,
     liveExport: { source: true, destination: true, locationKind: 'database' },
   },
-  // As `prepareTable` does it (connection.ts, change-capture.ts).
+  // As `prepareTable` does it (setup.ts, change-capture.ts).
   tableSetup: {
     serviceIdColumn:
-      'a `lockstep_id` column (CHAR(36), unique, filled in for existing rows; invisible where the server supports invisible columns, filled by a trigger where it cannot default to UUID())',
+      'a `lockstep_id` column (CHAR(36), unique, filled in for existing rows; invisible where the server ' +
+      'supports invisible columns, filled by a trigger where it cannot default to UUID())',
     changeCapture:
-      '`lockstep_` triggers on each mapped table and the tables `lockstep_change_log` and `lockstep_capture_readers` in the database',
+      '`lockstep_` triggers on each mapped table and the tables `lockstep_change_log` and ' +
+      '`lockstep_capture_readers` in the database',
   },
   connect: (credentials: Credentials, base: string | null, context: ConnectContext) =>
     openMysqlConnection(credentials, base, context),

@@ -1,9 +1,9 @@
 /**
- * The one place where mysql2 / MySQL / MariaDB errors become ConnectorErrors. Everything is a table: first the
- * driver `code` (server errors below 1900 share their numbers between MySQL and MariaDB, and node / mysql2
- * client codes), then the flavour-specific server error numbers (from 1900 up MySQL and MariaDB reuse numbers
- * for different errors, and mysql2 names them after MySQL: MariaDB's 4025 CONSTRAINT_FAILED arrives as
- * `ER_INNODB_AUTOEXTEND_SIZE_OUT_OF_RANGE`), then the SQLSTATE class as the last resort.
+ * The one place where mysql2 / MySQL / MariaDB errors become ConnectorErrors. Everything is a table: first
+ * the driver `code` (server errors below 1900 share their numbers between MySQL and MariaDB, and node /
+ * mysql2 client codes), then the flavour-specific server error numbers (from 1900 up MySQL and MariaDB reuse
+ * numbers for different errors, and mysql2 names them after MySQL: MariaDB's 4025 CONSTRAINT_FAILED arrives
+ * as `ER_INNODB_AUTOEXTEND_SIZE_OUT_OF_RANGE`), then the SQLSTATE class as the last resort.
  *
  * Messages are the server's own reason (safe to show: a server never echoes a password) passed through
  * `redactSecrets()` anyway, so a password or connection string can never leak through a driver message.
@@ -17,7 +17,7 @@ import {
 
 export type ServerFlavor = 'mariadb' | 'mysql';
 
-/** The fields of a mysql2 error (server errors have errno and sqlState; client/network errors only a code). */
+/** The fields of a mysql2 error (server errors have errno and sqlState; client / network errors a code). */
 export interface DriverErrorShape {
   code?: string;
   errno?: number;
@@ -199,7 +199,8 @@ export function translateMysqlError(
 ): ConnectorError | unknown {
   if (isConnectorError(error)) return error;
   if (!isDriverError(error)) return error;
-  // Unknown server errors are refused data (not retried forever); unknown client-side errors are network trouble.
+  // Unknown server errors are refused data (not retried forever); unknown client-side errors are network
+  // trouble.
   const kind =
     errorKindOf(error, options.flavor) ?? (error.sqlState === undefined ? 'transient' : 'invalid_data');
   const reason = error.sqlMessage ?? error.message ?? error.code ?? 'MySQL error';

@@ -7,28 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import { exportCaptureOf, type LiveExportSourceCapture } from '@lockstep/connectors-core';
 import { createPool, type Connection as DriverConnection, type Pool } from 'mysql2/promise';
-import {
-  capHoles,
-  decodeCheckpoint,
-  encodeCheckpoint,
-  gapRanges,
-  splitHoles,
-  subtractIds,
-  triggerName,
-  type HoleRange,
-} from './change-capture';
+import { triggerName } from './change-capture';
+import { decodeCheckpoint, encodeCheckpoint } from './change-feed';
+import { capHoles, gapRanges, splitHoles, subtractIds, type HoleRange } from './log-window';
 import type { MysqlConnection } from './connection';
 import { mysqlConnector } from './declaration';
 import {
-  decodeExportCheckpoint,
-  encodeExportCheckpoint,
   EXPORT_LOG_TABLE,
   exportTriggerBody,
   exportTriggerDdl,
   exportTriggerName,
   installExportCapture,
-  readExportChanges,
 } from './export-capture';
+import { decodeExportCheckpoint, encodeExportCheckpoint, readExportChanges } from './export-feed';
 import { derivedName } from './sql';
 import { createTestDatabase, nativeClient, testUrl, type TestDatabase } from './test/server';
 

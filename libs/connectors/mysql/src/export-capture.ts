@@ -1,54 +1,39 @@
 /**
- * The live export's change capture on a MySQL / MariaDB source (`LiveExportSourceCapture`): three row triggers
- * per table write the key of every inserted, updated or deleted row into `lockstep_export_log`, a table in
- * the same database. It is separate from the sync's capture (change-capture.ts: `lockstep_change_log`,
- * triggers `lockstep_ai_/au_/ad_`): other trigger names (`lockstep_xai_/xau_/xad_`), another log, other
- * checkpoints, so installing or removing one never touches the other. MariaDB 10.2.3+ and MySQL 5.7.2+ allow
- * several triggers per event, so both coexist on a table.
+ * The live export's change capture on a MySQL / MariaDB source (`LiveExportSourceCapture`): three row
+ * triggers per table write the key of every inserted, updated or deleted row into `lockstep_export_log`, a
+ * table in the same database. It is separate from the sync's capture (change-capture.ts:
+ * `lockstep_change_log`, triggers `lockstep_ai_/au_/ad_`): other trigger names (`lockstep_xai_/xau_/xad_`),
+ * another log, other checkpoints, so installing or removing one never touches the other. MariaDB 10.2.3+
+ * and MySQL 5.7.2+ allow several triggers per event, so both coexist on a table.
  *
  *   lockstep_export_log(id BIGINT AUTO_INCREMENT, table_name, pk, changed_at)
  *
  * `pk` is the key's text as the source reads give it (`keyText`): only tables whose key is one column of a
- * type whose `CAST(... AS CHAR)` is that same text get a capture. Checkpoints are the sync's high-water mark
- * plus holes (`readLogWindow`), spelled `myxl1.` with holes as runs of ids.
+ * type whose `CAST(... AS CHAR)` is that same text get a capture. Reading the log is export-feed.ts's.
  *
  * The token names one installation: a random label in each trigger's body (`lx_<12 hex>: BEGIN ... END`),
  * the triggers' CREATED times, and the log's marker row (table_name '', pk a random id, written when the log
- * is created and never purged). Dropping and re-creating a trigger changes its label; dropping, re-creating,
- * truncating or emptying the log removes the marker (a TRUNCATE keeps the table's CREATE_TIME and comment, and
- * resets AUTO_INCREMENT below every checkpoint, so the table's own identity is not enough).
+ * is created and never purged). Dropping and re-creating a trigger changes its label; dropping,
+ * re-creating, truncating or emptying the log removes the marker (a TRUNCATE keeps the table's CREATE_TIME
+ * and comment, and resets AUTO_INCREMENT below every checkpoint, so the table's own identity is not enough).
  *
  * What triggers do not see, so the capture cannot (the engine's periodic full compare does): rows changed by
  * a foreign key's cascade (tables with a cascading foreign key get no capture), TRUNCATE of the source table,
  * and changes applied by row-based replication on a replica.
  */
-import { ConnectorError, type ExportChangePage } from '@lockstep/connectors-core';
+import { ConnectorError } from '@lockstep/connectors-core';
 import { createHash, randomBytes } from 'node:crypto';
 import type { PoolConnection } from 'mysql2/promise';
-import {
-  CHECKPOINT_LOOKBACK,
-  inSnapshot,
-  logCheckpoint,
-  logExists,
-  purgeLog,
-  readLogWindow,
-  withSetupLock,
-  type CaptureLog,
-  type HoleRange,
-  type LogCheckpoint,
-  type TriggerEvent,
-} from './change-capture';
+import { CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, type TableKey, type TableMeta } from './catalog';
+import { logExists, withSetupLock, type TriggerEvent } from './change-capture';
 import { exec, rows } from './db';
-import { CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, type TableKey, type TableMeta } from './schema';
+import type { CaptureLog } from './log-window';
 import { derivedName, placeholders, quoteIdent, quoteString } from './sql';
 
 export { EXPORT_LOG_TABLE };
-export const EXPORT_LOG_RETENTION_DAYS = 7;
-/** How long an id missing from the log is waited for (a transaction still open) before it counts as rolled back. */
-export const EXPORT_HOLD_WINDOW_MS = 10 * 60_000;
-/** How long a CREATE / DROP TRIGGER waits for transactions using the table (every new query on it queues behind). */
+/** How long a CREATE / DROP TRIGGER waits for the transactions using the table (new queries queue behind). */
 export const TRIGGER_LOCK_WAIT_SECONDS = 5;
-/** Longest key text the log holds (`pk` VARCHAR(1024)); a longer key would make the trigger fail the write. */
+/** Longest key text the log holds (`pk` VARCHAR(1024)); a longer key would fail the write in the trigger. */
 const MAX_KEY_LENGTH = 1024;
 /** Entries a removal deletes per statement. */
 const DELETE_BATCH = 5000;
@@ -60,17 +45,23 @@ export const EXPORT_LOG: CaptureLog = Object.freeze({
   maxHoleRanges: 2_000,
 });
 
-export const EXPORT_LOG_DDL = `CREATE TABLE IF NOT EXISTS ${quoteIdent(EXPORT_LOG_TABLE)} (
+const EXPORT_LOG_COMMENT =
+  'Lockstep live export change capture: keys of changed rows, written by the lockstep_x* triggers, ' +
+  'read and purged by live export runs';
+
+export const EXPORT_LOG_DDL = `
+CREATE TABLE IF NOT EXISTS ${quoteIdent(EXPORT_LOG_TABLE)} (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   table_name VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   pk VARCHAR(${MAX_KEY_LENGTH}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   changed_at DATETIME(6) NOT NULL,
   KEY lockstep_export_log_table (table_name, id),
   KEY lockstep_export_log_changed_at (changed_at)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='Lockstep live export change capture: keys of changed rows, written by the lockstep_x* triggers, read and purged by live export runs'`;
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
+  COMMENT=${quoteString(EXPORT_LOG_COMMENT)}`;
 
 /** The marker row's table name: no table is called '' (see the header). */
-const MARKER_TABLE = '';
+export const MARKER_TABLE = '';
 
 const EVENTS: readonly TriggerEvent[] = ['insert', 'update', 'delete'];
 const EVENT_SQL: Record<TriggerEvent, string> = { insert: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
@@ -119,6 +110,14 @@ export function captureKey(meta: TableMeta): TableKey | null {
   return key;
 }
 
+const CASCADING_FOREIGN_KEY_SQL = `
+SELECT 1 AS present
+  FROM information_schema.REFERENTIAL_CONSTRAINTS
+ WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?
+   AND (DELETE_RULE IN ('CASCADE', 'SET NULL', 'SET DEFAULT')
+        OR UPDATE_RULE IN ('CASCADE', 'SET NULL', 'SET DEFAULT'))
+ LIMIT 1`;
+
 /**
  * Whether rows of the table can change without its triggers firing: MySQL and MariaDB run no triggers for
  * the rows a foreign key's ON DELETE / ON UPDATE CASCADE, SET NULL or SET DEFAULT changes.
@@ -128,14 +127,7 @@ async function hasCascadingForeignKey(
   database: string,
   table: string,
 ): Promise<boolean> {
-  const [found] = await rows(
-    connection,
-    `SELECT 1 AS present FROM information_schema.REFERENTIAL_CONSTRAINTS
-      WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?
-        AND (DELETE_RULE IN ('CASCADE', 'SET NULL', 'SET DEFAULT') OR UPDATE_RULE IN ('CASCADE', 'SET NULL', 'SET DEFAULT'))
-      LIMIT 1`,
-    [database, table],
-  );
+  const [found] = await rows(connection, CASCADING_FOREIGN_KEY_SQL, [database, table]);
   return found !== undefined;
 }
 
@@ -154,12 +146,9 @@ export async function capturableKey(
 /* Triggers                                                                                          */
 /* ------------------------------------------------------------------------------------------------ */
 
-function logInsert(table: string, keyExpression: string): string {
-  return (
-    `INSERT INTO ${quoteIdent(EXPORT_LOG_TABLE)} (table_name, pk, changed_at) ` +
-    `VALUES (${quoteString(table)}, CAST(${keyExpression} AS CHAR), UTC_TIMESTAMP(6))`
-  );
-}
+const LOG_INSERT_SQL = (table: string, keyExpression: string) =>
+  `INSERT INTO ${quoteIdent(EXPORT_LOG_TABLE)} (table_name, pk, changed_at) ` +
+  `VALUES (${quoteString(table)}, CAST(${keyExpression} AS CHAR), UTC_TIMESTAMP(6))`;
 
 /**
  * The trigger's body (what information_schema.TRIGGERS.ACTION_STATEMENT shows): a block labelled with the
@@ -174,12 +163,14 @@ export function exportTriggerBody(
 ): string {
   const k = quoteIdent(keyColumn);
   const label = `lx_${nonce}`;
+  const logOld = `${LOG_INSERT_SQL(table, `OLD.${k}`)};`;
+  const logNew = `${LOG_INSERT_SQL(table, `NEW.${k}`)};`;
   const statements =
     event === 'insert'
-      ? `${logInsert(table, `NEW.${k}`)};`
+      ? logNew
       : event === 'delete'
-        ? `${logInsert(table, `OLD.${k}`)};`
-        : `IF NOT (OLD.${k} <=> NEW.${k}) THEN ${logInsert(table, `OLD.${k}`)}; END IF; ${logInsert(table, `NEW.${k}`)};`;
+        ? logOld
+        : `IF NOT (OLD.${k} <=> NEW.${k}) THEN ${logOld} END IF; ${logNew}`;
   return `${label}: BEGIN ${statements} END ${label}`;
 }
 
@@ -189,10 +180,10 @@ export function exportTriggerDdl(
   keyColumn: string,
   nonce: string,
 ): string {
-  return (
-    `CREATE TRIGGER ${quoteIdent(exportTriggerName(event, table))} AFTER ${EVENT_SQL[event]} ON ${quoteIdent(table)} ` +
-    `FOR EACH ROW ${exportTriggerBody(event, table, keyColumn, nonce)}`
-  );
+  const name = quoteIdent(exportTriggerName(event, table));
+  const body = exportTriggerBody(event, table, keyColumn, nonce);
+  return `
+CREATE TRIGGER ${name} AFTER ${EVENT_SQL[event]} ON ${quoteIdent(table)} FOR EACH ROW ${body}`;
 }
 
 interface InstalledTrigger {
@@ -204,6 +195,12 @@ interface InstalledTrigger {
   created: string;
 }
 
+const INSTALLED_TRIGGERS_SQL = (count: number) => `
+SELECT TRIGGER_NAME AS name, EVENT_OBJECT_TABLE AS tbl, EVENT_MANIPULATION AS event, ACTION_TIMING AS timing,
+       ACTION_STATEMENT AS body, CAST(CREATED AS CHAR) AS created
+  FROM information_schema.TRIGGERS
+ WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME IN (${placeholders(count)})`;
+
 /** Lockstep's export triggers present for the table (by name: one left on a renamed table is found too). */
 async function installedTriggers(
   connection: PoolConnection,
@@ -211,13 +208,7 @@ async function installedTriggers(
   table: string,
 ): Promise<Map<string, InstalledTrigger>> {
   const names = EVENTS.map((event) => exportTriggerName(event, table));
-  const found = await rows(
-    connection,
-    `SELECT TRIGGER_NAME AS name, EVENT_OBJECT_TABLE AS tbl, EVENT_MANIPULATION AS event, ACTION_TIMING AS timing,
-            ACTION_STATEMENT AS body, CAST(CREATED AS CHAR) AS created
-       FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME IN (${placeholders(names.length)})`,
-    [database, ...names],
-  );
+  const found = await rows(connection, INSTALLED_TRIGGERS_SQL(names.length), [database, ...names]);
   return new Map(
     found.map((row) => [
       String(row['name']),
@@ -235,7 +226,7 @@ async function installedTriggers(
 
 const normalize = (sql: string): string => sql.replace(/\s+/g, ' ').trim();
 
-/** Whether an installed trigger is exactly the one this code makes for the table and key (with its own nonce). */
+/** Whether an installed trigger is exactly the one this code makes for the table and key (its own nonce). */
 function isCorrect(
   trigger: InstalledTrigger | undefined,
   event: TriggerEvent,
@@ -273,12 +264,14 @@ async function withShortLockWait<T>(
 /* Install, token, removal                                                                           */
 /* ------------------------------------------------------------------------------------------------ */
 
+const MARKER_SQL = `
+SELECT id, pk FROM ${quoteIdent(EXPORT_LOG_TABLE)} WHERE table_name = ? ORDER BY id LIMIT 1`;
+
+const INSERT_MARKER_SQL = `
+INSERT INTO ${quoteIdent(EXPORT_LOG_TABLE)} (table_name, pk, changed_at) VALUES (?, ?, UTC_TIMESTAMP(6))`;
+
 async function marker(connection: PoolConnection): Promise<{ id: string; nonce: string } | null> {
-  const [row] = await rows(
-    connection,
-    `SELECT id, pk FROM ${quoteIdent(EXPORT_LOG_TABLE)} WHERE table_name = ? ORDER BY id LIMIT 1`,
-    [MARKER_TABLE],
-  );
+  const [row] = await rows(connection, MARKER_SQL, [MARKER_TABLE]);
   return row ? { id: String(row['id']), nonce: String(row['pk']) } : null;
 }
 
@@ -302,11 +295,7 @@ export async function installExportCapture(
     // Created only when missing: CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when it exists.
     if (!(await logExists(connection, database, EXPORT_LOG_TABLE))) await exec(connection, EXPORT_LOG_DDL);
     if (!(await marker(connection))) {
-      await exec(
-        connection,
-        `INSERT INTO ${quoteIdent(EXPORT_LOG_TABLE)} (table_name, pk, changed_at) VALUES (?, ?, UTC_TIMESTAMP(6))`,
-        [MARKER_TABLE, randomBytes(16).toString('hex')],
-      );
+      await exec(connection, INSERT_MARKER_SQL, [MARKER_TABLE, randomBytes(16).toString('hex')]);
     }
     const present = await installedTriggers(connection, database, table);
     const missing = EVENTS.filter(
@@ -324,7 +313,10 @@ export async function installExportCapture(
   });
 }
 
-/** The token of the capture installed on the table now, or null when the log, its marker or a correct trigger is missing. */
+/**
+ * The token of the capture installed on the table now, or null when the log, its marker or a correct
+ * trigger is missing.
+ */
 export async function exportCaptureToken(
   connection: PoolConnection,
   database: string,
@@ -346,6 +338,13 @@ export async function exportCaptureToken(
     .digest('hex')
     .slice(0, 32)}`;
 }
+
+const TABLE_ENTRIES_SQL = `
+SELECT id
+  FROM ${quoteIdent(EXPORT_LOG_TABLE)}
+ WHERE table_name = ? AND id <= ?
+ ORDER BY id
+ LIMIT ?`;
 
 /**
  * Drops the table's three triggers (under the setup lock) and deletes its log entries, a batch at a time and
@@ -370,115 +369,10 @@ export async function removeExportCapture(
   // committed now, at or below this id.
   const [max] = await rows(connection, `SELECT COALESCE(MAX(id), 0) AS high FROM ${log}`);
   for (;;) {
-    const found = await rows(
-      connection,
-      `SELECT id FROM ${log} WHERE table_name = ? AND id <= ? ORDER BY id LIMIT ?`,
-      [table, max['high'], DELETE_BATCH],
-    );
+    const found = await rows(connection, TABLE_ENTRIES_SQL, [table, max['high'], DELETE_BATCH]);
     if (found.length === 0) return;
     const ids = found.map((row) => String(row['id']));
     await exec(connection, `DELETE FROM ${log} WHERE id IN (${placeholders(ids.length)})`, ids);
     if (found.length < DELETE_BATCH) return;
   }
-}
-
-/* ------------------------------------------------------------------------------------------------ */
-/* Checkpoints and reads                                                                             */
-/* ------------------------------------------------------------------------------------------------ */
-
-const CHECKPOINT_PREFIX = 'myxl1.';
-
-export function encodeExportCheckpoint(checkpoint: LogCheckpoint): string {
-  return (
-    CHECKPOINT_PREFIX +
-    Buffer.from(JSON.stringify({ h: checkpoint.high, r: checkpoint.holes }), 'utf8').toString('base64url')
-  );
-}
-
-/** ConnectorError `invalid_data` for anything this reader did not issue (the sync's checkpoints included). */
-export function decodeExportCheckpoint(text: string): LogCheckpoint {
-  if (text.startsWith(CHECKPOINT_PREFIX)) {
-    try {
-      const parsed = JSON.parse(
-        Buffer.from(text.slice(CHECKPOINT_PREFIX.length), 'base64url').toString('utf8'),
-      ) as { h?: unknown; r?: unknown };
-      const high = parsed.h;
-      const holes = parsed.r;
-      let previous = 0;
-      const valid =
-        typeof high === 'number' &&
-        Number.isSafeInteger(high) &&
-        high >= 0 &&
-        Array.isArray(holes) &&
-        holes.every((hole: unknown) => {
-          if (!Array.isArray(hole) || hole.length !== 3 || !hole.every((part) => Number.isSafeInteger(part)))
-            return false;
-          const [from, to] = hole as number[];
-          const ok = from > previous && from <= to && to <= high;
-          previous = to;
-          return ok;
-        });
-      if (valid) return { high, holes: holes as HoleRange[] };
-    } catch {
-      // fall through
-    }
-  }
-  throw new ConnectorError(
-    'invalid_data',
-    'The change checkpoint is not one this connector issued for a live export',
-  );
-}
-
-/**
- * A checkpoint meaning "now": ids not visible yet within the hold window (and an hour's slack for long
- * statements, whose entries are stamped with their start) are holes, so a transaction that wrote before the
- * checkpoint and commits after it is still read.
- */
-export async function exportCheckpoint(
-  connection: PoolConnection,
-  database: string,
-  holdWindowMs = EXPORT_HOLD_WINDOW_MS,
-): Promise<string> {
-  const checkpoint = await logCheckpoint(connection, database, EXPORT_LOG, {
-    ids: CHECKPOINT_LOOKBACK,
-    ms: holdWindowMs + 3_600_000,
-  });
-  return encodeExportCheckpoint(checkpoint);
-}
-
-export interface ReadExportChangesParams {
-  database: string;
-  table: string;
-  since: string;
-  limit: number;
-  holdWindowMs?: number;
-}
-
-/** The distinct keys logged for the table after `since` (at most `limit` entries), in one consistent snapshot. */
-export async function readExportChanges(
-  connection: PoolConnection,
-  params: ReadExportChangesParams,
-): Promise<ExportChangePage> {
-  const since = decodeExportCheckpoint(params.since);
-  if (params.table === MARKER_TABLE) throw new ConnectorError('invalid_data', 'The table name is empty');
-  if (!(await logExists(connection, params.database, EXPORT_LOG_TABLE)))
-    return { ids: [], checkpoint: params.since, hasMore: false };
-  return inSnapshot(connection, async () => {
-    const window = await readLogWindow(connection, EXPORT_LOG, params.table, since, {
-      limit: params.limit,
-      holdWindowMs: params.holdWindowMs ?? EXPORT_HOLD_WINDOW_MS,
-      columns: 'id, pk',
-    });
-    // Distinct as exact strings (not by a collation: 'A' and 'a' are two keys of a table with a binary one).
-    const ids = [...new Set(window.entries.map((row) => String(row['pk'])))];
-    return { ids, checkpoint: encodeExportCheckpoint(window.checkpoint), hasMore: window.hasMore };
-  });
-}
-
-/** Deletes export-log entries older than `days` (a bounded batch; the marker stays). */
-export async function purgeExportLog(
-  connection: PoolConnection,
-  days = EXPORT_LOG_RETENTION_DAYS,
-): Promise<number> {
-  return purgeLog(connection, EXPORT_LOG_TABLE, days);
 }

@@ -13,5 +13,5 @@ export {
   ERROR_KIND_BY_SQLSTATE_CLASS,
   type ServerFlavor,
 } from './errors';
-export { CHANGE_LOG_TABLE, SERVICE_ID_COLUMN } from './schema';
+export { CHANGE_LOG_TABLE, SERVICE_ID_COLUMN } from './catalog';
 export { EXPORT_LOG_TABLE } from './export-capture';

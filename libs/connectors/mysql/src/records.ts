@@ -6,9 +6,11 @@ import { ConnectorError, type RecordPage, type SourceRecord } from '@lockstep/co
 import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { rows, type Row } from './db';
-import { metadataError, requireKey, type TableKey, type TableMeta } from './schema';
+import type { TableKey, TableMeta } from './catalog';
+import { metadataError, requireKey } from './schema';
 import { chunk, placeholders, quoteIdent } from './sql';
-import { decoderFor, keyText, type ClassifiedColumn, type Decoder } from './types';
+import { decoderFor, keyText, type Decoder } from './decode';
+import type { ClassifiedColumn } from './types';
 
 /** Largest IN (...) list sent in one statement. */
 export const LOOKUP_CHUNK = 1000;
@@ -36,7 +38,7 @@ const defaultPlans = new WeakMap<TableMeta, ReadPlan>();
  * Records are made by copying this (object spread), not with an object literal: V8 tracks where literals
  * allocate and, seeing most of a page of records outlive a young-generation collection, may allocate them
  * straight in the old generation from then on ("pretenuring"), which turns short-lived pages of records
- * into frequent major collections (seen with the PostgreSQL connector: full reads about 1.6x slower).
+ * into frequent major collections (docs/performance.md, "Connectors").
  */
 const RECORD_TEMPLATE: SourceRecord = { remoteId: '', values: {} };
 
@@ -125,6 +127,25 @@ function decodeAfter(after: string): string {
   throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
 }
 
+const PAGE_SQL = (plan: ReadPlan, meta: TableMeta, where: string, k: string) => `
+SELECT ${plan.selectList}
+  FROM ${quoteIdent(meta.name)}
+ WHERE ${where}
+ ORDER BY ${k}
+ LIMIT ?`;
+
+const COUNT_SQL = (meta: TableMeta, keyColumn: string) => `
+SELECT COUNT(*) AS n FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(keyColumn)} IS NOT NULL`;
+
+/** Rows whose `column` is one of `count` values; with `lock`, locked for update in that column's order. */
+const BY_KEYS_SQL = (plan: ReadPlan, meta: TableMeta, column: string, count: number, lock: boolean) => {
+  const locking = lock ? ` ORDER BY ${quoteIdent(column)} FOR UPDATE` : '';
+  return `
+SELECT ${plan.selectList}
+  FROM ${quoteIdent(meta.name)}
+ WHERE ${quoteIdent(column)} IN (${placeholders(count)})${locking}`;
+};
+
 export async function readPage(
   connection: PoolConnection,
   meta: TableMeta,
@@ -144,11 +165,7 @@ export async function readPage(
     params.push(after);
   }
   params.push(pageSize + 1);
-  const found = await rows(
-    connection,
-    `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${where} ORDER BY ${k} LIMIT ?`,
-    params,
-  );
+  const found = await rows(connection, PAGE_SQL(plan, meta, where, k), params);
   const count = Math.min(found.length, pageSize);
   const records: SourceRecord[] = new Array(count);
   for (let index = 0; index < count; index += 1) records[index] = planRecord(plan, found[index]!);
@@ -159,7 +176,7 @@ export async function readPage(
 /** How many rows `readPage` streams (rows with a key). */
 export async function countRecords(connection: PoolConnection, meta: TableMeta): Promise<number> {
   const key = requireKey(meta);
-  const found = await rows(connection, `SELECT COUNT(*) AS n FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IS NOT NULL`);
+  const found = await rows(connection, COUNT_SQL(meta, key.column));
   return Number(found[0]?.['n'] ?? 0);
 }
 
@@ -174,17 +191,12 @@ export async function readByKeys(
 ): Promise<SourceRecord[]> {
   const key = requireKey(meta);
   const plan = readPlan(meta, fields);
-  const locking = lock ? ` ORDER BY ${quoteIdent(key.column)} FOR UPDATE` : '';
   const params = [...new Set(remoteIds)]
     .map((id) => keyParam(key, id))
     .filter((param) => param !== undefined);
   const records: SourceRecord[] = [];
   for (const part of chunk(params, LOOKUP_CHUNK)) {
-    const found = await rows(
-      connection,
-      `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(key.column)} IN (${placeholders(part.length)})${locking}`,
-      part,
-    );
+    const found = await rows(connection, BY_KEYS_SQL(plan, meta, key.column, part.length, lock), part);
     for (const row of found) records.push(planRecord(plan, row));
   }
   return records;
@@ -202,7 +214,7 @@ export async function readByServiceIds(
   for (const part of chunk(ids, LOOKUP_CHUNK)) {
     const found = await rows(
       connection,
-      `SELECT ${plan.selectList} FROM ${quoteIdent(meta.name)} WHERE ${quoteIdent(meta.serviceIdColumn)} IN (${placeholders(part.length)})`,
+      BY_KEYS_SQL(plan, meta, meta.serviceIdColumn, part.length, false),
       part,
     );
     for (const row of found) records.push(planRecord(plan, row));

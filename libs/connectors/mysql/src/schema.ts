@@ -1,31 +1,37 @@
 /**
- * Schema discovery from information_schema: tables and views of the base (the database), their columns
- * classified by `types.ts`, and the key a table's records are addressed by.
+ * Table descriptions and schema changes. A description (catalog.ts `TableMeta`) is cached per connection
+ * (`MetadataCache`); the checks made against it (`requireKey`, ...) raise metadata errors, which, like the
+ * driver codes of `SCHEMA_CHANGE_CODES`, suggest that a cached description is stale: `withMeta` then runs
+ * the call once more with a fresh one.
  *
- * Record key (a record's remote id is the key's text):
- * 1. the primary key, when it is a single column of a readable type;
- * 2. otherwise the service id column `lockstep_id`, which `prepareTable` adds (CHAR(36), unique); with the
- *    `serviceIdColumn` prepare option a table with a single-column primary key gets it too, and then its
- *    records carry it as `serviceId` while the primary key stays their remote id;
- * 3. a view has no key of its own: its `id` column, else its `lockstep_id` column, else its first column is
- *    taken as the key (as the PostgreSQL connector does);
- * 4. otherwise none: the table can be listed but not read until it is prepared.
- *
- * The service id column is listed as a read-only `uuid` field (type_details `service_id: true`).
+ * `createTable` / `createField` pick the native type (native-types.ts) and adopt what a previous attempt
+ * made. The service id column and its fill trigger are shared with table setup (setup.ts).
  */
-import { ConnectorError } from '@lockstep/connectors-core';
+import {
+  ConnectorError,
+  MetadataCache,
+  type CacheHit,
+  type FieldInfo,
+  type FieldSpec,
+  type TableInfo,
+} from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
-import { rows, type Row } from './db';
-import { classifyColumn, type ClassifiedColumn, type ColumnDescription, type ServerInfo } from './types';
+import {
+  CHANGE_LOG_TABLE,
+  EXPORT_LOG_TABLE,
+  listTableRows,
+  loadTableMeta,
+  SERVICE_ID_COLUMN,
+  type TableKey,
+  type TableMeta,
+} from './catalog';
+import { exec, rows, type Db } from './db';
+import { derivedName, quoteIdent, quoteString } from './sql';
+import { hasExpressionDefaults, nativeColumnType, type ServerInfo } from './native-types';
+import type { ClassifiedColumn } from './types';
 
-export const SERVICE_ID_COLUMN = 'lockstep_id';
-/** The comment of a `lockstep_id` column table setup added (connection.ts), which teardown drops. */
-export const SERVICE_ID_COMMENT = 'Added by Lockstep (service id); dropped when no sync reads this table';
-export const CHANGE_LOG_TABLE = 'lockstep_change_log';
-/** Who reads each table's changes (change-capture.ts, readers). */
-export const READERS_TABLE = 'lockstep_capture_readers';
-/** The live export's change log (export-capture.ts); like the sync's, never listed as a table. */
-export const EXPORT_LOG_TABLE = 'lockstep_export_log';
+/** How long a cached table description is used before it is read again (a change made elsewhere shows up). */
+export const DEFAULT_METADATA_TTL_MS = 60_000;
 
 /** Errors raised by checks against a table description (which may come from the cache, and be stale). */
 const metadataErrors = new WeakSet<object>();
@@ -48,215 +54,6 @@ export function suggestsSchemaChange(error: unknown): boolean {
   return typeof driverCode === 'string' && SCHEMA_CHANGE_CODES.has(driverCode);
 }
 
-export interface TableKey {
-  column: string;
-  /** The key is the service id column. */
-  serviceId: boolean;
-  /** Integer keys are compared as integers (parameters sent as BigInt, exact past 2^53). */
-  integer: boolean;
-}
-
-export interface TableMeta {
-  name: string;
-  isView: boolean;
-  /** Every column, in table order (the service id column read-only). */
-  columns: ClassifiedColumn[];
-  byName: Map<string, ClassifiedColumn>;
-  primaryKey: string[];
-  key: TableKey | null;
-  /** `lockstep_id` when the table has it. */
-  serviceIdColumn: string | null;
-  /**
-   * The table has a unique key (or the primary key) on `lockstep_id` alone, so a create's service id cannot
-   * be written twice; `prepareTable` adds it where it is missing.
-   */
-  serviceIdUnique: boolean;
-  /** The AUTO_INCREMENT column, if any (its new values come back as the insert id). */
-  autoIncrementColumn: string | null;
-}
-
-function text(value: unknown): string {
-  return value === null || value === undefined ? '' : String(value);
-}
-
-function numberOrNull(value: unknown): number | null {
-  if (value === null || value === undefined) return null;
-  const number = Number(value);
-  return Number.isFinite(number) ? number : null;
-}
-
-export async function listTableRows(connection: PoolConnection, database: string): Promise<Row[]> {
-  return rows(
-    connection,
-    `SELECT TABLE_NAME AS name, TABLE_TYPE AS type FROM information_schema.TABLES
-      WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED') AND TABLE_NAME NOT IN (?, ?, ?)
-      ORDER BY TABLE_NAME`,
-    [database, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, READERS_TABLE],
-  );
-}
-
-/** Reads a table's description; ConnectorError `not_found` when there is no such table or view. */
-export async function loadTableMeta(
-  connection: PoolConnection,
-  database: string,
-  table: string,
-  server: ServerInfo,
-): Promise<TableMeta> {
-  const [tableRow] = await rows(
-    connection,
-    `SELECT TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_NAME NOT IN (?, ?, ?)`,
-    [database, table, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, READERS_TABLE],
-  );
-  if (!tableRow)
-    throw new ConnectorError('not_found', `Table "${table}" does not exist in database "${database}"`);
-  const isView = text(tableRow.type) === 'VIEW';
-
-  const columnRows = await rows(
-    connection,
-    `SELECT COLUMN_NAME AS name, DATA_TYPE AS dataType, COLUMN_TYPE AS columnType, IS_NULLABLE AS nullable,
-            COLUMN_DEFAULT AS columnDefault, EXTRA AS extra, COLUMN_COMMENT AS comment,
-            CHARACTER_MAXIMUM_LENGTH AS charMaxLength, NUMERIC_PRECISION AS numericPrecision, NUMERIC_SCALE AS numericScale
-       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-    [database, table],
-  );
-  const keyRows = await rows(
-    connection,
-    `SELECT COLUMN_NAME AS name, CONSTRAINT_NAME AS constraintName, REFERENCED_TABLE_SCHEMA AS refSchema,
-            REFERENCED_TABLE_NAME AS refTable, REFERENCED_COLUMN_NAME AS refColumn
-       FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
-      ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`,
-    [database, table],
-  );
-  const primaryKey = keyRows
-    .filter((row) => text(row.constraintName) === 'PRIMARY')
-    .map((row) => text(row.name));
-  // KEY_COLUMN_USAGE lists the primary and unique keys (no REFERENCED_TABLE_NAME) and the foreign keys.
-  const uniqueKeys = new Map<string, string[]>();
-  for (const row of keyRows) {
-    if (row.refTable !== null && row.refTable !== undefined) continue;
-    const list = uniqueKeys.get(text(row.constraintName)) ?? [];
-    list.push(text(row.name));
-    uniqueKeys.set(text(row.constraintName), list);
-  }
-  const serviceIdUnique = [...uniqueKeys.values()].some(
-    (list) => list.length === 1 && list[0] === SERVICE_ID_COLUMN,
-  );
-
-  // Relations: single-column foreign keys, in this database, to the single-column primary key of the target.
-  const foreignKeys = new Map<string, Row[]>();
-  for (const row of keyRows) {
-    if (row.refTable === null || row.refTable === undefined) continue;
-    const list = foreignKeys.get(text(row.constraintName)) ?? [];
-    list.push(row);
-    foreignKeys.set(text(row.constraintName), list);
-  }
-  const candidates = [...foreignKeys.values()]
-    .filter((list) => list.length === 1 && text(list[0].refSchema) === database)
-    .map((list) => list[0]);
-  const references = new Map<string, string>();
-  if (candidates.length > 0) {
-    const targets = [...new Set(candidates.map((row) => text(row.refTable)))];
-    const targetKeys = await rows(
-      connection,
-      `SELECT TABLE_NAME AS tableName, COLUMN_NAME AS name FROM information_schema.KEY_COLUMN_USAGE
-        WHERE TABLE_SCHEMA = ? AND CONSTRAINT_NAME = 'PRIMARY' AND TABLE_NAME IN (?)`,
-      [database, targets],
-    );
-    for (const row of candidates) {
-      const pk = targetKeys
-        .filter((key) => text(key.tableName) === text(row.refTable))
-        .map((key) => text(key.name));
-      if (pk.length === 1 && pk[0] === text(row.refColumn))
-        references.set(text(row.name), text(row.refTable));
-    }
-  }
-
-  // MariaDB's JSON is LONGTEXT with a json_valid() CHECK constraint; MySQL has a real JSON type.
-  const jsonColumns = new Set<string>();
-  if (server.flavor === 'mariadb' && !isView) {
-    const checks = await rows(
-      connection,
-      `SELECT CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?`,
-      [database, table],
-    );
-    for (const check of checks) {
-      const match = /^\s*json_valid\(\s*`((?:[^`]|``)+)`\s*\)\s*$/i.exec(text(check.clause));
-      if (match) jsonColumns.add(match[1].replace(/``/g, '`'));
-    }
-  }
-
-  let serviceIdColumn: string | null = null;
-  let autoIncrementColumn: string | null = null;
-  const columns: ClassifiedColumn[] = [];
-  const all = new Map<string, ClassifiedColumn>();
-  for (const row of columnRows) {
-    const extra = text(row.extra).toLowerCase();
-    const description: ColumnDescription = {
-      name: text(row.name),
-      dataType: text(row.dataType).toLowerCase(),
-      columnType: text(row.columnType).toLowerCase(),
-      nullable: text(row.nullable) === 'YES',
-      hasDefault: row.columnDefault !== null && row.columnDefault !== undefined,
-      autoIncrement: extra.includes('auto_increment'),
-      generated: /\b(virtual|stored|persistent) generated\b/.test(extra),
-      comment: text(row.comment),
-      charMaxLength: numberOrNull(row.charMaxLength),
-      numericPrecision: numberOrNull(row.numericPrecision),
-      numericScale: numberOrNull(row.numericScale),
-      primary: primaryKey.includes(text(row.name)),
-      jsonCheck: jsonColumns.has(text(row.name)),
-      references: references.get(text(row.name)) ?? null,
-      inView: isView,
-    };
-    if (description.autoIncrement) autoIncrementColumn = description.name;
-    let classified = classifyColumn(description);
-    if (classified.name === SERVICE_ID_COLUMN && !isView && classified.read) {
-      serviceIdColumn = SERVICE_ID_COLUMN;
-      classified = {
-        ...classified,
-        typeClass: 'uuid',
-        storage: 'uuid',
-        write: false,
-        required: false,
-        typeDetails: { ...classified.typeDetails, service_id: true },
-      };
-    }
-    all.set(classified.name, classified);
-    columns.push(classified);
-  }
-
-  return {
-    name: table,
-    isView,
-    columns,
-    byName: new Map(columns.map((column) => [column.name, column])),
-    primaryKey,
-    key: chooseKey(primaryKey, all, isView),
-    serviceIdColumn,
-    serviceIdUnique: !isView && serviceIdUnique,
-    autoIncrementColumn,
-  };
-}
-
-function chooseKey(
-  primaryKey: string[],
-  all: Map<string, ClassifiedColumn>,
-  isView: boolean,
-): TableKey | null {
-  const keyOf = (name: string): TableKey | null => {
-    const column = all.get(name);
-    if (!column || !column.read) return null;
-    return { column: name, serviceId: name === SERVICE_ID_COLUMN, integer: column.storage === 'integer' };
-  };
-  if (primaryKey.length === 1) {
-    const key = keyOf(primaryKey[0]);
-    if (key) return key;
-  }
-  if (!isView) return all.has(SERVICE_ID_COLUMN) ? keyOf(SERVICE_ID_COLUMN) : null;
-  const first = all.keys().next();
-  return keyOf('id') ?? keyOf(SERVICE_ID_COLUMN) ?? (first.done ? null : keyOf(first.value));
-}
-
 /** The key, or ConnectorError `unsupported` explaining that the table must be prepared first. */
 export function requireKey(meta: TableMeta): TableKey {
   if (meta.key) return meta.key;
@@ -265,6 +62,235 @@ export function requireKey(meta: TableMeta): TableKey {
     : `Table "${meta.name}" has no single-column primary key`;
   throw metadataError(
     'unsupported',
-    `${what}, so its records have no stable id; prepare the table first (it adds a "${SERVICE_ID_COLUMN}" column)`,
+    `${what}, so its records have no stable id; ` +
+      `prepare the table first (it adds a "${SERVICE_ID_COLUMN}" column)`,
   );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// table descriptions (cached)
+
+/** The table descriptions of one connection (its database is fixed), by table name. */
+export class TableDescriptions {
+  private readonly cache: MetadataCache<TableMeta>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly base: () => string,
+    ttlMs = DEFAULT_METADATA_TTL_MS,
+  ) {
+    this.cache = new MetadataCache<TableMeta>(ttlMs);
+  }
+
+  /** This connection's database (ConnectorError when no base was chosen). */
+  database(): string {
+    return this.base();
+  }
+
+  /** The table's description read now from information_schema on `connection` (and cached). */
+  async fresh(connection: PoolConnection, table: string): Promise<TableMeta> {
+    const server = await this.db.server();
+    return this.cache.refresh(table, () => loadTableMeta(connection, this.base(), table, server));
+  }
+
+  /** The table's description, from the cache when it holds one (else read on a pooled connection). */
+  async cached(table: string, context?: string): Promise<CacheHit<TableMeta>> {
+    const base = this.base();
+    const server = await this.db.server();
+    return this.cache.get(table, () =>
+      this.db.withConnection((connection) => loadTableMeta(connection, base, table, server), context),
+    );
+  }
+
+  /**
+   * Runs `attempt` with the table's description. With a cached description, `attempt` runs again once with
+   * a fresh one when it failed in a way that suggests the table changed since (`suggestsSchemaChange`);
+   * `attempt` gets `cached` to stop at the first such failure rather than report it per row.
+   */
+  async withMeta<T>(
+    table: string,
+    attempt: (meta: TableMeta, cached: boolean) => Promise<T>,
+    context?: string,
+  ): Promise<T> {
+    const hit = await this.cached(table, context);
+    if (!hit.cached) return attempt(hit.value, false);
+    try {
+      return await attempt(hit.value, true);
+    } catch (error) {
+      if (!suggestsSchemaChange(error)) throw error;
+      this.cache.invalidate(table);
+      return attempt((await this.cached(table, context)).value, false);
+    }
+  }
+
+  /** Runs `work` with a table's description on one pooled connection. */
+  withTable<T>(
+    table: string,
+    work: (connection: PoolConnection, meta: TableMeta) => Promise<T>,
+    context?: string,
+  ): Promise<T> {
+    return this.withMeta(
+      table,
+      (meta) => this.db.withConnection((connection) => work(connection, meta), context),
+      context,
+    );
+  }
+
+  invalidate(table: string): void {
+    this.cache.invalidate(table);
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+}
+
+export function toFieldInfo(column: ClassifiedColumn): FieldInfo {
+  return {
+    remoteId: column.name,
+    name: column.name,
+    type: column.type,
+    typeClass: column.typeClass,
+    read: column.read,
+    write: column.write,
+    required: column.required,
+    primary: column.primary,
+    typeDetails: column.typeDetails,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// the service id column
+
+export const SERVICE_ID_TYPE = 'CHAR(36) CHARACTER SET ascii COLLATE ascii_general_ci';
+
+/** The BEFORE INSERT trigger that fills the service id where the server cannot default it to UUID(). */
+export function fillTriggerName(table: string): string {
+  return derivedName('lockstep_bi', table);
+}
+
+const TRIGGER_PRESENT_SQL = `
+SELECT 1 AS present
+  FROM information_schema.TRIGGERS
+ WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?`;
+
+const FILL_TRIGGER_SQL = (table: string) => {
+  const column = quoteIdent(SERVICE_ID_COLUMN);
+  return `
+CREATE TRIGGER ${quoteIdent(fillTriggerName(table))} BEFORE INSERT ON ${quoteIdent(table)} FOR EACH ROW
+SET NEW.${column} = COALESCE(NEW.${column}, UUID())`;
+};
+
+export async function installFillTrigger(
+  connection: PoolConnection,
+  database: string,
+  table: string,
+): Promise<void> {
+  const [present] = await rows(connection, TRIGGER_PRESENT_SQL, [database, fillTriggerName(table)]);
+  if (present) return;
+  await exec(connection, FILL_TRIGGER_SQL(table));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// schema changes
+
+function checkName(name: string, what: string): void {
+  if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
+  // A NUL cannot be quoted into a statement at all (quoteIdent throws a plain Error).
+  if (name.includes('\u0000'))
+    throw new ConnectorError('invalid_data', `The ${what} name contains a NUL character`);
+  if (name !== name.trimEnd())
+    throw new ConnectorError(
+      'invalid_data',
+      `The ${what} name "${name.slice(0, 40)}" ends with a space, which MySQL does not allow`,
+    );
+  if ([...name].length > 64)
+    throw new ConnectorError(
+      'invalid_data',
+      `The ${what} name "${name.slice(0, 40)}…" is longer than MySQL's 64 characters`,
+    );
+}
+
+function columnDefinition(field: FieldSpec, server: ServerInfo): string {
+  checkName(field.name, 'field');
+  if (field.name === SERVICE_ID_COLUMN)
+    throw new ConnectorError('invalid_data', `"${SERVICE_ID_COLUMN}" is the service id column's name`);
+  const native = nativeColumnType(field, server);
+  if (!native)
+    throw new ConnectorError(
+      'unsupported',
+      `A field of class "${field.typeClass}" cannot be created in MySQL`,
+    );
+  const comment = native.comment ? ` COMMENT ${quoteString(native.comment)}` : '';
+  return `${quoteIdent(field.name)} ${native.sql} NULL${comment}`;
+}
+
+const CREATE_TABLE_SQL = (table: string, definitions: string[]) => `
+CREATE TABLE IF NOT EXISTS ${quoteIdent(table)} (${definitions.join(', ')})
+ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='Created by Lockstep'`;
+
+const ADD_COLUMN_SQL = (table: string, definition: string) => `
+ALTER TABLE ${quoteIdent(table)} ADD COLUMN ${definition}`;
+
+/**
+ * Creates a table keyed by the service id (`lockstep_id` CHAR(36) primary key, defaulted to UUID()), with
+ * nullable columns for the fields. A retried create adopts the table a previous attempt made and adds the
+ * fields it lacks.
+ */
+export async function createTable(
+  db: Db,
+  tables: TableDescriptions,
+  name: string,
+  fields: FieldSpec[],
+): Promise<TableInfo> {
+  checkName(name, 'table');
+  const names = fields.map((field) => field.name);
+  if (new Set(names).size !== names.length)
+    throw new ConnectorError('invalid_data', 'Two fields have the same name');
+  if (name === CHANGE_LOG_TABLE || name === EXPORT_LOG_TABLE)
+    throw new ConnectorError('invalid_data', `"${name}" is the name of one of Lockstep's change logs`);
+  const database = tables.database();
+  tables.invalidate(name);
+  return db.withConnection(async (connection) => {
+    const server = await db.server();
+    const definitions = fields.map((field) => ({ name: field.name, sql: columnDefinition(field, server) }));
+    const expressionDefault = hasExpressionDefaults(server);
+    const serviceId =
+      `${quoteIdent(SERVICE_ID_COLUMN)} ${SERVICE_ID_TYPE} NOT NULL` +
+      `${expressionDefault ? ' DEFAULT (uuid())' : ''} PRIMARY KEY`;
+    await exec(connection, CREATE_TABLE_SQL(name, [serviceId, ...definitions.map(({ sql }) => sql)]));
+    if (!expressionDefault) await installFillTrigger(connection, database, name);
+    const meta = await tables.fresh(connection, name);
+    if (meta.isView) throw new ConnectorError('invalid_data', `"${name}" already exists as a view`);
+    const missing = definitions.filter((definition) => !meta.byName.has(definition.name));
+    if (missing.length > 0) tables.invalidate(name);
+    for (const definition of missing) await exec(connection, ADD_COLUMN_SQL(name, definition.sql));
+    const [table] = (await listTableRows(connection, database)).filter((row) => String(row.name) === name);
+    if (!table) throw new ConnectorError('transient', `Table "${name}" was created but is not listed`);
+    return { remoteId: name, name, views: null, readOnly: false };
+  }, `Could not create table "${name}"`);
+}
+
+/** Adds a nullable column of the closest native type; a field that already exists is adopted as it is. */
+export async function createField(
+  db: Db,
+  tables: TableDescriptions,
+  tableRemoteId: string,
+  field: FieldSpec,
+): Promise<FieldInfo> {
+  return db.withConnection(async (connection) => {
+    const definition = columnDefinition(field, await db.server());
+    // Fresh, not cached: a field added elsewhere since must be adopted, not added again.
+    const meta = await tables.fresh(connection, tableRemoteId);
+    const existing = meta.byName.get(field.name);
+    if (existing) return toFieldInfo(existing);
+    if (meta.isView)
+      throw new ConnectorError('unsupported', `"${meta.name}" is a view; fields cannot be added to it`);
+    tables.invalidate(tableRemoteId);
+    await exec(connection, ADD_COLUMN_SQL(meta.name, definition));
+    const created = (await tables.fresh(connection, tableRemoteId)).byName.get(field.name);
+    if (!created)
+      throw new ConnectorError('transient', `Field "${field.name}" was created but is not listed`);
+    return toFieldInfo(created);
+  }, `Could not create field "${field.name}"`);
 }

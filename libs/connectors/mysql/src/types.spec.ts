@@ -1,17 +1,8 @@
 import type { CanonicalValue, TypeClass } from '@lockstep/domain';
-import {
-  classifyColumn,
-  decodeValue,
-  encodeValue,
-  nativeColumnType,
-  parseOptions,
-  parseServerVersion,
-  toMysqlDateTime,
-  ValueError,
-  type ColumnDescription,
-  type ServerInfo,
-  type Storage,
-} from './types';
+import { decodeValue } from './decode';
+import { encodeValue, toMysqlDateTime, ValueError } from './encode';
+import { nativeColumnType, parseServerVersion, type ServerInfo } from './native-types';
+import { classifyColumn, parseOptions, type ColumnDescription, type Storage } from './types';
 
 function column(overrides: Partial<ColumnDescription>): ColumnDescription {
   return {

@@ -4,7 +4,14 @@
  * Catalog queries return one JSON document so they do not depend on the connection's raw-text type parsers.
  */
 import type { BaseInfo, TableInfo } from '@lockstep/connectors-core';
-import { columnKind, fieldInfo, SERVICE_ID_COLUMN, type ColumnKind, type ColumnMeta, type FieldContext } from './types';
+import {
+  columnKind,
+  fieldInfo,
+  SERVICE_ID_COLUMN,
+  type ColumnKind,
+  type ColumnMeta,
+  type FieldContext,
+} from './types';
 import type { FieldInfo } from '@lockstep/connectors-core';
 
 export interface Queryable {
@@ -70,12 +77,19 @@ export async function schemaExists(db: Queryable, schema: string): Promise<boole
 
 export async function listTables(db: Queryable, schema: string): Promise<TableInfo[]> {
   const { rows } = await db.query(TABLES_SQL, [schema]);
-  const tables = JSON.parse(String(rows[0]?.['doc'] ?? '[]')) as { name: string; relkind: string; insert: boolean; update: boolean; delete: boolean }[];
+  const tables = JSON.parse(String(rows[0]?.['doc'] ?? '[]')) as {
+    name: string;
+    relkind: string;
+    insert: boolean;
+    update: boolean;
+    delete: boolean;
+  }[];
   return tables.map((table) => ({
     remoteId: table.name,
     name: table.name,
     views: null,
-    readOnly: table.relkind === 'v' || table.relkind === 'm' || !(table.insert && table.update && table.delete),
+    readOnly:
+      table.relkind === 'v' || table.relkind === 'm' || !(table.insert && table.update && table.delete),
   }));
 }
 
@@ -91,29 +105,34 @@ pk AS (
   JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = ANY (i.indkey)
 ),
 cols AS (
-  SELECT a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.atthasdef, a.attidentity, a.attgenerated,
+  SELECT a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.atthasdef, a.attidentity,
+         a.attgenerated,
          pg_get_expr(d.adbin, d.adrelid) AS default_expr,
          (WITH RECURSIVE chain AS (
             SELECT t.oid, t.typbasetype, t.typtype, 0 AS depth FROM pg_type t WHERE t.oid = a.atttypid
             UNION ALL
-            SELECT b.oid, b.typbasetype, b.typtype, chain.depth + 1 FROM pg_type b JOIN chain ON b.oid = chain.typbasetype
+            SELECT b.oid, b.typbasetype, b.typtype, chain.depth + 1
+              FROM pg_type b JOIN chain ON b.oid = chain.typbasetype
             WHERE chain.typtype = 'd')
           SELECT oid FROM chain ORDER BY depth DESC LIMIT 1) AS base_oid
   FROM rel JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum > 0 AND NOT a.attisdropped
   LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 ),
 typed AS (
-  SELECT cols.*, bt.typname AS base_name, bt.typtype AS base_typtype, bt.typcategory AS base_category, bt.typelem,
+  SELECT cols.*, bt.typname AS base_name, bt.typtype AS base_typtype, bt.typcategory AS base_category,
+         bt.typelem,
          (WITH RECURSIVE chain AS (
             SELECT t.oid, t.typbasetype, t.typtype, 0 AS depth FROM pg_type t WHERE t.oid = bt.typelem
             UNION ALL
-            SELECT b.oid, b.typbasetype, b.typtype, chain.depth + 1 FROM pg_type b JOIN chain ON b.oid = chain.typbasetype
+            SELECT b.oid, b.typbasetype, b.typtype, chain.depth + 1
+              FROM pg_type b JOIN chain ON b.oid = chain.typbasetype
             WHERE chain.typtype = 'd')
           SELECT oid FROM chain ORDER BY depth DESC LIMIT 1) AS elem_oid
   FROM cols JOIN pg_type bt ON bt.oid = cols.base_oid
 ),
 fks AS (
-  SELECT a.attname AS col, tn.nspname AS target_schema, tc.relname AS target_table, ta.attname AS target_column
+  SELECT a.attname AS col, tn.nspname AS target_schema, tc.relname AS target_table,
+         ta.attname AS target_column
   FROM rel JOIN pg_constraint k ON k.conrelid = rel.oid AND k.contype = 'f' AND array_length(k.conkey, 1) = 1
   JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = k.conkey[1]
   JOIN pg_class tc ON tc.oid = k.confrelid JOIN pg_namespace tn ON tn.oid = tc.relnamespace
@@ -129,18 +148,27 @@ SELECT json_build_object(
   'primaryKey', (SELECT cols FROM pk),
   'serviceIdUnique', EXISTS (
     SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = i.indkey[0]
-    WHERE i.indrelid = rel.oid AND i.indisunique AND i.indnatts = 1 AND i.indpred IS NULL AND a.attname = '${SERVICE_ID_COLUMN}'),
-  'captureTrigger', (SELECT count(*) FROM pg_trigger WHERE tgrelid = rel.oid AND tgname IN ('lockstep_capture_ins', 'lockstep_capture_upd', 'lockstep_capture_del')) = 3 OR EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel.oid AND tgname = 'lockstep_capture_row'),
+    WHERE i.indrelid = rel.oid AND i.indisunique AND i.indnatts = 1 AND i.indpred IS NULL
+      AND a.attname = '${SERVICE_ID_COLUMN}'),
+  'captureTrigger', (SELECT count(*) FROM pg_trigger
+                      WHERE tgrelid = rel.oid
+                        AND tgname IN ('lockstep_capture_ins', 'lockstep_capture_upd',
+                                       'lockstep_capture_del')) = 3
+    OR EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel.oid AND tgname = 'lockstep_capture_row'),
   -- tgtype bits: 1 row, 2 before, 4 insert.
   'copyable', rel.relkind IN ('r', 'p') AND NOT rel.relrowsecurity
     AND NOT EXISTS (SELECT 1 FROM pg_rewrite r WHERE r.ev_class = rel.oid AND r.ev_type = '3')
-    AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = rel.oid AND NOT t.tgisinternal AND t.tgtype & 7 = 7),
+    AND NOT EXISTS (SELECT 1 FROM pg_trigger t
+                     WHERE t.tgrelid = rel.oid AND NOT t.tgisinternal AND t.tgtype & 7 = 7),
   'columns', (SELECT coalesce(json_agg(json_build_object(
       'name', typed.attname,
       'type', format_type(typed.atttypid, typed.atttypmod),
       -- format_type(bpchar, NULL) is "character", which is char(1): a cast to it would truncate.
-      'castType', CASE typed.atttypid WHEN 'bpchar'::regtype THEN 'bpchar' WHEN '_bpchar'::regtype THEN 'bpchar[]'
-                  ELSE format_type(typed.atttypid, NULL) END,
+      'castType', CASE typed.atttypid
+                    WHEN 'bpchar'::regtype THEN 'bpchar'
+                    WHEN '_bpchar'::regtype THEN 'bpchar[]'
+                    ELSE format_type(typed.atttypid, NULL)
+                  END,
       'notNull', typed.attnotnull,
       'hasDefault', typed.atthasdef,
       'defaultExpr', typed.default_expr,
@@ -149,13 +177,18 @@ SELECT json_build_object(
       'baseName', typed.base_name,
       'baseTyptype', typed.base_typtype,
       'baseCategory', typed.base_category,
-      'baseEnum', (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = typed.base_oid),
+      'baseEnum', (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)
+                     FROM pg_enum e WHERE e.enumtypid = typed.base_oid),
       'elemName', et.typname,
       'elemTyptype', et.typtype,
-      'elemEnum', (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = typed.elem_oid),
-      'relation', (SELECT json_build_object('targetSchema', fks.target_schema, 'targetTable', fks.target_table, 'targetColumn', fks.target_column)
-                   FROM fks WHERE fks.col = typed.attname LIMIT 1)
-    ) ORDER BY typed.attnum), '[]') FROM typed LEFT JOIN pg_type et ON et.oid = typed.elem_oid AND typed.base_category = 'A')
+      'elemEnum', (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)
+                     FROM pg_enum e WHERE e.enumtypid = typed.elem_oid),
+      'relation', (SELECT json_build_object('targetSchema', fks.target_schema,
+                                            'targetTable', fks.target_table,
+                                            'targetColumn', fks.target_column)
+                     FROM fks WHERE fks.col = typed.attname LIMIT 1)
+    ) ORDER BY typed.attnum), '[]')
+    FROM typed LEFT JOIN pg_type et ON et.oid = typed.elem_oid AND typed.base_category = 'A')
 )::text AS doc
 FROM rel`;
 
@@ -180,13 +213,15 @@ export async function loadTable(db: Queryable, schema: string, name: string): Pr
   const readOnly = isView || !(doc.insert && doc.update && doc.delete);
   const names = doc.columns.map((column) => column.name);
   const serviceIdColumn =
-    names.includes(SERVICE_ID_COLUMN) && (doc.serviceIdUnique || (doc.primaryKey.length === 1 && doc.primaryKey[0] === SERVICE_ID_COLUMN))
+    names.includes(SERVICE_ID_COLUMN) &&
+    (doc.serviceIdUnique || (doc.primaryKey.length === 1 && doc.primaryKey[0] === SERVICE_ID_COLUMN))
       ? SERVICE_ID_COLUMN
       : null;
   let keyColumn: string | null = null;
   if (doc.primaryKey.length === 1) keyColumn = doc.primaryKey[0]!;
   else if (serviceIdColumn) keyColumn = serviceIdColumn;
-  else if (isView) keyColumn = ['id', SERVICE_ID_COLUMN].find((column) => names.includes(column)) ?? names[0] ?? null;
+  else if (isView)
+    keyColumn = ['id', SERVICE_ID_COLUMN].find((column) => names.includes(column)) ?? names[0] ?? null;
   const context: FieldContext = { readOnly, primaryKey: doc.primaryKey, serviceIdColumn };
   const fields = doc.columns.map((column) => fieldInfo(column, context));
   return {

@@ -18,15 +18,15 @@
  * Each logs with ONE set-based `INSERT ... SELECT` per statement instead of a function call (and two dynamic
  * queries) per row: a bulk write costs a fraction of what row triggers cost (a single-row statement costs
  * somewhat more: one dynamic query is planned per statement). An empty transition table logs nothing and
- * notifies nothing. TRUNCATE is not captured (it never was; the engine's full scan finds it).
+ * notifies nothing. TRUNCATE is not captured (the engine's full scan finds it).
  *
  * A partitioned table gets the statement triggers too: they see the rows its statements change in every
  * partition (a move between partitions is a delete and an insert there), but not writes made directly to a
  * partition, which the engine's full scan finds. (A row trigger would not do better: PostgreSQL clones it to
  * the partitions, where it fires with the partition's name and logs changes no reader of the table asks for.)
  * Partitions, inheritance children and foreign tables get one ROW-level trigger (`lockstep_capture_row`, same
- * function) instead, as before: statement triggers of a child do not fire for writes made through its parent,
- * its row triggers do; foreign tables take no transition tables.
+ * function) instead: statement triggers of a child do not fire for writes made through its parent, its row
+ * triggers do; foreign tables take no transition tables.
  *
  * The key column travels as a trigger argument by attribute NUMBER (a rename of the column keeps the capture
  * working), and a key is logged as its type's OUTPUT text (`format('%s', key)`) under the pool's session
@@ -38,15 +38,8 @@
  * `lockstep.capture_change('<key column name>')`; `prepareTable` replaces it. The old function is dropped
  * with the last trigger that uses it (`DROP_LEGACY_FUNCTION_SQL`); until then other tables keep using it.
  *
- * Checkpoints are snapshots, not ids (the PgQ design). A bigserial id is drawn when a row is inserted, not
- * when its transaction commits, so ids commit out of order: a reader that remembers "the last id I saw"
- * loses the row a slow transaction committed later with a smaller id. Instead a checkpoint holds the
- * snapshot (`pg_current_snapshot()`) of the previous read, and a read returns the log rows whose
- * transaction is visible in a new snapshot but was not in the previous one. Every transaction becomes
- * visible in exactly one such window, whatever order they commit in, so nothing is lost or repeated. A
- * window larger than `limit` is read in (xid, id) order with the position kept in the checkpoint.
+ * Reading the log (checkpoints, `readChanges`, purge, `watch`) is change-feed.ts's.
  */
-import { ConnectorError } from '@lockstep/connectors-core';
 import { SESSION_SQL } from './config';
 import { ident, qualified } from './sql';
 
@@ -80,7 +73,11 @@ export const STATEMENT_TRIGGERS: readonly SyncCaptureTrigger[] = [
 export const ROW_TRIGGER_NAME = 'lockstep_capture_row';
 
 /** Every trigger name the sync's capture has used, current and earlier. */
-export const ALL_TRIGGER_NAMES: readonly string[] = [...STATEMENT_TRIGGERS.map((trigger) => trigger.name), ROW_TRIGGER_NAME, LEGACY_TRIGGER_NAME];
+export const ALL_TRIGGER_NAMES: readonly string[] = [
+  ...STATEMENT_TRIGGERS.map((trigger) => trigger.name),
+  ROW_TRIGGER_NAME,
+  LEGACY_TRIGGER_NAME,
+];
 
 /** Serialises concurrent setups (CREATE SCHEMA IF NOT EXISTS can race). */
 const SETUP_LOCK_KEY = 7_215_530_101;
@@ -92,11 +89,13 @@ const SESSION_SETTINGS = SESSION_SQL.split(';')
   .join(' ');
 
 const ORIGIN = `nullif(current_setting('${ORIGIN_SETTING}', true), '')`;
-const NOTIFY = `PERFORM pg_notify('${NOTIFY_CHANNEL}', json_build_object('schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME)::text)`;
+const NOTIFY = `PERFORM pg_notify(
+      '${NOTIFY_CHANNEL}', json_build_object('schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME)::text)`;
 /**
- * PL/pgSQL shared by the capture functions (this file's and export-capture.ts's): the key column named by the
- * trigger's argument (an attribute number, so a rename keeps working) into `key_column`; nothing is done when the
- * column is gone.
+ * PL/pgSQL shared by the capture functions (this file's and export-capture.ts's): the key column named by
+ * the trigger's argument (an attribute number, so a rename keeps working) into `key_column`; nothing is done
+ * when the column is gone. Its text is part of export-capture.ts's function body, which is compared with the
+ * installed one: it must not change, not even in whitespace.
  */
 export const KEY_COLUMN_FROM_ARGUMENT = `  SELECT a.attname INTO key_column FROM pg_attribute a
   WHERE a.attrelid = TG_RELID AND a.attnum = TG_ARGV[0]::int2 AND NOT a.attisdropped;
@@ -127,8 +126,8 @@ BEGIN
   IF to_regclass('${CHANGE_LOG}') IS NULL THEN
     RETURN NULL;
   END IF;
-  -- A Lockstep connection's own write is logged only for the table's other readers (another sync that shares it);
-  -- a table with no reader registered (set up by an earlier version, or by hand) logs everything.
+  -- A Lockstep connection's own write is logged only for the table's other readers (another sync that
+  -- shares it); a table with no reader registered (set up by an earlier version, or by hand) logs everything.
   IF origin IS NOT NULL AND to_regclass('${CAPTURE_READERS}') IS NOT NULL THEN
     SELECT count(*), count(*) FILTER (WHERE r.reader <> origin) INTO readers, others
     FROM ${CAPTURE_READERS} r WHERE r.table_schema = TG_TABLE_SCHEMA AND r.table_name = TG_TABLE_NAME;
@@ -145,26 +144,35 @@ ${KEY_COLUMN_FROM_ARGUMENT}
       EXECUTE format('SELECT format(''%%s'', ($1).%I)', key_column) INTO new_key USING NEW;
     END IF;
     IF old_key IS NOT NULL AND (TG_OP = 'DELETE' OR old_key IS DISTINCT FROM new_key) THEN
-      INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', old_key, origin);
+      INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin)
+      VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', old_key, origin);
     END IF;
     IF new_key IS NOT NULL THEN
-      INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'upsert', new_key, origin);
+      INSERT INTO ${CHANGE_LOG} (table_schema, table_name, op, pk, origin)
+      VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME, 'upsert', new_key, origin);
     END IF;
     ${NOTIFY};
     RETURN NULL;
   END IF;
   IF TG_OP = 'UPDATE' THEN
     -- Old keys no longer present (compared as text: numeric 1.0 and 1.00 are two remote ids) are deletes.
-    EXECUTE ${LOG_INSERT} || format('SELECT o.k FROM (SELECT format(''%%s'', r.%1$I) AS k FROM old_rows r WHERE r.%1$I IS NOT NULL) o
-        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE format(''%%s'', n.%1$I) = o.k)', key_column) || ') s(k)'
+    EXECUTE ${LOG_INSERT}
+      || format('SELECT o.k FROM (SELECT format(''%%s'', r.%1$I) AS k
+          FROM old_rows r WHERE r.%1$I IS NOT NULL) o
+        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE format(''%%s'', n.%1$I) = o.k)', key_column)
+      || ') s(k)'
       USING TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', origin;
     GET DIAGNOSTICS logged = ROW_COUNT;
   END IF;
   IF TG_OP = 'DELETE' THEN
-    EXECUTE ${LOG_INSERT} || format('SELECT format(''%%s'', r.%1$I) FROM old_rows r WHERE r.%1$I IS NOT NULL', key_column) || ') s(k)'
+    EXECUTE ${LOG_INSERT}
+      || format('SELECT format(''%%s'', r.%1$I) FROM old_rows r WHERE r.%1$I IS NOT NULL', key_column)
+      || ') s(k)'
       USING TG_TABLE_SCHEMA, TG_TABLE_NAME, 'delete', origin;
   ELSE
-    EXECUTE ${LOG_INSERT} || format('SELECT format(''%%s'', r.%1$I) FROM new_rows r WHERE r.%1$I IS NOT NULL', key_column) || ') s(k)'
+    EXECUTE ${LOG_INSERT}
+      || format('SELECT format(''%%s'', r.%1$I) FROM new_rows r WHERE r.%1$I IS NOT NULL', key_column)
+      || ') s(k)'
       USING TG_TABLE_SCHEMA, TG_TABLE_NAME, 'upsert', origin;
   END IF;
   GET DIAGNOSTICS counted = ROW_COUNT;
@@ -220,19 +228,15 @@ $$`,
 export const DEFAULT_RETENTION_DAYS = 7;
 
 /**
- * Deletes change-log entries older than `days` (all tables), at most `batch` of the oldest per call, so the
- * purge never holds many row locks; the triggers of open transactions only insert and are not blocked.
- */
-export const PURGE_SQL = `DELETE FROM ${CHANGE_LOG} WHERE id IN (
-  SELECT id FROM ${CHANGE_LOG} WHERE committed_at < now() - make_interval(days => $1::int) ORDER BY committed_at LIMIT $2)`;
-
-/**
- * What `installTriggerSql` needs to know of a table ($1 schema, $2 table, $3 key column): its relkind, whether
- * it is a partition or an inheritance child, and the key's attribute number. No row when the table is gone.
+ * What `installTriggerSql` needs to know of a table ($1 schema, $2 table, $3 key column): its relkind,
+ * whether it is a partition or an inheritance child, and the key's attribute number. No row when the table
+ * is gone.
  */
 export const CAPTURE_TARGET_SQL = `
-SELECT c.relkind, (c.relispartition OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)) AS child,
-       (SELECT a.attnum FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = $3 AND a.attnum > 0 AND NOT a.attisdropped) AS attnum
+SELECT c.relkind,
+       (c.relispartition OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)) AS child,
+       (SELECT a.attnum FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = $3 AND a.attnum > 0 AND NOT a.attisdropped) AS attnum
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relname = $2`;
 
@@ -246,11 +250,16 @@ export function captureLevel(relkind: string, child: boolean): 'statement' | 'ro
 }
 
 /**
- * Drops every capture trigger (the earlier row trigger included, and its function once no trigger uses it) and
- * creates those of `level`, passing the key's attribute number. Triggers keep the default enablement (fire unless session_replication_role is
- * replica), as before.
+ * Drops every capture trigger (the earlier row trigger included, and its function once no trigger uses it)
+ * and creates those of `level`, passing the key's attribute number. Triggers keep the default enablement
+ * (fire unless session_replication_role is replica).
  */
-export function installTriggerSql(schema: string, table: string, keyAttnum: number, level: 'statement' | 'row'): string[] {
+export function installTriggerSql(
+  schema: string,
+  table: string,
+  keyAttnum: number,
+  level: 'statement' | 'row',
+): string[] {
   const target = qualified(schema, table);
   const statements = dropTriggerSql(schema, table);
   const argument = `'${Math.trunc(keyAttnum)}'`;
@@ -262,7 +271,12 @@ export function installTriggerSql(schema: string, table: string, keyAttnum: numb
     return statements;
   }
   for (const trigger of STATEMENT_TRIGGERS) {
-    const referencing = [trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`, trigger.newTable && `NEW TABLE AS ${trigger.newTable}`].filter(Boolean).join(' ');
+    const referencing = [
+      trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`,
+      trigger.newTable && `NEW TABLE AS ${trigger.newTable}`,
+    ]
+      .filter(Boolean)
+      .join(' ');
     statements.push(
       `CREATE TRIGGER ${ident(trigger.name)} AFTER ${trigger.event} ON ${target} REFERENCING ${referencing}
        FOR EACH STATEMENT EXECUTE FUNCTION ${CAPTURE_FUNCTION}(${argument})`,
@@ -273,15 +287,20 @@ export function installTriggerSql(schema: string, table: string, keyAttnum: numb
 
 /** Drops every capture trigger of the table, current and earlier, and the earlier function once unused. */
 export function dropTriggerSql(schema: string, table: string): string[] {
-  return [...ALL_TRIGGER_NAMES.map((name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${qualified(schema, table)}`), DROP_LEGACY_FUNCTION_SQL];
+  return [
+    ...ALL_TRIGGER_NAMES.map(
+      (name) => `DROP TRIGGER IF EXISTS ${ident(name)} ON ${qualified(schema, table)}`,
+    ),
+    DROP_LEGACY_FUNCTION_SQL,
+  ];
 }
 
-/** The function of the earlier row trigger (`lockstep.capture_change()`, trigger arguments are not part of it). */
+/** The function of the earlier row trigger (`lockstep.capture_change()`; trigger arguments are not in it). */
 export const LEGACY_FUNCTION = `${LOCKSTEP_SCHEMA}.capture_change()`;
 
 /**
- * Drops the earlier versions' function once no trigger anywhere uses it. Without the rights to drop it, or when
- * a trigger was created on it meanwhile, it stays, and the table's setup goes on (the exception block).
+ * Drops the earlier versions' function once no trigger anywhere uses it. Without the rights to drop it, or
+ * when a trigger was created on it meanwhile, it stays, and the table's setup goes on (the exception block).
  */
 export const DROP_LEGACY_FUNCTION_SQL = `DO $$
 BEGIN
@@ -295,9 +314,9 @@ END
 $$`;
 
 /**
- * The comment of a `lockstep_id` column table setup added to a table, so that `unprepareTable` drops only such a
- * column: not one the application made, nor the key of a table Lockstep created, nor one added by versions
- * before the mark (those stay; `ALTER TABLE ... DROP COLUMN lockstep_id` removes one by hand).
+ * The comment of a `lockstep_id` column table setup added to a table, so that `unprepareTable` drops only
+ * such a column: not one the application made, nor the key of a table Lockstep created, nor one added
+ * before the mark existed (those stay; `ALTER TABLE ... DROP COLUMN lockstep_id` removes one by hand).
  */
 export const SERVICE_ID_COMMENT = 'Added by Lockstep (service id); dropped when no sync reads this table';
 
@@ -314,88 +333,43 @@ export function addServiceIdSql(schema: string, table: string, column: string, h
   return statements;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Checkpoints
-
-export interface Checkpoint {
-  v: 1;
-  /** The snapshot of the previous read: everything visible in it has been returned. */
-  s: string;
-  /** The snapshot this window reads up to, while a window larger than `limit` is being paged. */
-  c?: string;
-  /** Position inside the window: the last (xid, id) returned. */
-  a?: [string, string];
-}
-
-const SNAPSHOT = /^\d+:\d+:(\d+(,\d+)*)?$/;
-
-export function encodeCheckpoint(checkpoint: Checkpoint): string {
-  return JSON.stringify(checkpoint);
-}
-
-export function decodeCheckpoint(text: string): Checkpoint {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  const candidate = parsed as Partial<Checkpoint> | null;
-  const valid =
-    candidate !== null &&
-    typeof candidate === 'object' &&
-    candidate.v === 1 &&
-    typeof candidate.s === 'string' &&
-    SNAPSHOT.test(candidate.s) &&
-    (candidate.c === undefined || (typeof candidate.c === 'string' && SNAPSHOT.test(candidate.c))) &&
-    (candidate.a === undefined ||
-      (Array.isArray(candidate.a) && candidate.a.length === 2 && candidate.a.every((part) => typeof part === 'string' && /^\d+$/.test(part))));
-  if (!valid) throw new ConnectorError('invalid_data', 'The change checkpoint is not one this PostgreSQL connector issued');
-  return candidate as Checkpoint;
-}
-
 /**
- * Log rows of one table whose transaction became visible between snapshot $3 (previous read) and $4 (this
- * read), after position ($5, $6) inside the window, optionally ($7) without this connection's writes ($9).
+ * Readers. Each connection that sets up change capture on a table registers its write origin as a reader of
+ * it (`REGISTER_READER_SQL`, in the transaction that creates the triggers, so it waits for the table's open
+ * writes: CREATE TRIGGER takes a lock no writer can hold at the same time). The trigger logs a Lockstep
+ * connection's own writes only when another reader is registered (a second sync sharing the table, or the
+ * unknown reader of a table set up by an earlier version): nobody else asks for them, and the sync that wrote
+ * them leaves them out anyway. A reader registered after a write that was not logged for it begins its
+ * reading after that write committed, so it reads the row itself. `unprepareTable` removes its reader and
+ * removes the triggers and the table's log only when no other reader is left (the unknown reader does not
+ * keep them: earlier versions removed them too).
  */
-export const READ_CHANGES_SQL = `
-SELECT l.id::text AS id, l.xid::text AS xid, l.op, l.pk, l.origin, l.committed_at::text AS at
-FROM ${CHANGE_LOG} l
-WHERE l.table_schema = $1 AND l.table_name = $2
-  AND l.xid >= pg_snapshot_xmin($3::pg_snapshot) AND l.xid < pg_snapshot_xmax($4::pg_snapshot)
-  AND pg_visible_in_snapshot(l.xid, $4::pg_snapshot) AND NOT pg_visible_in_snapshot(l.xid, $3::pg_snapshot)
-  AND ($5::xid8 IS NULL OR (l.xid, l.id) > ($5::xid8, $6::bigint))
-  AND (NOT $7::boolean OR l.origin IS DISTINCT FROM $9::text)
-ORDER BY l.xid, l.id
-LIMIT $8`;
+export const REGISTER_READER_SQL = `
+INSERT INTO ${CAPTURE_READERS} (table_schema, table_name, reader)
+VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING`;
 
+/** Removes the reader ($3) of a table; returns how many known readers are left (not counting the unknown). */
+export const UNREGISTER_READER_SQL = `
+WITH gone AS (
+  DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader = $3
+)
+SELECT count(*)::int AS remaining
+  FROM ${CAPTURE_READERS}
+ WHERE table_schema = $1 AND table_name = $2 AND reader NOT IN ($3, '${UNKNOWN_READERS}')`;
 
-/**
- * Readers. Each connection that sets up change capture on a table registers its write origin as a reader of it
- * (`REGISTER_READER_SQL`, in the transaction that creates the triggers, so it waits for the table's open writes:
- * CREATE TRIGGER takes a lock no writer can hold at the same time). The trigger logs a Lockstep connection's own
- * writes only when another reader is registered (a second sync sharing the table, or the unknown reader of a table
- * set up by an earlier version): nobody else asks for them, and the sync that wrote them leaves them out anyway.
- * A reader registered after a write that was not logged for it begins its reading after that write committed,
- * so it reads the row itself. `unprepareTable` removes its reader and removes the triggers and the table's log
- * only when no other reader is left (the unknown reader does not keep them: earlier versions removed them too).
- */
-export const REGISTER_READER_SQL = `INSERT INTO ${CAPTURE_READERS} (table_schema, table_name, reader) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`;
-
-/** Removes the reader ($3) of a table; returns how many known readers are left (the unknown one not counted). */
-export const UNREGISTER_READER_SQL = `WITH gone AS (DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader = $3)
-SELECT count(*)::int AS remaining FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2 AND reader NOT IN ($3, '${UNKNOWN_READERS}')`;
-
-/** The comment of the table's column $3 (null when it has none, or no such column): see SERVICE_ID_COMMENT. */
-export const COLUMN_COMMENT_SQL = `SELECT col_description(c.oid, a.attnum) AS comment
+/** The comment of the table's column $3 (null when none, or no such column): see SERVICE_ID_COMMENT. */
+export const COLUMN_COMMENT_SQL = `
+SELECT col_description(c.oid, a.attnum) AS comment
 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relname = $2 AND a.attname = $3 AND NOT a.attisdropped`;
 
 /**
  * Once no table of the database is read (no trigger uses either capture function, no reader is registered):
- * drops the change log, the readers table and the capture function, then the \`lockstep\` schema if nothing else
- * lives there (a live export's capture keeps it). Without the rights to drop them they stay (setup elsewhere
- * by another role); each part is a block of its own, so a schema that stays does not bring the rest back.
+ * drops the change log, the readers table and the capture function, then the \`lockstep\` schema if nothing
+ * else lives there (a live export's capture keeps it). Without the rights to drop them they stay (setup
+ * elsewhere by another role); each part is a block of its own, so a schema that stays does not bring the
+ * rest back.
  */
 export const DROP_UNUSED_CAPTURE_SQL = `DO $$
 BEGIN
@@ -427,4 +401,5 @@ BEGIN
 END
 $$`;
 
-export const FORGET_TABLE_READERS_SQL = `DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2`;
+export const FORGET_TABLE_READERS_SQL = `
+DELETE FROM ${CAPTURE_READERS} WHERE table_schema = $1 AND table_name = $2`;

@@ -2,21 +2,102 @@
  * Reading the change feed (the triggers and the change log are change-capture.ts): checkpoints are
  * snapshots, a read returns at most `limit` changes, one per record (its latest state), and `watch` wakes
  * a reader on the trigger's NOTIFY.
+ *
+ * Checkpoints are snapshots, not ids (the PgQ design). A bigserial id is drawn when a row is inserted, not
+ * when its transaction commits, so ids commit out of order: a reader that remembers "the last id I saw"
+ * loses the row a slow transaction committed later with a smaller id. Instead a checkpoint holds the
+ * snapshot (`pg_current_snapshot()`) of the previous read, and a read returns the log rows whose
+ * transaction is visible in a new snapshot but was not in the previous one. Every transaction becomes
+ * visible in exactly one such window, whatever order they commit in, so nothing is lost or repeated. A
+ * window larger than `limit` is read in (xid, id) order with the position kept in the checkpoint.
  */
-import type { Change, ChangeBatch, ReadChangesOptions, SourceRecord } from '@lockstep/connectors-core';
+import {
+  ConnectorError,
+  type Change,
+  type ChangeBatch,
+  type ReadChangesOptions,
+  type SourceRecord,
+} from '@lockstep/connectors-core';
 import { Client, type ClientConfig } from 'pg';
 import type { Queryable } from './catalog';
-import {
-  CHANGE_LOG,
-  encodeCheckpoint,
-  NOTIFY_CHANNEL,
-  PURGE_SQL,
-  READ_CHANGES_SQL,
-  type Checkpoint,
-} from './change-capture';
+import { CHANGE_LOG, NOTIFY_CHANNEL } from './change-capture';
 import type { Row } from './db';
 import { MAX_PAGE } from './records';
 import { timestamptzToCanonical } from './types';
+
+// ---------------------------------------------------------------------------------------------------------
+// Checkpoints
+
+export interface Checkpoint {
+  v: 1;
+  /** The snapshot of the previous read: everything visible in it has been returned. */
+  s: string;
+  /** The snapshot this window reads up to, while a window larger than `limit` is being paged. */
+  c?: string;
+  /** Position inside the window: the last (xid, id) returned. */
+  a?: [string, string];
+}
+
+const SNAPSHOT = /^\d+:\d+:(\d+(,\d+)*)?$/;
+
+export function encodeCheckpoint(checkpoint: Checkpoint): string {
+  return JSON.stringify(checkpoint);
+}
+
+export function decodeCheckpoint(text: string): Checkpoint {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  const candidate = parsed as Partial<Checkpoint> | null;
+  const valid =
+    candidate !== null &&
+    typeof candidate === 'object' &&
+    candidate.v === 1 &&
+    typeof candidate.s === 'string' &&
+    SNAPSHOT.test(candidate.s) &&
+    (candidate.c === undefined || (typeof candidate.c === 'string' && SNAPSHOT.test(candidate.c))) &&
+    (candidate.a === undefined ||
+      (Array.isArray(candidate.a) &&
+        candidate.a.length === 2 &&
+        candidate.a.every((part) => typeof part === 'string' && /^\d+$/.test(part))));
+  if (!valid)
+    throw new ConnectorError(
+      'invalid_data',
+      'The change checkpoint is not one this PostgreSQL connector issued',
+    );
+  return candidate as Checkpoint;
+}
+
+/**
+ * Log rows of one table whose transaction became visible between snapshot $3 (previous read) and $4 (this
+ * read), after position ($5, $6) inside the window, optionally ($7) without this connection's writes ($9).
+ */
+export const READ_CHANGES_SQL = `
+SELECT l.id::text AS id, l.xid::text AS xid, l.op, l.pk, l.origin, l.committed_at::text AS at
+FROM ${CHANGE_LOG} l
+WHERE l.table_schema = $1 AND l.table_name = $2
+  AND l.xid >= pg_snapshot_xmin($3::pg_snapshot) AND l.xid < pg_snapshot_xmax($4::pg_snapshot)
+  AND pg_visible_in_snapshot(l.xid, $4::pg_snapshot) AND NOT pg_visible_in_snapshot(l.xid, $3::pg_snapshot)
+  AND ($5::xid8 IS NULL OR (l.xid, l.id) > ($5::xid8, $6::bigint))
+  AND (NOT $7::boolean OR l.origin IS DISTINCT FROM $9::text)
+ORDER BY l.xid, l.id
+LIMIT $8`;
+
+/**
+ * Deletes change-log entries older than `days` (all tables), at most `batch` of the oldest per call, so the
+ * purge never holds many row locks; the triggers of open transactions only insert and are not blocked.
+ */
+export const PURGE_SQL = `
+DELETE FROM ${CHANGE_LOG}
+ WHERE id IN (
+   SELECT id
+     FROM ${CHANGE_LOG}
+    WHERE committed_at < now() - make_interval(days => $1::int)
+    ORDER BY committed_at
+    LIMIT $2)`;
 
 /** What reading a table's changes needs from the connection. */
 export interface FeedReader {

@@ -6,7 +6,13 @@
  */
 import { isIP } from 'node:net';
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
-import { assertHostAllowed, ConnectorError, credentialSecrets, type ConnectContext, type Credentials } from '@lockstep/connectors-core';
+import {
+  assertHostAllowed,
+  ConnectorError,
+  credentialSecrets,
+  type ConnectContext,
+  type Credentials,
+} from '@lockstep/connectors-core';
 import { parse } from 'pg-connection-string';
 import type { ClientConfig, CustomTypesConfig } from 'pg';
 
@@ -32,10 +38,14 @@ function authError(message: string): ConnectorError {
   return new ConnectorError('auth', message, { appCode: 'invalid_connection_string' });
 }
 
-export async function resolveConfig(credentials: Credentials, context: ConnectContext): Promise<ResolvedConfig> {
+export async function resolveConfig(
+  credentials: Credentials,
+  context: ConnectContext,
+): Promise<ResolvedConfig> {
   const raw = (credentials[CONNECTION_STRING_FIELD] ?? '').trim();
   if (raw === '') throw authError('The connection string is missing');
-  if (!/^postgres(ql)?:\/\//i.test(raw)) throw authError('The connection string must start with postgres:// or postgresql://');
+  if (!/^postgres(ql)?:\/\//i.test(raw))
+    throw authError('The connection string must start with postgres:// or postgresql://');
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(raw);
@@ -45,10 +55,12 @@ export async function resolveConfig(credentials: Credentials, context: ConnectCo
   const password = typeof parsed.password === 'string' ? parsed.password : '';
   const secrets = [...credentialSecrets(credentials), password].filter((secret) => secret !== '');
   const user = parsed.user;
-  if (!user) throw authError('The connection string has no user name (postgres://user:password@host:5432/dbname)');
+  if (!user)
+    throw authError('The connection string has no user name (postgres://user:password@host:5432/dbname)');
   const host = parsed.host || 'localhost';
   const port = parsed.port ? Number(parsed.port) : 5432;
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw authError('The connection string has an invalid port');
+  if (!Number.isInteger(port) || port <= 0 || port > 65535)
+    throw authError('The connection string has an invalid port');
 
   const addresses = await assertHostAllowed(host, context.egress);
   const address = addresses[0]!;

@@ -30,8 +30,9 @@ import {
 } from '@lockstep/connectors-core';
 import type { Client, ClientConfig, Pool } from 'pg';
 import { listBases, listTables, schemaExists, type Queryable } from './catalog';
-import { decodeCheckpoint, DEFAULT_RETENTION_DAYS, encodeCheckpoint } from './change-capture';
+import { DEFAULT_RETENTION_DAYS } from './change-capture';
 import * as feed from './change-feed';
+import { decodeCheckpoint, encodeCheckpoint } from './change-feed';
 import * as creates from './creates';
 import { createPool, queryable, type PgContext } from './db';
 import { translatePgError } from './errors';

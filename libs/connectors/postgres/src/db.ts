@@ -4,7 +4,7 @@
  * records with each change (change-capture.ts): every statement of the pool is this connection's own, so a
  * single-statement write needs no transaction of its own.
  */
-import type { ConnectorError } from '@lockstep/connectors-core';
+import { ExportAbortedError, type ConnectorError } from '@lockstep/connectors-core';
 import { copyBuffer } from '@lockstep/pg-copy';
 import { Pool, type ClientConfig, type PoolClient, type QueryArrayConfig, type QueryArrayResult } from 'pg';
 import type { Queryable } from './catalog';
@@ -90,5 +90,28 @@ export async function copyFrom(pool: Pool, text: string, data: Buffer): Promise<
     });
   } finally {
     client.release(broken);
+  }
+}
+
+/** What a live export object needs of its connection (live-export.ts). */
+export interface PostgresExportContext {
+  pool: Pool;
+  schema: () => string;
+  translate: (error: unknown, context?: string) => ConnectorError;
+  /** Drops the connection's cached description of a table (its columns changed). */
+  invalidate: (table: string) => void;
+}
+
+/** Runs a live export call, translating driver errors; an abort (`ExportAbortedError`) passes unchanged. */
+export async function exportGuard<T>(
+  context: PostgresExportContext,
+  action: () => Promise<T>,
+  message?: string,
+): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof ExportAbortedError) throw error;
+    throw context.translate(error, message);
   }
 }

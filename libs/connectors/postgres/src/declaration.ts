@@ -52,6 +52,9 @@ export const postgresConnector = defineConnector({
   async connect(credentials: Credentials, base: string | null, context: ConnectContext) {
     const config = await resolveConfig(credentials, context);
     const { PostgresConnection } = driverSide();
-    return new PostgresConnection(config.client, base, config.secrets, { poolSize: context.poolSize, writeOrigin: context.writeOrigin });
+    return new PostgresConnection(config.client, base, config.secrets, {
+      poolSize: context.poolSize,
+      writeOrigin: context.writeOrigin,
+    });
   },
 });

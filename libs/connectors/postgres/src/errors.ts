@@ -38,8 +38,8 @@ export const SQLSTATE_CLASSES: Readonly<Record<string, ConnectorErrorKind>> = Ob
   '54': 'invalid_data', // program limit exceeded (row too big, too many columns)
   '57': 'transient', // operator intervention: shutdown, cannot connect now
   '58': 'transient', // system error
-  'XX': 'transient', // internal error
-  'P0': 'invalid_data', // PL/pgSQL raise (a user trigger refused the row)
+  XX: 'transient', // internal error
+  P0: 'invalid_data', // PL/pgSQL raise (a user trigger refused the row)
 });
 
 /** Network and TLS errors raised by Node.js before PostgreSQL answers: the app is unreachable. */
@@ -61,7 +61,12 @@ export const NETWORK_CODES: Readonly<Record<string, ConnectorErrorKind>> = Objec
 
 export function pgErrorKind(code: string | undefined): ConnectorErrorKind {
   if (!code) return 'transient';
-  return SQLSTATE_CODES[code] ?? NETWORK_CODES[code] ?? (code.length === 5 ? SQLSTATE_CLASSES[code.slice(0, 2)] : undefined) ?? 'transient';
+  return (
+    SQLSTATE_CODES[code] ??
+    NETWORK_CODES[code] ??
+    (code.length === 5 ? SQLSTATE_CLASSES[code.slice(0, 2)] : undefined) ??
+    'transient'
+  );
 }
 
 interface DriverError {
@@ -74,13 +79,20 @@ interface DriverError {
  * Turns anything the driver threw into a ConnectorError with a message safe to show a person: the server's
  * own reason (and detail), prefixed with `context` when given, with every secret redacted.
  */
-export function translatePgError(error: unknown, options: { secrets?: Iterable<string>; context?: string } = {}): ConnectorError {
+export function translatePgError(
+  error: unknown,
+  options: { secrets?: Iterable<string>; context?: string } = {},
+): ConnectorError {
   if (error instanceof ConnectorError) return error;
   const driver = (typeof error === 'object' && error !== null ? error : {}) as DriverError;
   const code = typeof driver.code === 'string' ? driver.code : undefined;
-  let reason = typeof driver.message === 'string' && driver.message !== '' ? driver.message : 'unknown database error';
+  let reason =
+    typeof driver.message === 'string' && driver.message !== '' ? driver.message : 'unknown database error';
   if (typeof driver.detail === 'string' && driver.detail !== '') reason += ` (${driver.detail})`;
   if (/connection string|connectionString/i.test(reason)) reason = 'the connection string could not be used';
-  const message = redactSecrets(options.context ? `${options.context}: ${reason}` : reason, options.secrets ?? []);
+  const message = redactSecrets(
+    options.context ? `${options.context}: ${reason}` : reason,
+    options.secrets ?? [],
+  );
   return new ConnectorError(pgErrorKind(code), message, { appCode: code });
 }

@@ -5,7 +5,8 @@
  */
 import { exportCaptureOf, type ConnectorError, type LiveExportSourceCapture } from '@lockstep/connectors-core';
 import { Client } from 'pg';
-import { decodeCheckpoint, STATEMENT_TRIGGERS } from './change-capture';
+import { STATEMENT_TRIGGERS } from './change-capture';
+import { decodeCheckpoint } from './change-feed';
 import type { PostgresConnection } from './connection';
 import { CopyInQuery } from '@lockstep/pg-copy';
 import { postgresConnector } from './declaration';

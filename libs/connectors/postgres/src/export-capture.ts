@@ -1,18 +1,19 @@
 /**
- * Change capture for live export sources (`LiveExportSourceCapture`, see libs/connectors/core/src/live-export.ts):
- * the export's own triggers and log, separate from the sync's (change-capture.ts), so installing or removing
- * one never touches the other.
+ * Change capture for live export sources (`LiveExportSourceCapture`, see
+ * libs/connectors/core/src/live-export.ts): the export's own triggers and log, separate from the sync's
+ * (change-capture.ts), so installing or removing one never touches the other.
  *
  * Four STATEMENT-level AFTER triggers per table, all running `lockstep.capture_export()` (one trigger per
  * event because PostgreSQL refuses transition tables on a trigger with several events):
  * - `lockstep_export_ins` (NEW TABLE new_rows), `lockstep_export_upd` (OLD TABLE old_rows, NEW TABLE
  *   new_rows), `lockstep_export_del` (OLD TABLE old_rows) log the keys of the statement's rows into
  *   `lockstep.export_log` with ONE `INSERT ... SELECT` per statement, so a bulk write costs one set-based
- *   insert instead of a function call per row. An update logs the distinct keys of both sides, so a key change
- *   also logs the old key (its reader finds it gone: a delete). An empty transition table logs nothing.
- * - `lockstep_export_trunc` (AFTER TRUNCATE): TRUNCATE fires no row or insert/delete statement trigger and its
- *   rows are gone when the trigger runs, so it records a reset in `lockstep.export_resets` instead; the newest
- *   reset id is part of the token, so the token changes and the reader compares everything.
+ *   insert instead of a function call per row. An update logs the distinct keys of both sides, so a key
+ *   change also logs the old key (its reader finds it gone: a delete). An empty transition table logs
+ *   nothing.
+ * - `lockstep_export_trunc` (AFTER TRUNCATE): TRUNCATE fires no row or insert/delete statement trigger and
+ *   its rows are gone when the trigger runs, so it records a reset in `lockstep.export_resets` instead; the
+ *   newest reset id is part of the token, so the token changes and the reader compares everything.
  *
  * The key column travels as a trigger argument, by attribute NUMBER (a rename of the column keeps the capture
  * working); the function finds its name in pg_attribute and builds the statement with `format('%I')` and
@@ -28,8 +29,9 @@
  * table do not fire for writes made directly to a partition or child, and those of a partition or child do
  * not fire for writes made through its parent. Views and foreign tables are not captured either.
  *
- * Checkpoints are the snapshots of change-capture.ts (same format, same technique: a read returns the log rows
- * whose transaction is visible in a new snapshot but was not in the previous one, paged in (xid, id) order).
+ * Checkpoints are the snapshots of change-capture.ts (same format, same technique: a read returns the log
+ * rows whose transaction is visible in a new snapshot but was not in the previous one, paged in (xid, id)
+ * order).
  */
 import { createHash } from 'node:crypto';
 import type { TableMeta } from './catalog';
@@ -64,10 +66,38 @@ export interface CaptureTrigger {
 }
 
 export const CAPTURE_TRIGGERS: readonly CaptureTrigger[] = [
-  { name: 'lockstep_export_ins', event: 'INSERT', tgtype: 4, oldTable: null, newTable: 'new_rows', keyed: true },
-  { name: 'lockstep_export_upd', event: 'UPDATE', tgtype: 16, oldTable: 'old_rows', newTable: 'new_rows', keyed: true },
-  { name: 'lockstep_export_del', event: 'DELETE', tgtype: 8, oldTable: 'old_rows', newTable: null, keyed: true },
-  { name: 'lockstep_export_trunc', event: 'TRUNCATE', tgtype: 32, oldTable: null, newTable: null, keyed: false },
+  {
+    name: 'lockstep_export_ins',
+    event: 'INSERT',
+    tgtype: 4,
+    oldTable: null,
+    newTable: 'new_rows',
+    keyed: true,
+  },
+  {
+    name: 'lockstep_export_upd',
+    event: 'UPDATE',
+    tgtype: 16,
+    oldTable: 'old_rows',
+    newTable: 'new_rows',
+    keyed: true,
+  },
+  {
+    name: 'lockstep_export_del',
+    event: 'DELETE',
+    tgtype: 8,
+    oldTable: 'old_rows',
+    newTable: null,
+    keyed: true,
+  },
+  {
+    name: 'lockstep_export_trunc',
+    event: 'TRUNCATE',
+    tgtype: 32,
+    oldTable: null,
+    newTable: null,
+    keyed: false,
+  },
 ];
 
 /** The pool's session settings (config.ts) as the function's SET clauses: `SET TimeZone = 'UTC' SET ...`. */
@@ -78,7 +108,8 @@ const SESSION_SETTINGS = SESSION_SQL.split(';')
 
 /**
  * The function body. It is compared with pg_proc.prosrc to decide whether the function must be (re)created,
- * so the settings line makes a change of SESSION_SQL replace the function too.
+ * so the settings line makes a change of SESSION_SQL replace the function too, and its text (whitespace
+ * included) must not change otherwise: every installed capture would be replaced.
  */
 export const CAPTURE_FUNCTION_BODY = `
 -- lockstep export capture v1; runs with: ${SESSION_SETTINGS}
@@ -154,7 +185,12 @@ SELECT to_regnamespace('${LOCKSTEP_SCHEMA}') IS NOT NULL AS schema,
        to_regclass('${EXPORT_RESETS}') IS NOT NULL AS resets,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${EXPORT_FUNCTION}()')) AS source`;
 
-export function infrastructureSql(present: { schema: boolean; log: boolean; resets: boolean; source: string | null }): string[] {
+export function infrastructureSql(present: {
+  schema: boolean;
+  log: boolean;
+  resets: boolean;
+  source: string | null;
+}): string[] {
   const statements: string[] = [];
   if (!present.schema) statements.push(CAPTURE_INFRASTRUCTURE.schema);
   if (!present.log) statements.push(...CAPTURE_INFRASTRUCTURE.log);
@@ -187,8 +223,9 @@ export function captureKey(meta: TableMeta): string | null {
 }
 
 /**
- * The table, its place in an inheritance tree, the key's attribute number, the log, resets table and function,
- * the export triggers and the column list ($1 schema, $2 table, $3 key column). No row when the table is gone.
+ * The table, its place in an inheritance tree, the key's attribute number, the log, resets table and
+ * function, the export triggers and the column list ($1 schema, $2 table, $3 key column). No row when the
+ * table is gone.
  */
 export const CAPTURE_STATE_SQL = `
 WITH rel AS (
@@ -199,22 +236,28 @@ SELECT json_build_object(
   'table', rel.oid::text,
   'relkind', rel.relkind,
   'inherits', EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = rel.oid OR i.inhparent = rel.oid),
-  'keyAttnum', (SELECT a.attnum FROM pg_attribute a WHERE a.attrelid = rel.oid AND a.attname = $3 AND a.attnum > 0 AND NOT a.attisdropped),
+  'keyAttnum', (SELECT a.attnum FROM pg_attribute a
+                 WHERE a.attrelid = rel.oid AND a.attname = $3 AND a.attnum > 0 AND NOT a.attisdropped),
   'log', to_regclass('${EXPORT_LOG}')::oid::text,
   'resets', to_regclass('${EXPORT_RESETS}')::oid::text,
   'function', to_regprocedure('${EXPORT_FUNCTION}()')::oid::text,
   'triggers', (SELECT coalesce(json_agg(json_build_object(
-      'name', t.tgname, 'oid', t.oid::text, 'function', t.tgfoid::text, 'type', t.tgtype, 'enabled', t.tgenabled,
-      'nargs', t.tgnargs, 'args', encode(t.tgargs, 'hex'), 'old', t.tgoldtable, 'new', t.tgnewtable,
-      'columns', t.tgattr::text, 'when', t.tgqual IS NOT NULL, 'internal', t.tgisinternal OR t.tgconstraint <> 0)), '[]')
+      'name', t.tgname, 'oid', t.oid::text, 'function', t.tgfoid::text, 'type', t.tgtype,
+      'enabled', t.tgenabled, 'nargs', t.tgnargs, 'args', encode(t.tgargs, 'hex'), 'old', t.tgoldtable,
+      'new', t.tgnewtable, 'columns', t.tgattr::text, 'when', t.tgqual IS NOT NULL,
+      'internal', t.tgisinternal OR t.tgconstraint <> 0)), '[]')
     FROM pg_trigger t WHERE t.tgrelid = rel.oid AND t.tgname LIKE 'lockstep\\_export\\_%'),
-  'columns', (SELECT json_agg(json_build_array(a.attnum, a.attname, a.atttypid::text, a.atttypmod) ORDER BY a.attnum)
+  'columns', (SELECT json_agg(json_build_array(a.attnum, a.attname, a.atttypid::text, a.atttypmod)
+                              ORDER BY a.attnum)
     FROM pg_attribute a WHERE a.attrelid = rel.oid AND a.attnum > 0 AND NOT a.attisdropped)
 )::text AS doc
 FROM rel`;
 
 /** The newest reset (TRUNCATE) of a table, 0 when none ($1 schema, $2 table). */
-export const LAST_RESET_SQL = `SELECT coalesce(max(id), 0)::text AS id FROM ${EXPORT_RESETS} WHERE table_schema = $1 AND table_name = $2`;
+export const LAST_RESET_SQL = `
+SELECT coalesce(max(id), 0)::text AS id
+  FROM ${EXPORT_RESETS}
+ WHERE table_schema = $1 AND table_name = $2`;
 
 export interface TriggerRow {
   name: string;
@@ -259,7 +302,12 @@ function argsHex(args: string[]): string {
   return Buffer.from(args.map((arg) => `${arg}\0`).join(''), 'utf8').toString('hex');
 }
 
-export function triggerIsInstalled(expected: CaptureTrigger, row: TriggerRow, functionOid: string | null, keyAttnum: number | null): boolean {
+export function triggerIsInstalled(
+  expected: CaptureTrigger,
+  row: TriggerRow,
+  functionOid: string | null,
+  keyAttnum: number | null,
+): boolean {
   const args = expected.keyed ? [String(keyAttnum)] : [];
   return (
     functionOid !== null &&
@@ -289,7 +337,8 @@ export function evaluateCapture(doc: CaptureStateDoc): CaptureState {
     repair.push(expected);
     if (row) replace.push(expected.name);
   }
-  return { capturable, repair, replace, complete: capturable && repair.length === 0 && doc.log !== null && doc.resets !== null };
+  const complete = capturable && repair.length === 0 && doc.log !== null && doc.resets !== null;
+  return { capturable, repair, replace, complete };
 }
 
 /**
@@ -299,20 +348,45 @@ export function evaluateCapture(doc: CaptureStateDoc): CaptureState {
  */
 export function captureToken(doc: CaptureStateDoc, lastReset: string): string {
   const byName = new Map(doc.triggers.map((row) => [row.name, row.oid]));
-  const parts = [doc.table, doc.log, doc.resets, ...CAPTURE_TRIGGERS.map((trigger) => byName.get(trigger.name) ?? ''), lastReset, JSON.stringify(doc.columns ?? [])];
+  const parts = [
+    doc.table,
+    doc.log,
+    doc.resets,
+    ...CAPTURE_TRIGGERS.map((trigger) => byName.get(trigger.name) ?? ''),
+    lastReset,
+    JSON.stringify(doc.columns ?? []),
+  ];
   return `pgx1-${createHash('sha1').update(parts.join('|')).digest('hex').slice(0, 32)}`;
 }
 
 /** DROP (when present but wrong) then CREATE and ENABLE ALWAYS of each trigger to repair. */
-export function repairTriggerSql(schema: string, table: string, state: CaptureState, keyAttnum: number): string[] {
+const CREATE_EXPORT_TRIGGER_SQL = (target: string, trigger: CaptureTrigger, keyAttnum: number) => {
+  const referencing = [
+    trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`,
+    trigger.newTable && `NEW TABLE AS ${trigger.newTable}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const transitions = referencing ? ` REFERENCING ${referencing}` : '';
+  const argument = trigger.keyed ? `'${keyAttnum}'` : '';
+  return `
+CREATE TRIGGER ${ident(trigger.name)} AFTER ${trigger.event} ON ${target}${transitions}
+FOR EACH STATEMENT EXECUTE FUNCTION ${EXPORT_FUNCTION}(${argument})`;
+};
+
+export function repairTriggerSql(
+  schema: string,
+  table: string,
+  state: CaptureState,
+  keyAttnum: number,
+): string[] {
   const target = qualified(schema, table);
   const statements: string[] = [];
   for (const trigger of state.repair) {
-    if (state.replace.includes(trigger.name)) statements.push(`DROP TRIGGER IF EXISTS ${ident(trigger.name)} ON ${target}`);
-    const referencing = [trigger.oldTable && `OLD TABLE AS ${trigger.oldTable}`, trigger.newTable && `NEW TABLE AS ${trigger.newTable}`].filter(Boolean).join(' ');
+    if (state.replace.includes(trigger.name))
+      statements.push(`DROP TRIGGER IF EXISTS ${ident(trigger.name)} ON ${target}`);
     statements.push(
-      `CREATE TRIGGER ${ident(trigger.name)} AFTER ${trigger.event} ON ${target}${referencing ? ` REFERENCING ${referencing}` : ''}
-       FOR EACH STATEMENT EXECUTE FUNCTION ${EXPORT_FUNCTION}(${trigger.keyed ? `'${keyAttnum}'` : ''})`,
+      CREATE_EXPORT_TRIGGER_SQL(target, trigger, keyAttnum),
       `ALTER TABLE ${target} ENABLE ALWAYS TRIGGER ${ident(trigger.name)}`,
     );
   }
@@ -321,31 +395,8 @@ export function repairTriggerSql(schema: string, table: string, state: CaptureSt
 
 /** Names of the export triggers a table has ($1 schema, $2 table); no row when the table is gone. */
 export const PRESENT_TRIGGERS_SQL = `
-SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+SELECT t.tgname AS name
+  FROM pg_trigger t
+  JOIN pg_class c ON c.oid = t.tgrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relname = $2 AND t.tgname = ANY ($3::text[])`;
-
-// ---------------------------------------------------------------------------------------------------------
-// Reads and retention
-
-/**
- * Log rows of one table whose transaction became visible between snapshot $3 (previous read) and $4 (this
- * read), after position ($5, $6) inside the window: READ_CHANGES_SQL of change-capture.ts on the export log.
- */
-export const READ_EXPORT_CHANGES_SQL = `
-SELECT l.id::text AS id, l.xid::text AS xid, l.pk
-FROM ${EXPORT_LOG} l
-WHERE l.table_schema = $1 AND l.table_name = $2
-  AND l.xid >= pg_snapshot_xmin($3::pg_snapshot) AND l.xid < pg_snapshot_xmax($4::pg_snapshot)
-  AND pg_visible_in_snapshot(l.xid, $4::pg_snapshot) AND NOT pg_visible_in_snapshot(l.xid, $3::pg_snapshot)
-  AND ($5::xid8 IS NULL OR (l.xid, l.id) > ($5::xid8, $6::bigint))
-ORDER BY l.xid, l.id
-LIMIT $7`;
-
-/** Deletes up to $2 of the oldest log entries older than $1 days (all tables). */
-export const PURGE_EXPORT_LOG_SQL = `DELETE FROM ${EXPORT_LOG} WHERE id IN (
-  SELECT id FROM ${EXPORT_LOG} WHERE logged_at < now() - make_interval(days => $1::int) ORDER BY logged_at LIMIT $2)`;
-
-/** The distinct keys of log rows, in the order they were first logged. */
-export function distinctKeys(rows: { pk: unknown }[]): string[] {
-  return [...new Set(rows.map((row) => String(row.pk)))];
-}

@@ -1,7 +1,8 @@
 /**
  * The statements of a create, one group of rows (same fields, same order) at a time: `COPY ... FROM STDIN`
- * when every row's remote id is known before writing (`copyIn`), else `INSERT ... SELECT ... FROM unnest(...)`
- * (`insertRows`). With a service id column, rows whose service id is in the table already are adopted.
+ * when every row's remote id is known before writing (`copyIn`), else
+ * `INSERT ... SELECT ... FROM unnest(...)` (`insertRows`). With a service id column, rows whose service id
+ * is in the table already are adopted.
  */
 import { ConnectorError, type WriteResult } from '@lockstep/connectors-core';
 import type { Pool } from 'pg';

@@ -30,7 +30,7 @@ const enum Scan {
   Boolean,
 }
 
-/** Up to 15 digits an integer is read digit by digit, exactly (10^15 < 2^53); longer ones go through Number. */
+/** Up to 15 digits an integer is read digit by digit, exactly (10^15 < 2^53); longer ones via Number. */
 const MAX_SCANNED_DIGITS = 15;
 
 /**
@@ -64,8 +64,8 @@ const RECORD_TEMPLATE: SourceRecord = { remoteId: '', values: {} };
 const defaultPlans = new WeakMap<TableMeta, ReadPlan>();
 
 /**
- * The integer written in `line[start, end)` (PostgreSQL's output: optional minus, digits), read without making
- * a string of it; undefined when it is longer than `MAX_SCANNED_DIGITS` digits or not plain digits.
+ * The integer written in `line[start, end)` (PostgreSQL's output: optional minus, digits), read without
+ * making a string of it; undefined when it is longer than `MAX_SCANNED_DIGITS` digits or not plain digits.
  */
 function scanInteger(line: string, start: number, end: number): number | undefined {
   const negative = line.charCodeAt(start) === 0x2d; // -

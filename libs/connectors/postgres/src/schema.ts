@@ -117,7 +117,8 @@ export function requireKey(meta: TableMeta): string {
   if (meta.keyColumn === null) {
     throw metadataError(
       'unsupported',
-      `Table "${meta.name}" has no single-column primary key; prepare it for sync first (it gets a ${SERVICE_ID_COLUMN} column)`,
+      `Table "${meta.name}" has no single-column primary key; ` +
+        `prepare it for sync first (it gets a ${SERVICE_ID_COLUMN} column)`,
     );
   }
   return meta.keyColumn;
@@ -177,7 +178,10 @@ export function unwritableField(meta: TableMeta, fieldId: string): ConnectorErro
 export function checkName(name: string, what: string): void {
   if (name.trim() === '') throw new ConnectorError('invalid_data', `The ${what} name is empty`);
   if (name.includes('\u0000'))
-    throw new ConnectorError('invalid_data', `The ${what} name contains a NUL character, which PostgreSQL cannot hold`);
+    throw new ConnectorError(
+      'invalid_data',
+      `The ${what} name contains a NUL character, which PostgreSQL cannot hold`,
+    );
   if (identifierTooLong(name))
     throw new ConnectorError(
       'invalid_data',

@@ -43,7 +43,7 @@ export const SCALAR_CLASSES: Readonly<Record<string, TypeClass>> = Object.freeze
 /** One column as the catalog query describes it (see catalog.ts). */
 export interface ColumnMeta {
   name: string;
-  /** format_type(atttypid, atttypmod): `character varying(40)`, `numeric(10,2)`, `integer[]`, `myschema.mood`. */
+  /** format_type(atttypid, atttypmod): `character varying(40)`, `numeric(10,2)`, `integer[]`, `my.mood`. */
   type: string;
   /** format_type(atttypid, NULL): the type without modifiers, used to cast parameters. */
   castType: string;
@@ -77,10 +77,16 @@ export interface ColumnKind {
 export function columnKind(column: ColumnMeta): ColumnKind {
   if (column.baseCategory === 'A' && column.elemName !== null) {
     if (column.elemTyptype === 'e') {
-      return { typeClass: 'multi_select', valueClass: 'select', isArray: true, options: column.elemEnum ?? [] };
+      return {
+        typeClass: 'multi_select',
+        valueClass: 'select',
+        isArray: true,
+        options: column.elemEnum ?? [],
+      };
     }
     const element = SCALAR_CLASSES[column.elemName];
-    if (!element) return { typeClass: 'unsupported', valueClass: 'unsupported', isArray: true, options: null };
+    if (!element)
+      return { typeClass: 'unsupported', valueClass: 'unsupported', isArray: true, options: null };
     return { typeClass: 'array', valueClass: element, isArray: true, options: null };
   }
   if (column.baseTyptype === 'e') {
@@ -105,14 +111,18 @@ export const SERVICE_ID_COLUMN = 'lockstep_id';
 function modifiers(type: string): number[] {
   const match = /\((\d+)(?:\s*,\s*(\d+))?\)/.exec(type);
   if (!match) return [];
-  return match.slice(1).filter((part): part is string => part !== undefined).map(Number);
+  return match
+    .slice(1)
+    .filter((part): part is string => part !== undefined)
+    .map(Number);
 }
 
 /** The FieldInfo a column is listed with. */
 export function fieldInfo(column: ColumnMeta, table: FieldContext): FieldInfo {
   const kind = columnKind(column);
   const supported = kind.typeClass !== 'unsupported';
-  const generated = column.identity !== '' || column.generated !== '' || /^nextval\(/i.test(column.defaultExpr ?? '');
+  const generated =
+    column.identity !== '' || column.generated !== '' || /^nextval\(/i.test(column.defaultExpr ?? '');
   const isServiceId = column.name === table.serviceIdColumn;
   const details: Record<string, unknown> = {};
   if (kind.options) details['options'] = kind.options;
@@ -152,14 +162,16 @@ const TIMESTAMP_TZ = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)?([+-])(\d\d)(?
 
 /** `2024-02-29 13:45:30.5+00` -> `2024-02-29T13:45:30.5Z` (other offsets are converted to UTC). */
 export function timestamptzToCanonical(text: string): string {
-  // The session runs with TimeZone=UTC, so nearly every value is `YYYY-MM-DD HH:MM:SS[.f]+00`: no regex needed.
+  // The session runs with TimeZone=UTC, so nearly every value is `YYYY-MM-DD HH:MM:SS[.f]+00`: no regex
+  // needed.
   if (text.length >= 22 && text.charCodeAt(10) === 32 && text.endsWith('+00')) {
     return `${text.slice(0, 10)}T${text.slice(11, text.length - 3)}Z`;
   }
   const match = TIMESTAMP_TZ.exec(text);
   if (!match) return text; // infinity, BC dates: passed through as PostgreSQL wrote them
   const [, date, time, fraction = '', sign, hours, minutes = '00', seconds = '00'] = match;
-  const offsetSeconds = (Number(hours) * 3600 + Number(minutes) * 60 + Number(seconds)) * (sign === '-' ? -1 : 1);
+  const offsetSeconds =
+    (Number(hours) * 3600 + Number(minutes) * 60 + Number(seconds)) * (sign === '-' ? -1 : 1);
   if (offsetSeconds === 0) return `${date}T${time}${fraction}Z`;
   const utc = new Date(Date.parse(`${date}T${time}Z`) - offsetSeconds * 1000).toISOString().slice(0, 19);
   return `${utc}${fraction}Z`;
@@ -187,7 +199,8 @@ export function decoderFor(kind: ColumnKind): Decoder {
   return SCALAR_DECODERS[kind.valueClass] ?? identity;
 }
 
-// text, decimal (exact text), date, time, interval (IntervalStyle iso_8601), uuid, select, relation: as they are.
+// text, decimal (exact text), date, time, interval (IntervalStyle iso_8601), uuid, select, relation: as
+// they are.
 function decodeScalar(valueClass: TypeClass, text: string): CanonicalValue {
   return (SCALAR_DECODERS[valueClass] ?? identity)(text);
 }
@@ -215,7 +228,11 @@ function encodeScalar(valueClass: TypeClass, value: JsonValue, field: string): P
   if (value === null) return null;
   if (valueClass === 'json') return JSON.stringify(value);
   if (typeof value === 'object') {
-    throw new ConnectorError('invalid_data', `Field "${field}" takes a single ${valueClass} value, not ${Array.isArray(value) ? 'a list' : 'an object'}`);
+    throw new ConnectorError(
+      'invalid_data',
+      `Field "${field}" takes a single ${valueClass} value, ` +
+        `not ${Array.isArray(value) ? 'a list' : 'an object'}`,
+    );
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   return value;
@@ -241,17 +258,23 @@ export function arrayLiteral(items: readonly PgParam[]): string {
 /** One element of an array literal (see `arrayLiteral`). */
 export function elementLiteral(item: PgParam): string {
   if (item === null) return 'NULL';
-  if (typeof item === 'string') return NEEDS_ESCAPE.test(item) ? `"${item.replace(/[\\"]/g, '\\$&')}"` : `"${item}"`;
+  if (typeof item === 'string')
+    return NEEDS_ESCAPE.test(item) ? `"${item.replace(/[\\"]/g, '\\$&')}"` : `"${item}"`;
   if (Array.isArray(item)) return arrayLiteral(item);
   return String(item);
 }
 
-/** Encodes a canonical value for a parameter cast to the column's type. Throws ConnectorError `invalid_data`. */
+/** Encodes a canonical value for a parameter cast to the column's type; ConnectorError `invalid_data`. */
 export function encodeValue(kind: ColumnKind, value: CanonicalValue, field: string): PgParam {
   if (value === null) return null;
   if (kind.isArray) {
-    if (!Array.isArray(value)) throw new ConnectorError('invalid_data', `Field "${field}" takes a list of values`);
-    return value.map((item) => (Array.isArray(item) && kind.valueClass !== 'json' ? encodeValue(kind, item, field) : encodeScalar(kind.valueClass, item, field)));
+    if (!Array.isArray(value))
+      throw new ConnectorError('invalid_data', `Field "${field}" takes a list of values`);
+    return value.map((item) =>
+      Array.isArray(item) && kind.valueClass !== 'json'
+        ? encodeValue(kind, item, field)
+        : encodeScalar(kind.valueClass, item, field),
+    );
   }
   return encodeScalar(kind.valueClass, value, field);
 }
@@ -259,22 +282,23 @@ export function encodeValue(kind: ColumnKind, value: CanonicalValue, field: stri
 // ---------------------------------------------------------------------------------------------------------
 // Canonical class -> native type for created tables and fields
 
-const CREATED_TYPES: Readonly<Record<Exclude<TypeClass, 'unsupported' | 'decimal' | 'array'>, string>> = Object.freeze({
-  text: 'text',
-  integer: 'bigint',
-  float: 'double precision',
-  boolean: 'boolean',
-  date: 'date',
-  time: 'time',
-  datetime: 'timestamp',
-  timestamp: 'timestamptz',
-  interval: 'interval',
-  uuid: 'uuid',
-  json: 'jsonb',
-  select: 'text',
-  multi_select: 'text[]',
-  relation: 'text',
-});
+const CREATED_TYPES: Readonly<Record<Exclude<TypeClass, 'unsupported' | 'decimal' | 'array'>, string>> =
+  Object.freeze({
+    text: 'text',
+    integer: 'bigint',
+    float: 'double precision',
+    boolean: 'boolean',
+    date: 'date',
+    time: 'time',
+    datetime: 'timestamp',
+    timestamp: 'timestamptz',
+    interval: 'interval',
+    uuid: 'uuid',
+    json: 'jsonb',
+    select: 'text',
+    multi_select: 'text[]',
+    relation: 'text',
+  });
 
 function numberDetail(details: Record<string, unknown> | null | undefined, key: string): number | null {
   const value = details?.[key];
@@ -285,7 +309,10 @@ function numberDetail(details: Record<string, unknown> | null | undefined, key: 
 export function nativeTypeFor(spec: Pick<FieldSpec, 'typeClass' | 'typeDetails' | 'name'>): string {
   const { typeClass, typeDetails } = spec;
   if (typeClass === 'unsupported') {
-    throw new ConnectorError('unsupported', `Field "${spec.name}" has a type Lockstep cannot create in PostgreSQL`);
+    throw new ConnectorError(
+      'unsupported',
+      `Field "${spec.name}" has a type Lockstep cannot create in PostgreSQL`,
+    );
   }
   if (typeClass === 'decimal') {
     const precision = numberDetail(typeDetails, 'precision');
@@ -297,12 +324,22 @@ export function nativeTypeFor(spec: Pick<FieldSpec, 'typeClass' | 'typeDetails' 
   }
   if (typeClass === 'array') {
     const element = typeDetails?.['element_class'] ?? 'text';
-    if (element === 'array' || element === 'multi_select' || element === 'unsupported' || element === 'decimal' || typeof element !== 'string') {
+    if (
+      element === 'array' ||
+      element === 'multi_select' ||
+      element === 'unsupported' ||
+      element === 'decimal' ||
+      typeof element !== 'string'
+    ) {
       if (element === 'decimal') return 'numeric[]';
-      throw new ConnectorError('unsupported', `Field "${spec.name}": PostgreSQL arrays of ${String(element)} are not supported`);
+      throw new ConnectorError(
+        'unsupported',
+        `Field "${spec.name}": PostgreSQL arrays of ${String(element)} are not supported`,
+      );
     }
     const native = CREATED_TYPES[element as keyof typeof CREATED_TYPES];
-    if (!native) throw new ConnectorError('unsupported', `Field "${spec.name}": unknown element class ${element}`);
+    if (!native)
+      throw new ConnectorError('unsupported', `Field "${spec.name}": unknown element class ${element}`);
     return `${native}[]`;
   }
   return CREATED_TYPES[typeClass];

@@ -91,7 +91,7 @@ export function outsideWriter(client: () => DriverConnection): OutsideWriter {
 /** Display widths: MariaDB and MySQL before 8.0.19 show `int(11)`, MySQL 8.0.19+ shows `int`. */
 const sized = (name: string, width: string, suffix = '') => new RegExp(`^${name}(\\(${width}\\))?${suffix}$`);
 
-/** One column per native type both MySQL 8 and MariaDB 10.11 have (MariaDB-only types are in connection.spec.ts). */
+/** One column per native type MySQL 8 and MariaDB 10.11 both have (MariaDB-only ones: connection.spec.ts). */
 export const FIXTURE_COLUMNS: FixtureColumn[] = [
   {
     name: 'id',
@@ -319,9 +319,11 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
 export const FIXTURE_DDL = (name: string) => `CREATE TABLE \`${name}\` (
   id BIGINT AUTO_INCREMENT PRIMARY KEY,
   c_varchar VARCHAR(40), c_char CHAR(3), c_text TEXT,
-  c_tinyint TINYINT, c_smallint SMALLINT, c_mediumint MEDIUMINT, c_int INT, c_bigint BIGINT, c_ubigint BIGINT UNSIGNED,
+  c_tinyint TINYINT, c_smallint SMALLINT, c_mediumint MEDIUMINT, c_int INT, c_bigint BIGINT,
+  c_ubigint BIGINT UNSIGNED,
   c_decimal DECIMAL(12,2), c_float FLOAT, c_double DOUBLE, c_bool TINYINT(1), c_bit1 BIT(1), c_bit8 BIT(8),
-  c_date DATE, c_datetime DATETIME, c_datetime6 DATETIME(6), c_timestamp TIMESTAMP(3) NULL, c_time TIME, c_year YEAR,
+  c_date DATE, c_datetime DATETIME, c_datetime6 DATETIME(6), c_timestamp TIMESTAMP(3) NULL, c_time TIME,
+  c_year YEAR,
   c_json JSON, c_enum ENUM('red','green','it''s'), c_set SET('red','green','blue'),
   c_ref INT, c_default VARCHAR(10) NULL DEFAULT 'x', c_generated INT AS (c_int * 2) VIRTUAL,
   c_blob BLOB, c_varbinary VARBINARY(16), c_point POINT,

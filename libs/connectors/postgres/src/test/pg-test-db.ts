@@ -28,7 +28,9 @@ export async function createTestDatabase(prefix = 'ls_pg'): Promise<TestDatabase
   const server = new Client({ connectionString: ADMIN_URL });
   await server.connect();
   await server.query(`CREATE DATABASE ${ident(name)}`);
-  const url = (options: { user?: string; password?: string; host?: string; port?: number; query?: string } = {}) => {
+  const url = (
+    options: { user?: string; password?: string; host?: string; port?: number; query?: string } = {},
+  ) => {
     const parsed = new URL(ADMIN_URL);
     parsed.pathname = `/${name}`;
     if (options.user !== undefined) parsed.username = encodeURIComponent(options.user);
@@ -41,7 +43,9 @@ export async function createTestDatabase(prefix = 'ls_pg'): Promise<TestDatabase
   const admin = new Client({ connectionString: url() });
   await admin.connect();
   const where = (values: Record<string, string | number>, offset: number) =>
-    Object.keys(values).map((column, position) => `${ident(column)} = $${offset + position + 1}`).join(' AND ');
+    Object.keys(values)
+      .map((column, position) => `${ident(column)} = $${offset + position + 1}`)
+      .join(' AND ');
   return {
     name,
     url,
@@ -49,20 +53,26 @@ export async function createTestDatabase(prefix = 'ls_pg'): Promise<TestDatabase
     outside: (schema) => ({
       async insert(table, values) {
         const columns = Object.keys(values);
+        const params = columns.map((_, i) => `$${i + 1}`);
+        const names = columns.map(ident);
         await admin.query(
-          `INSERT INTO ${qualified(schema, table)} (${columns.map(ident).join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+          `INSERT INTO ${qualified(schema, table)} (${names.join(', ')}) VALUES (${params.join(', ')})`,
           Object.values(values),
         );
       },
       async update(table, keys, values) {
         const columns = Object.keys(values);
+        const sets = columns.map((column, i) => `${ident(column)} = $${i + 1}`);
         await admin.query(
-          `UPDATE ${qualified(schema, table)} SET ${columns.map((column, i) => `${ident(column)} = $${i + 1}`).join(', ')} WHERE ${where(keys, columns.length)}`,
+          `UPDATE ${qualified(schema, table)} SET ${sets.join(', ')} WHERE ${where(keys, columns.length)}`,
           [...Object.values(values), ...Object.values(keys)],
         );
       },
       async delete(table, keys) {
-        await admin.query(`DELETE FROM ${qualified(schema, table)} WHERE ${where(keys, 0)}`, Object.values(keys));
+        await admin.query(
+          `DELETE FROM ${qualified(schema, table)} WHERE ${where(keys, 0)}`,
+          Object.values(keys),
+        );
       },
     }),
     async drop() {
