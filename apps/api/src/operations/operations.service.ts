@@ -53,10 +53,12 @@ export class OperationsService {
     // A cursor is bound to the endpoint, the account and the sync.
     const endpoint = `GET /sync/operations?sync=${syncId}`;
     const position = this.cursors.decode(query.cursor, endpoint, auth.accountId);
-    await this.access.assertVisible(auth, syncId);
+    // The sync is checked with the page (one statement); with a table, before the table is looked up.
+    this.access.assertMayAsk(auth, syncId);
+    if (tableRef !== undefined) await this.access.assertVisible(auth, syncId);
     const tableId = tableRef === undefined ? undefined : await this.resolveTable(syncId, tableRef);
-
     const rows = await listOperations(this.db, {
+      accountId: auth.accountId,
       syncId,
       tableId,
       recordId,
@@ -64,6 +66,7 @@ export class OperationsService {
       before: position ? { occurredKey: position.createdAt, seq: position.id } : undefined,
       limit: limit + 1,
     });
+    if (rows === null) throw this.access.notFound(syncId);
     return this.cursors.page(
       rows,
       limit,

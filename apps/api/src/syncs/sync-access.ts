@@ -52,6 +52,11 @@ export class SyncAccess {
     return { sync, sides };
   }
 
+  /** The `404 not_found` of a sync the caller may not see (or that does not exist). */
+  notFound(syncId: string): DomainError {
+    return notFound(syncId);
+  }
+
   /** The sync as `GET /sync/syncs/{id}` shows it (one statement); `404 not_found` as `load` says. */
   async loadView(auth: AuthContext, syncId: string): Promise<SyncView> {
     this.assertMayAsk(auth, syncId);
@@ -66,7 +71,8 @@ export class SyncAccess {
     if (!(await isSyncVisible(this.sides.manager, auth.accountId, syncId))) throw notFound(syncId);
   }
 
-  private assertMayAsk(auth: AuthContext, syncId: string): void {
+  /** `404 not_found` for what is not a sync id or not the one sync of a one-sync key (nothing read). */
+  assertMayAsk(auth: AuthContext, syncId: string): void {
     if (!isId('sync', syncId) || (auth.syncId !== null && auth.syncId !== syncId)) throw notFound(syncId);
   }
 

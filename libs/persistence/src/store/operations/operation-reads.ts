@@ -45,10 +45,17 @@ export interface OperationFilter {
   limit: number;
 }
 
-/** A page of the sync's operations log, newest first (list form: no `field_changes`). */
-export async function listOperations(db: Db, filter: OperationFilter): Promise<OperationReadRow[]> {
-  const params: unknown[] = [filter.syncId];
-  const where = ['o.sync_id = $1'];
+/**
+ * A page of the sync's operations log, newest first (list form: no `field_changes`), read together with the
+ * check that the sync is the account's and not deleted: null when it is not (nothing is read then), so a page
+ * costs one round trip.
+ */
+export async function listOperations(
+  db: Db,
+  filter: OperationFilter & { accountId: string },
+): Promise<OperationReadRow[] | null> {
+  const params: unknown[] = [filter.syncId, filter.accountId];
+  const where = ['o.sync_id = s.id'];
   const bind = (value: unknown) => `$${params.push(value)}`;
   if (filter.tableId !== undefined) where.push(`o.table_id = ${bind(filter.tableId)}`);
   if (filter.recordId !== undefined) where.push(`o.record_id = ${bind(filter.recordId)}`);
@@ -59,11 +66,23 @@ export async function listOperations(db: Db, filter: OperationFilter): Promise<O
       `(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ${bind(filter.before.seq)}::bigint)`,
     );
   }
-  return db.query(
-    `SELECT ${COLUMNS} FROM operations o WHERE ${where.join(' AND ')}
-     ORDER BY o.occurred_at DESC, o.seq DESC LIMIT ${bind(filter.limit)}`,
+  const rows: (OperationReadRow | { id: null })[] = await db.query(
+    `
+    SELECT page.*
+      FROM syncs s
+      LEFT JOIN LATERAL (
+            SELECT ${COLUMNS}
+              FROM operations o
+             WHERE ${where.join(' AND ')}
+             ORDER BY o.occurred_at DESC, o.seq DESC
+             LIMIT ${bind(filter.limit)}) page ON true
+     WHERE s.id = $1 AND s.account_id = $2 AND s.deleted_at IS NULL
+     ORDER BY page.occurred_at DESC, page.seq::bigint DESC`,
     params,
   );
+  if (rows.length === 0) return null;
+  // A visible sync with an empty page is one row of nulls (the lateral join found nothing).
+  return rows.filter((row): row is OperationReadRow => row.id !== null);
 }
 
 const OPERATION_SQL = `
