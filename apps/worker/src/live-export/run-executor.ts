@@ -37,9 +37,17 @@ import {
 } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import { conversionFor, type CanonicalValue, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
-import { type CredentialCipher, LiveExportEntity, liveExportOwner } from '@lockstep/persistence';
-import { type CaptureState, CaptureStore } from './capture-store';
-import { type RunCounters, type RunError, RunStore } from './run-store';
+import {
+  type CaptureState,
+  CaptureStore,
+  type CredentialCipher,
+  type LiveExportEntity,
+  LiveExportStore,
+  liveExportOwner,
+  type RunCounters,
+  type RunError,
+  RunStore,
+} from '@lockstep/persistence';
 
 const PAGE_SIZE = 5000;
 const HASH_PAGE = 50_000;
@@ -94,14 +102,16 @@ export class RunExecutor {
   private readonly logger = new Logger('LiveExportRun');
   private readonly runs: RunStore;
   private readonly captures: CaptureStore;
+  private readonly exports: LiveExportStore;
 
   constructor(
-    private readonly db: DataSource,
+    db: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
   ) {
-    this.runs = new RunStore(db);
-    this.captures = new CaptureStore(db);
+    this.runs = new RunStore(db.manager);
+    this.captures = new CaptureStore(db.manager);
+    this.exports = new LiveExportStore(db.manager);
   }
 
   get captureStore(): CaptureStore {
@@ -221,7 +231,7 @@ export class RunExecutor {
   }
 
   private async copy(liveExportId: string, counters: RunCounters, signal: AbortSignal): Promise<void> {
-    const exportRow = await this.db.getRepository(LiveExportEntity).findOneBy({ id: liveExportId });
+    const exportRow = await this.exports.find(liveExportId);
     if (!exportRow) throw new RunLost();
     const plan: LiveExportPlan | null = exportRow.plan;
     if (!plan || plan.tables.length === 0) throw new RunFailure('not_provisioned', 'The live export has not been saved yet');
