@@ -430,6 +430,20 @@ export class RunExecutor {
     return checkpoint;
   }
 
+  /** Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page. */
+  private async readDestinationHashes(
+    target: LiveExportTarget,
+    table: LiveExportPlanTable,
+    signal: AbortSignal,
+    into: Map<string, string | null>,
+  ): Promise<void> {
+    if (target.scanExportHashes) {
+      await target.scanExportHashes(table.destinationTable, (id, hash) => into.set(id, hash), { signal });
+      return;
+    }
+    for (const [id, hash] of await this.destinationHashes(target, table, signal)) into.set(id, hash);
+  }
+
   /** Every `(lockstep_source_id, lockstep_row_hash)` of the destination table. */
   private async destinationHashes(target: LiveExportTarget, table: LiveExportPlanTable, signal: AbortSignal): Promise<Map<string, string | null>> {
     const existing = new Map<string, string | null>();
@@ -536,12 +550,7 @@ export class RunExecutor {
         queue = [];
       }
     };
-    const destination = target.scanExportHashes
-      ? target.scanExportHashes(table.destinationTable, (id, hash) => existing.set(id, hash), { signal }).then(() => undefined)
-      : this.destinationHashes(target, table, signal).then((found) => {
-          for (const [id, hash] of found) existing.set(id, hash);
-        });
-    const destinationRead = destination.then(() => {
+    const destinationRead = this.readDestinationHashes(target, table, signal, existing).then(() => {
       for (const [id, hash] of early!) compare(id, hash);
       early = null;
     });
