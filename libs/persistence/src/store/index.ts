@@ -7,6 +7,7 @@ export * from './live-export/capture-store';
 export * from './live-export/export-store';
 export * from './live-export/run-store';
 export * from './live-export/schedule-store';
+export * from './paging';
 export * from './pending-deletes/pending-delete-decisions';
 export * from './store-probe';
 export * from './syncs/mappings';

@@ -4,6 +4,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import type { IssueType, Remediation, SideName } from '../../entities';
+import type { PagePosition } from '../paging';
 
 /** A `sync_issues` row with its record's remote ids (from `record_links`). */
 export interface IssueRow {
@@ -103,7 +104,7 @@ export class IssueQueries {
   async openPage(
     syncId: string,
     type: string | undefined,
-    position: { createdAt: string; id: string } | null,
+    position: PagePosition | null,
     take: number,
   ): Promise<IssueRow[]> {
     const params: unknown[] = [syncId];

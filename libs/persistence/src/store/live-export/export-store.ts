@@ -1,7 +1,7 @@
 /** Live exports (`live_exports`): the export, its sides, its mappings document and its saved plan. */
 import { type EntityManager, In } from 'typeorm';
 import { LiveExportEntity } from '../../entities';
-import type { PageKey, PagePosition } from './run-store';
+import type { PageKey, PagePosition } from '../paging';
 
 export type LiveExportChanges = Partial<Omit<LiveExportEntity, 'plan'>>;
 

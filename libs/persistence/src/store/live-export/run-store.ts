@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { type EntityManager, In } from 'typeorm';
 import { LiveExportRunEntity } from '../../entities';
+import type { PageKey, PagePosition } from '../paging';
 
 export interface RunCounters {
   rowsRead: number;
@@ -25,18 +26,6 @@ export interface RunError {
 export type FinalState = 'succeeded' | 'failed' | 'canceled';
 
 export const REQUEUED_TOKEN = 'requeued';
-
-/** A keyset page position: the ISO creation time (microseconds) and the id of the last row shown. */
-export interface PagePosition {
-  createdAt: string;
-  id: string;
-}
-
-/** A page row: the id and its ISO creation time as the keyset key. */
-export interface PageKey {
-  id: string;
-  key: string;
-}
 
 export interface LastRun {
   live_export_id: string;

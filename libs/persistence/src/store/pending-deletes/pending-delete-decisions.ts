@@ -6,6 +6,7 @@
 import { type EntityManager, In, Not } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { PendingDeleteEntity, PendingDeleteEventEntity, type SideName } from '../../entities';
+import type { PagePosition } from '../paging';
 
 type State = PendingDeleteEntity['state'];
 
@@ -59,7 +60,7 @@ export class PendingDeleteDecisions {
     syncId: string,
     state: string,
     take: number,
-    position: { createdAt: string; id: string } | null,
+    position: PagePosition | null,
   ): Promise<PendingDeletePageRow[]> {
     return this.db.query(PAGE_SQL(position !== null), [
       syncId,

@@ -2,12 +2,7 @@
 import { type EntityManager, In, IsNull } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { type SideName, SyncEntity, SyncSideEntity } from '../../entities';
-
-/** A keyset page position: the ISO creation time and the id of the last row shown. */
-export interface SyncPagePosition {
-  createdAt: string;
-  id: string;
-}
+import type { PagePosition } from '../paging';
 
 export interface SyncCountsRow {
   id: string;
@@ -48,7 +43,7 @@ export class SyncStore {
   }
 
   /** One page of the account's live syncs (or its one sync), newest first: up to `take` rows after `position`. */
-  async page(accountId: string, onlySyncId: string | null, take: number, position: SyncPagePosition | null) {
+  async page(accountId: string, onlySyncId: string | null, take: number, position: PagePosition | null) {
     const query = this.syncs
       .createQueryBuilder('s')
       .where('s.account_id = :account AND s.deleted_at IS NULL', { account: accountId })
