@@ -33,12 +33,16 @@ export interface IssuesQuery {
  */
 @Injectable()
 export class IssuesService {
+  private readonly issues: IssueQueries;
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly access: SyncAccess,
     private readonly links: SyncLinks,
     private readonly cursors: CursorService,
-  ) {}
+  ) {
+    this.issues = new IssueQueries(db.manager);
+  }
 
   async list(auth: AuthContext, query: IssuesQuery): Promise<IssueListDto> {
     const syncId = requireSyncParam(query.sync);
@@ -48,12 +52,12 @@ export class IssuesService {
     const position = this.cursors.decode(query.cursor, endpoint, auth.accountId);
     await this.access.load(auth, syncId);
 
-    const rows = await new IssueQueries(this.db.manager).openPage(syncId, type, position, limit + 1);
+    const rows = await this.issues.openPage(syncId, type, position, limit + 1);
     return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.seen_key, id: row.id }), (row) => toIssueDto(row, this.links));
   }
 
   async get(auth: AuthContext, id: string): Promise<IssueDto> {
-    return toIssueDto(await this.find(new IssueQueries(this.db.manager), auth, id), this.links);
+    return toIssueDto(await this.find(this.issues, auth, id), this.links);
   }
 
   /**

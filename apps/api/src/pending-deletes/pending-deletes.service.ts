@@ -35,12 +35,16 @@ const RULES: Record<PendingDeleteDecision, { from: readonly State[]; to: State; 
  */
 @Injectable()
 export class PendingDeletesService {
+  private readonly decisions: PendingDeleteDecisions;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: SyncAccess,
     private readonly links: SyncLinks,
     private readonly cursors: CursorService,
-  ) {}
+  ) {
+    this.decisions = new PendingDeleteDecisions(dataSource.manager);
+  }
 
   /**
    * `GET /sync/pending-deletes` (spec 2.13, 4.7): one state's held deletes of a sync, newest first, keyset on
@@ -60,7 +64,7 @@ export class PendingDeletesService {
         delete_approval: sync.deleteApproval,
       });
     }
-    const rows = await new PendingDeleteDecisions(this.dataSource.manager).page(syncId, state, limit + 1, position);
+    const rows = await this.decisions.page(syncId, state, limit + 1, position);
     return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.since_key, id: row.id }), (row) => toPendingDeleteDto(syncId, row, this.links));
   }
 
@@ -96,7 +100,7 @@ export class PendingDeletesService {
   /** The table pair of each record (of those still linked), for the console's queue. */
   async tablePairs(syncId: string, recordIds: string[]): Promise<Map<string, number>> {
     if (recordIds.length === 0) return new Map();
-    const rows = await new PendingDeleteDecisions(this.dataSource.manager).tablePairs(syncId, recordIds);
+    const rows = await this.decisions.tablePairs(syncId, recordIds);
     return new Map(rows.map((row) => [row.id, row.table_pair]));
   }
 
