@@ -6,7 +6,7 @@ export * from './persistence.module';
 export * from './credentials/credential-cipher';
 export * from './issues/credential-issues';
 export * from './issues/raise-issues';
-export * from './live-export-captures';
 export * from './credentials/credential-rotation';
+export * from './store';
 export { copyBuffer, copyIn, copyText, type PgClientLike } from '@lockstep/pg-copy';
 export * from './store';

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, type Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { type DataSource, IsNull, type Repository } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, isScope, type Scope } from '@lockstep/contracts';
 import { isId, newId } from '@lockstep/domain';
-import { AccountEntity, ApiKeyEntity, SyncEntity } from '@lockstep/persistence';
+import { AccountEntity, type ApiKeyEntity, ApiKeyStore, SyncEntity } from '@lockstep/persistence';
 import { generateKeySecret, hashKeySecret, parseKeySecret, secretMatches } from './api-key-secret';
 import { type CachedKey, KeyCache } from './key-cache';
 import { KeyGeneration } from './key-generation';
@@ -49,14 +49,17 @@ export function toApiKeyView(key: ApiKeyEntity): ApiKeyView {
 /** API keys: created only by a person (console) or an operator (CLI), never through the REST API. */
 @Injectable()
 export class ApiKeysService {
+  private readonly keys: ApiKeyStore;
+
   constructor(
-    @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
+    @InjectDataSource() dataSource: DataSource,
     @InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>,
     @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
     private readonly generation: KeyGeneration,
     config: AppConfig,
   ) {
     this.cache = new KeyCache(config.API_KEY_CACHE_SECONDS * 1000);
+    this.keys = new ApiKeyStore(dataSource.manager);
   }
 
   private readonly cache: KeyCache;
@@ -73,7 +76,7 @@ export class ApiKeysService {
       throw new DomainError(ErrorCode.NotFound, `No sync ${input.syncId} on account ${accountId}.`);
     }
     const { secret, lookup, hash } = generateKeySecret();
-    const entity = this.keys.create({
+    const saved = await this.keys.insert({
       id: newId('apiKey'),
       accountId,
       name,
@@ -84,23 +87,21 @@ export class ApiKeysService {
       lastUsedAt: null,
       revokedAt: null,
     });
-    await this.keys.insert(entity);
-    const saved = await this.keys.findOneByOrFail({ id: entity.id });
     return { ...toApiKeyView(saved), secret };
   }
 
   async list(accountId: string): Promise<ApiKeyView[]> {
-    const keys = await this.keys.find({ where: { accountId }, order: { createdAt: 'DESC', id: 'DESC' } });
+    const keys = await this.keys.list(accountId);
     return keys.map(toApiKeyView);
   }
 
   /** Revokes at once: the next request with the key is `invalid_api_key`. Revoking twice is harmless. */
   async revoke(keyId: string, accountId?: string): Promise<ApiKeyView> {
-    const key = await this.keys.findOne({ where: accountId ? { id: keyId, accountId } : { id: keyId } });
+    const key = await this.keys.find(keyId, accountId);
     if (!key) throw new DomainError(ErrorCode.NotFound, `No API key ${keyId}.`);
-    await this.keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+    await this.keys.revoke(key.id);
     await this.generation.bump();
-    return toApiKeyView(await this.keys.findOneByOrFail({ id: key.id }));
+    return toApiKeyView(await this.keys.get(key.id));
   }
 
   /**
@@ -128,14 +129,14 @@ export class ApiKeysService {
   private async verify(secret: string, hash: string): Promise<AuthenticatedKey | null> {
     const lookup = parseKeySecret(secret);
     const generation = lookup ? await this.generation.current() : null;
-    const key = lookup ? await this.keys.findOne({ where: { lookup } }) : null;
+    const key = lookup ? await this.keys.findByLookup(lookup) : null;
     const matches = secretMatches(secret, key?.secretHash ?? null);
     const account = key && matches && !key.revokedAt ? await this.accounts.findOne({ where: { id: key.accountId } }) : null;
     if (!key || !account) {
       this.cache.delete(hash);
       return null;
     }
-    await this.markUsed(key.id);
+    await this.keys.markUsed(key.id);
     if (generation !== null) this.cache.set(hash, { key, account, generation });
     return { key, account };
   }
@@ -144,16 +145,6 @@ export class ApiKeysService {
     const now = Date.now();
     if (now - cached.touchedAt < LAST_USED_EVERY_MS) return;
     cached.touchedAt = now;
-    await this.markUsed(cached.key.id);
-  }
-
-  /** Marks `last_used_at` (at most every 10 seconds per key, whichever process served the key). */
-  private async markUsed(keyId: string): Promise<void> {
-    await this.keys
-      .createQueryBuilder()
-      .update()
-      .set({ lastUsedAt: () => 'now()' })
-      .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'10 seconds\')', { id: keyId })
-      .execute();
+    await this.keys.markUsed(cached.key.id);
   }
 }

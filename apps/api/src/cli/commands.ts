@@ -1,6 +1,4 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { SyncEntity } from '@lockstep/persistence';
 import { AccountsService } from '../accounts/accounts.service';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { SyncStartService } from '../mappings/sync-start.service';
@@ -148,10 +146,7 @@ export const COMMANDS: Record<string, Command> = {
       if (deleteApproval === undefined) return started;
       // Set once the start succeeded (a refused start changes nothing); the engine reads it every round and
       // the initial sync it just started deletes nothing.
-      await app
-        .get(DataSource)
-        .getRepository(SyncEntity)
-        .update({ id: o.id }, { deleteApproval, updatedAt: new Date() });
+      await app.get(SyncsService).setDeleteApproval(o.id, deleteApproval);
       return app.get(SyncsService).get(auth, o.id);
     },
   ),

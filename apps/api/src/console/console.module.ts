@@ -8,6 +8,7 @@ import { MappingsModule } from '../mappings/mappings.module';
 import { OperationsModule } from '../operations/operations.module';
 import { PendingDeletesModule } from '../pending-deletes/pending-deletes.module';
 import { RecordsModule } from '../records/records.module';
+import { SchemaModule } from '../schema/schema.module';
 import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
@@ -35,7 +36,7 @@ export class ConsoleCoreModule implements NestModule {
 
 /** Lockstep's web console under `/app` (issue 7): sign-in, API keys, connect, review and start, overview, pending deletes. */
 @Module({
-  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule, IssuesModule, OperationsModule, RecordsModule, LiveExportModule],
+  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule, IssuesModule, OperationsModule, RecordsModule, LiveExportModule, SchemaModule],
   controllers: [SignInController, ApiKeysConsoleController, SyncsConsoleController, ReviewConsoleController, PendingDeletesConsoleController, LiveExportsConsoleController],
 })
 export class ConsoleModule {}

@@ -1,10 +1,7 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { type DataSource, In } from 'typeorm';
 import { DomainError, ErrorCode, type ScheduleDto } from '@lockstep/contracts';
 import type { BaseInfo } from '@lockstep/connectors-core';
-import { LiveExportScheduleEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { LiveExportAccess, type LiveExportSide } from '../live-export/live-export-access';
@@ -43,7 +40,6 @@ export class LiveExportsConsoleController {
     private readonly runs: LiveExportRunsService,
     private readonly connections: LiveExportConnections,
     private readonly catalog: ConnectorCatalog,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   @Get()
@@ -51,15 +47,7 @@ export class LiveExportsConsoleController {
     const auth = await this.available(session);
     const page = await this.exports.list(auth, 25, cursor);
     const ids = page.data.map((dto) => dto.id);
-    const schedules = ids.length > 0 ? await this.dataSource.getRepository(LiveExportScheduleEntity).findBy({ liveExportId: In(ids) }) : [];
-    const lastRuns: { live_export_id: string; state: string; at: Date }[] =
-      ids.length > 0
-        ? await this.dataSource.query(
-            `SELECT DISTINCT ON (live_export_id) live_export_id, state, coalesce(finished_at, started_at, created_at) AS at
-             FROM live_export_runs WHERE live_export_id = ANY($1) AND account_id = $2 ORDER BY live_export_id, created_at DESC, id DESC`,
-            [ids, auth.accountId],
-          )
-        : [];
+    const { schedules, lastRuns } = await this.runs.summaries(auth, ids);
     const rows: LiveExportRow[] = page.data.map((dto) => {
       const schedule = schedules.find((s) => s.liveExportId === dto.id);
       const run = lastRuns.find((r) => r.live_export_id === dto.id);

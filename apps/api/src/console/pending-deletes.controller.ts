@@ -1,7 +1,5 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, type PendingDeleteDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
 import { type PendingDeleteDecision, PendingDeletesService } from '../pending-deletes/pending-deletes.service';
@@ -29,7 +27,6 @@ export class PendingDeletesConsoleController {
     private readonly pendingDeletes: PendingDeletesService,
     private readonly records: RecordsService,
     private readonly recordTables: RecordTables,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   @Get(':id/pending-deletes')
@@ -48,7 +45,7 @@ export class PendingDeletesConsoleController {
     let body: SafeHtml;
     try {
       const page = await this.pendingDeletes.list(auth, { sync: id, state: ignored ? 'ignored' : 'awaiting_review', limit: 50, cursor });
-      const tables = await this.tablesOf(sync.id, page.data.map((p) => p.record_id));
+      const tables = await this.pendingDeletes.tablePairs(sync.id, page.data.map((p) => p.record_id));
       const pairs = await this.recordTables.pairs(sync);
       body = html`${this.heading(id, sync.name)}
 <nav class="tabs" aria-label="Held deletes">
@@ -137,12 +134,6 @@ ${status.pending_delete_events.length
     );
   }
 
-  /** The table pair of each record. */
-  private async tablesOf(syncId: string, recordIds: string[]): Promise<Map<string, number>> {
-    if (recordIds.length === 0) return new Map();
-    const rows: { id: string; table_pair: number }[] = await this.dataSource.query(`SELECT id, table_pair FROM record_links WHERE sync_id = $1 AND id = ANY($2::text[])`, [syncId, recordIds]);
-    return new Map(rows.map((row) => [row.id, row.table_pair]));
-  }
 }
 
 function tableName(pairs: PairTables[], pair: number | undefined, side: string): string {

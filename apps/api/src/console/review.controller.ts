@@ -1,11 +1,9 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import type { DataSource } from 'typeorm';
 import { DomainError } from '@lockstep/contracts';
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import type { ValidationIssue } from '@lockstep/domain';
-import { type SideName, SyncEntity } from '@lockstep/persistence';
+import type { SideName } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { MappingsService } from '../mappings/mappings.service';
 import { SyncStartService } from '../mappings/sync-start.service';
@@ -72,7 +70,6 @@ export class ReviewConsoleController {
     private readonly catalog: ConnectorCatalog,
     private readonly builder: SideBuilder,
     private readonly connections: SideConnections,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   // ---- review and start ----
@@ -114,7 +111,7 @@ export class ReviewConsoleController {
     }
     if (choices.deleteApproval === 'auto_approve') {
       // As `lockstep sync start --delete-approval`: set once the start succeeded.
-      await this.dataSource.getRepository(SyncEntity).update({ id }, { deleteApproval: 'auto_approve', updatedAt: new Date() });
+      await this.syncs.setDeleteApproval(id, 'auto_approve');
     }
     throw new ConsoleRedirect(`/app/syncs/${id}?notice=${encodeURIComponent('The sync is started: the initial sync runs now.')}`);
   }

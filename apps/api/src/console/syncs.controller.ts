@@ -1,13 +1,12 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import type { Repository } from 'typeorm';
 import { DomainError, type PendingActionDto, type SyncDto, type SyncStatusDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { type SideName, SyncFieldEntity, SyncTableEntity } from '@lockstep/persistence';
+import type { SideName } from '@lockstep/persistence';
 import { IssuesService } from '../issues/issues.service';
 import { OperationsService } from '../operations/operations.service';
 import { RecordsService } from '../records/records.service';
+import { SchemaService } from '../schema/schema.service';
 import { SideConnections } from '../syncs/side-connections';
 import { isSideName, SyncAccess } from '../syncs/sync-access';
 import { SyncsService } from '../syncs/syncs.service';
@@ -66,8 +65,7 @@ export class SyncsConsoleController {
     private readonly records: RecordsService,
     private readonly access: SyncAccess,
     private readonly connections: SideConnections,
-    @InjectRepository(SyncTableEntity) private readonly tables: Repository<SyncTableEntity>,
-    @InjectRepository(SyncFieldEntity) private readonly fields: Repository<SyncFieldEntity>,
+    private readonly schema: SchemaService,
   ) {}
 
   @Get()
@@ -182,10 +180,10 @@ ${operations.data.length === 0
     const entity = loaded.sides[side];
     if (copy && !copy.is_deleted && tableRef && entity?.credentials) {
       try {
-        const table = await this.tables.findOneBy({ syncId: id, id: tableRef.id });
+        const table = await this.schema.cachedTable(id, tableRef.id);
         if (table) {
           const [found] = await this.connections.withStoredSide(entity, (connection) => connection.readByIds(table.remoteId, [copy.remote_id]));
-          const names = new Map((await this.fields.findBy({ tableId: table.id })).map((field) => [field.remoteId, field.name]));
+          const names = new Map((await this.schema.cachedFields(table.id)).map((field) => [field.remoteId, field.name]));
           values = found ? Object.entries(found.values).map(([field, v]) => ({ name: names.get(field) ?? field, value: value(v) })) : null;
         }
       } catch (error) {

@@ -5,6 +5,7 @@ import type { Response } from 'express';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { readWorkerHeartbeats, type WorkerHeartbeats } from '@lockstep/jobs';
+import { StoreProbe } from '@lockstep/persistence';
 import { Public } from '../common/auth/auth.decorators';
 import { RedisClient } from '../common/redis/redis.module';
 
@@ -55,17 +56,21 @@ function workerCheck(heartbeats: WorkerHeartbeats | null): WorkerCheck {
 @Public()
 @Controller('healthz')
 export class HealthController {
+  private readonly store: StoreProbe;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly redis: RedisClient,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.store = new StoreProbe(dataSource.manager);
+  }
 
   @Get()
   async health(@Res() response: Response): Promise<void> {
     // Reading the heartbeats is the Redis check too: one Redis command per probe.
     const [database, heartbeats] = await Promise.all([
-      check(() => this.dataSource.query('SELECT 1')),
+      check(() => this.store.ping()),
       withTimeout(() => readWorkerHeartbeats(this.redis.client, this.config.QUEUE_PREFIX)).catch(() => null),
     ]);
     const redis = heartbeats ? 'ok' : 'unavailable';

@@ -1,31 +1,8 @@
 import type { IssueDto, IssueRecordDto } from '@lockstep/contracts';
-import type { IssueType, Remediation, SideName } from '@lockstep/persistence';
+import type { IssueRow, SideName } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
 
-/** A `sync_issues` row with its record's remote ids (from `record_links`). */
-export interface IssueRow {
-  id: string;
-  sync_id: string;
-  type: IssueType;
-  code: string;
-  side: SideName | null;
-  connector: string;
-  message: string;
-  remediation: Remediation;
-  table_id: string | null;
-  table_name: string | null;
-  record_id: string | null;
-  record_remote_id: string | null;
-  record_name: string | null;
-  first_seen_at: Date;
-  last_seen_at: Date;
-  occurrence_count: number;
-  resolved_at: Date | null;
-  /** `last_seen_at` in full precision (microseconds), for the keyset cursor. */
-  seen_key: string;
-  link_left_remote_id: string | null;
-  link_right_remote_id: string | null;
-}
+export type { IssueRow };
 
 /** The side whose copy `record_remote_id` is: the issue's own side when it matches, else the other one. */
 function remoteSide(row: IssueRow): SideName {

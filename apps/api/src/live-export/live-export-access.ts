@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import type { DataSource, Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, type PendingAction } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
 import { type LiveExportCadence, liveExportAllowedCadences } from '@lockstep/domain';
-import { LiveExportEntity } from '@lockstep/persistence';
+import { AccountStore, type LiveExportEntity, LiveExportStore } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 
 export type LiveExportSide = 'source' | 'destination';
@@ -64,14 +64,16 @@ export class LiveExportLinks {
  */
 @Injectable()
 export class LiveExportAccess {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectRepository(LiveExportEntity) private readonly exports: Repository<LiveExportEntity>,
-  ) {}
+  private readonly accounts: AccountStore;
+  private readonly exports: LiveExportStore;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.accounts = new AccountStore(dataSource.manager);
+    this.exports = new LiveExportStore(dataSource.manager);
+  }
 
   async gate(auth: AuthContext): Promise<LiveExportGate> {
-    const rows: { plan: string; subscription: string }[] = await this.dataSource.query(`SELECT plan, subscription FROM accounts WHERE id = $1`, [auth.accountId]);
-    const account = rows[0];
+    const account = await this.accounts.plan(auth.accountId);
     const allowedCadences = account ? liveExportAllowedCadences({ plan: account.plan, subscriptionActive: account.subscription === 'active' }) : [];
     return { available: allowedCadences.length > 0, allowedCadences };
   }
@@ -90,7 +92,7 @@ export class LiveExportAccess {
     const gate = mode === 'write' ? await this.requireWritable(auth) : await this.gate(auth);
     const notFound = () => new DomainError(ErrorCode.NotFound, `No live export ${id}.`);
     if (!gate.available || !isId('liveExport', id)) throw notFound();
-    const entity = await this.exports.findOneBy({ id, accountId: auth.accountId });
+    const entity = await this.exports.findOwned(id, auth.accountId);
     if (!entity) throw notFound();
     return { entity, gate };
   }

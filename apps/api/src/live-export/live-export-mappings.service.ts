@@ -14,7 +14,7 @@ import {
   parseLiveExportMappings,
   validateLiveExportMappings,
 } from '@lockstep/domain';
-import { LiveExportEntity } from '@lockstep/persistence';
+import { type LiveExportEntity, LiveExportStore } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { canonicalJson } from '../common/idempotency/idempotency.interceptor';
 import { staleRevisionMessage } from '../common/http/if-match';
@@ -64,13 +64,17 @@ function storedDocument(entity: LiveExportEntity): LiveExportMappingsDocument {
 export class LiveExportMappingsService {
   private readonly logger = new Logger('LiveExportMappings');
 
+  private readonly exports: LiveExportStore;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly access: LiveExportAccess,
     private readonly connections: LiveExportConnections,
     private readonly schema: LiveExportSchemaService,
     private readonly links: LiveExportLinks,
-  ) {}
+  ) {
+    this.exports = new LiveExportStore(dataSource.manager);
+  }
 
   async get(auth: AuthContext, id: string): Promise<MappingsView> {
     const { entity } = await this.access.load(auth, id, 'read');
@@ -92,14 +96,8 @@ export class LiveExportMappingsService {
     const { document, issues } = await this.check(entity, input);
     this.refuse(issues);
     if (canonicalJson(document) === canonicalJson(storedDocument(entity))) return { document, version: entity.mappingsVersion };
-    const result = await this.dataSource
-      .createQueryBuilder()
-      .update(LiveExportEntity)
-      .set({ mappings: document, mappingsVersion: () => 'mappings_version + 1', updatedAt: () => 'now()' })
-      .where('id = :id AND mappings_version = :expected', { id: entity.id, expected })
-      .execute();
-    if (!result.affected) {
-      const now = await this.dataSource.getRepository(LiveExportEntity).findOneBy({ id: entity.id });
+    if (!(await this.exports.replaceMappings(entity.id, expected, document))) {
+      const now = await this.exports.find(entity.id);
       throw this.mismatch(now?.mappingsVersion ?? null);
     }
     return { document, version: expected + 1 };
@@ -177,12 +175,8 @@ export class LiveExportMappingsService {
     }, location);
 
     // 3. Record the plan. An older concurrent save never overwrites a newer one.
-    await this.dataSource.query(
-      `UPDATE live_exports SET plan = $2, saved_version = $3, saved_at = now(), updated_at = now()
-       WHERE id = $1 AND (saved_version IS NULL OR saved_version <= $3)`,
-      [entity.id, JSON.stringify(plan), entity.mappingsVersion],
-    );
-    const saved = await this.dataSource.getRepository(LiveExportEntity).findOneByOrFail({ id: entity.id });
+    await this.exports.recordPlan(entity.id, plan, entity.mappingsVersion);
+    const saved = await this.exports.get(entity.id);
     return toSaveDto(saved, saved.plan ?? plan, this.links, tables);
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, QueryFailedError } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import {
   DomainError,
   ErrorCode,
@@ -12,7 +12,14 @@ import {
 import { isId, newId } from '@lockstep/domain';
 import { isLiveExportCadence, isTimeOfDay, isTimeZone, type LiveExportCadence, type LiveExportScheduleSpec, nextSlot } from '@lockstep/domain';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
-import { LiveExportRunEntity, LiveExportScheduleEntity, type LiveExportEntity } from '@lockstep/persistence';
+import {
+  type LastRun,
+  type LiveExportEntity,
+  type LiveExportRunEntity,
+  type LiveExportScheduleEntity,
+  RunStore,
+  ScheduleStore,
+} from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, parseLimit } from '../common/pagination/cursor.service';
 import { LiveExportAccess, type LiveExportGate, LiveExportLinks } from './live-export-access';
@@ -43,21 +50,27 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
  */
 @Injectable()
 export class LiveExportRunsService {
+  private readonly runs: RunStore;
+  private readonly schedules: ScheduleStore;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly access: LiveExportAccess,
     private readonly links: LiveExportLinks,
     private readonly cursors: CursorService,
     private readonly jobs: JobProducer,
     private readonly exports: LiveExportsService,
-  ) {}
+  ) {
+    this.runs = new RunStore(dataSource.manager);
+    this.schedules = new ScheduleStore(dataSource.manager);
+  }
 
   // ---- schedule ----
 
   async schedule(auth: AuthContext, id: string): Promise<ScheduleDto> {
     const { entity, gate } = await this.access.load(auth, id, 'read');
     this.requireSaved(entity, 'A schedule needs a saved live export');
-    const schedule = await this.dataSource.getRepository(LiveExportScheduleEntity).findOneBy({ liveExportId: entity.id });
+    const schedule = await this.schedules.find(entity.id);
     if (!schedule) throw new DomainError(ErrorCode.NotFound, `Live export ${entity.id} has no schedule yet; PATCH .../schedule creates it.`);
     return this.scheduleDto(schedule, gate);
   }
@@ -65,8 +78,7 @@ export class LiveExportRunsService {
   async patchSchedule(auth: AuthContext, id: string, body: SchedulePatchDto): Promise<ScheduleDto> {
     const { entity, gate } = await this.access.load(auth, id, 'write');
     this.requireSaved(entity, 'A schedule needs a saved live export');
-    const repo = this.dataSource.getRepository(LiveExportScheduleEntity);
-    const current = await repo.findOneBy({ liveExportId: entity.id });
+    const current = await this.schedules.find(entity.id);
     const cadence: LiveExportCadence = body.cadence !== undefined && isLiveExportCadence(body.cadence) ? body.cadence : (current?.cadence ?? 'manual');
     if (body.cadence !== undefined && !gate.allowedCadences.includes(cadence)) {
       throw new DomainError(ErrorCode.PlanRequired, `Cadence "${cadence}" is above this account's plan; pick one of ${gate.allowedCadences.join(', ')}.`, { cadence, allowed_cadences: gate.allowedCadences });
@@ -83,15 +95,9 @@ export class LiveExportRunsService {
       throw new DomainError(ErrorCode.InvalidRequest, `time_of_day and timezone belong to the daily cadence; this schedule is "${cadence}".`, { errors: [{ path: body.time_of_day !== undefined ? 'time_of_day' : 'timezone', message: 'daily only' }] });
     }
     const enabled = body.enabled ?? current?.enabled ?? true;
-    // Upsert: the first PATCH creates the schedule. `last_slot_at` is the worker's and stays as it is.
-    await this.dataSource.query(
-      `INSERT INTO live_export_schedules (live_export_id, cadence, time_of_day, timezone, enabled)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (live_export_id) DO UPDATE SET cadence = EXCLUDED.cadence, time_of_day = EXCLUDED.time_of_day,
-         timezone = EXCLUDED.timezone, enabled = EXCLUDED.enabled, updated_at = now()`,
-      [entity.id, cadence, timeOfDay, timezone, enabled],
-    );
-    return this.scheduleDto(await repo.findOneByOrFail({ liveExportId: entity.id }), gate);
+    // Upsert: the first PATCH creates the schedule.
+    await this.schedules.upsert(entity.id, { cadence, timeOfDay, timezone, enabled });
+    return this.scheduleDto(await this.schedules.get(entity.id), gate);
   }
 
   // ---- runs ----
@@ -108,10 +114,10 @@ export class LiveExportRunsService {
     }
     const runId = newId('run');
     try {
-      await this.dataSource.getRepository(LiveExportRunEntity).insert({ id: runId, liveExportId: entity.id, accountId: auth.accountId, state: 'queued', trigger: 'manual', forced: force });
+      await this.runs.queueManual(runId, entity.id, auth.accountId, force);
     } catch (error) {
       if (!isUniqueViolation(error, ACTIVE_RUN_INDEX)) throw error;
-      const active = await this.dataSource.getRepository(LiveExportRunEntity).findOneBy({ liveExportId: entity.id, state: In(['queued', 'running']) });
+      const active = await this.runs.activeOf(entity.id);
       throw new DomainError(ErrorCode.RunInProgress, `Live export ${entity.id} already has an active run${active ? ` (${active.id}, ${active.state})` : ''}; wait for it or cancel it.`, {
         run: active?.id ?? null,
         run_url: active ? this.links.run(active.id) : null,
@@ -121,10 +127,10 @@ export class LiveExportRunsService {
       await this.jobs.add(QUEUES.liveExport, LIVE_EXPORT_JOBS.run, { runId }, { jobId: `run:${runId}` });
     } catch (error) {
       // Without its job the run would never start: take it back so the export is not blocked.
-      await this.dataSource.getRepository(LiveExportRunEntity).delete({ id: runId, state: 'queued' });
+      await this.runs.deleteQueued(runId);
       throw error;
     }
-    return toRunDto(await this.dataSource.getRepository(LiveExportRunEntity).findOneByOrFail({ id: runId }), this.links);
+    return toRunDto(await this.runs.get(runId), this.links);
   }
 
   async list(auth: AuthContext, raw: { liveExport: unknown; limit: unknown; cursor: unknown }): Promise<RunListDto> {
@@ -133,13 +139,8 @@ export class LiveExportRunsService {
     const endpoint = `GET /live-export/runs?live_export=${liveExportId}`;
     const position = this.cursors.decode(raw.cursor, endpoint, auth.accountId);
     await this.access.load(auth, liveExportId, 'read');
-    const rows: { id: string; key: string }[] = await this.dataSource.query(
-      `SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key
-       FROM live_export_runs WHERE live_export_id = $1 ${position ? 'AND (created_at, id) < ($3::timestamptz, $4)' : ''}
-       ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [liveExportId, limit + 1, ...(position ? [position.createdAt, position.id] : [])],
-    );
-    const runs = await this.dataSource.getRepository(LiveExportRunEntity).findBy({ id: In(rows.map((row) => row.id)) });
+    const rows = await this.runs.page(liveExportId, limit + 1, position);
+    const runs = await this.runs.findByIds(rows.map((row) => row.id));
     const byId = new Map(runs.map((run) => [run.id, run]));
     const present = rows.filter((row) => byId.has(row.id));
     return this.cursors.page(present, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.key, id: row.id }), (row) => toRunDto(byId.get(row.id)!, this.links));
@@ -152,21 +153,27 @@ export class LiveExportRunsService {
   /** Queued: canceled at once. Running: `cancel_requested_at` is set and the worker stops within a second. Finished: `409 run_not_active`. */
   async cancel(auth: AuthContext, runId: string): Promise<RunDto> {
     const run = await this.loadRun(auth, runId, 'write');
-    const repo = this.dataSource.getRepository(LiveExportRunEntity);
-    const queued = await repo.createQueryBuilder().update().set({ state: 'canceled', finishedAt: () => 'now()', cancelRequestedAt: () => 'now()' }).where(`id = :id AND state = 'queued'`, { id: run.id }).execute();
-    if (queued.affected) {
+    const queued = await this.runs.cancelQueued(run.id);
+    if (queued) {
       await this.exports.removeQueuedJob(run.id);
     } else {
-      await repo.createQueryBuilder().update().set({ cancelRequestedAt: () => 'coalesce(cancel_requested_at, now())' }).where(`id = :id AND state = 'running'`, { id: run.id }).execute();
+      await this.runs.requestCancel(run.id);
     }
-    const now = await repo.findOneByOrFail({ id: run.id });
+    const now = await this.runs.get(run.id);
     if (now.state !== 'canceled' && now.state !== 'running') {
       throw new DomainError(ErrorCode.RunNotActive, `Run ${run.id} already finished (${now.state}${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}); only a queued or running run can be canceled.`, { state: now.state });
     }
-    if (now.state === 'canceled' && !queued.affected) {
+    if (now.state === 'canceled' && !queued) {
       throw new DomainError(ErrorCode.RunNotActive, `Run ${run.id} was already canceled${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}.`, { state: now.state });
     }
     return toRunDto(now, this.links);
+  }
+
+  /** For the console's list: the schedules of these exports and the latest run of each. */
+  async summaries(auth: AuthContext, liveExportIds: string[]): Promise<{ schedules: LiveExportScheduleEntity[]; lastRuns: LastRun[] }> {
+    if (liveExportIds.length === 0) return { schedules: [], lastRuns: [] };
+    const schedules = await this.schedules.findMany(liveExportIds);
+    return { schedules, lastRuns: await this.runs.lastRuns(liveExportIds, auth.accountId) };
   }
 
   // ---- helpers ----
@@ -175,7 +182,7 @@ export class LiveExportRunsService {
     const gate = mode === 'write' ? await this.access.requireWritable(auth) : await this.access.gate(auth);
     const notFound = () => new DomainError(ErrorCode.NotFound, `No live export run ${runId}.`);
     if (!gate.available || !isId('run', runId)) throw notFound();
-    const run = await this.dataSource.getRepository(LiveExportRunEntity).findOneBy({ id: runId, accountId: auth.accountId });
+    const run = await this.runs.findOwned(runId, auth.accountId);
     if (!run) throw notFound();
     return run;
   }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { newId } from '@lockstep/domain';
 import type { BaseInfo, ConnectorDeclaration, Credentials } from '@lockstep/connectors-core';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
-import { LiveExportEntity, RELEASE_CAPTURES_SQL } from '@lockstep/persistence';
+import { CaptureStore, type LiveExportChanges, type LiveExportEntity, LiveExportStore, RunStore } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
@@ -41,6 +41,8 @@ function refuseSourceLocation(location: unknown): void {
  */
 @Injectable()
 export class LiveExportsService {
+  private readonly exports: LiveExportStore;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: LiveExportAccess,
@@ -49,7 +51,9 @@ export class LiveExportsService {
     private readonly links: LiveExportLinks,
     private readonly cursors: CursorService,
     private readonly jobs: JobProducer,
-  ) {}
+  ) {
+    this.exports = new LiveExportStore(dataSource.manager);
+  }
 
   dto(entity: LiveExportEntity): LiveExportDto {
     return toLiveExportDto(entity, this.links, (type) => this.catalog.find(type));
@@ -67,7 +71,7 @@ export class LiveExportsService {
 
     const id = newId('liveExport');
     const now = new Date();
-    await this.dataSource.getRepository(LiveExportEntity).insert({
+    await this.exports.insert({
       id,
       accountId: auth.accountId,
       name: body.name,
@@ -86,7 +90,7 @@ export class LiveExportsService {
       savedVersion: null,
       savedAt: null,
     });
-    return this.dto(await this.dataSource.getRepository(LiveExportEntity).findOneByOrFail({ id }));
+    return this.dto(await this.exports.get(id));
   }
 
   async list(auth: AuthContext, rawLimit: unknown, rawCursor: unknown): Promise<LiveExportListDto> {
@@ -95,13 +99,8 @@ export class LiveExportsService {
     const gate = await this.access.gate(auth);
     // Without live export the account's exports are hidden, as their ids are (404).
     if (!gate.available) return { data: [], has_more: false, next_cursor: null };
-    const rows: { id: string; key: string }[] = await this.dataSource.query(
-      `SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key
-       FROM live_exports WHERE account_id = $1 ${position ? 'AND (created_at, id) < ($3::timestamptz, $4)' : ''}
-       ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [auth.accountId, limit + 1, ...(position ? [position.createdAt, position.id] : [])],
-    );
-    const entities = await this.dataSource.getRepository(LiveExportEntity).findBy({ id: In(rows.map((row) => row.id)) });
+    const rows = await this.exports.page(auth.accountId, limit + 1, position);
+    const entities = await this.exports.findByIds(rows.map((row) => row.id));
     const byId = new Map(entities.map((entity) => [entity.id, entity]));
     const present = rows.filter((row) => byId.has(row.id));
     return this.cursors.page(present, limit, LIST_ENDPOINT, auth.accountId, (row) => ({ createdAt: row.key, id: row.id }), (row) => this.dto(byId.get(row.id)!));
@@ -114,7 +113,7 @@ export class LiveExportsService {
 
   async update(auth: AuthContext, id: string, body: UpdateLiveExportDto): Promise<LiveExportDto> {
     const { entity } = await this.access.load(auth, id, 'write');
-    const set: Partial<Omit<LiveExportEntity, 'plan'>> = {};
+    const set: LiveExportChanges = {};
     if (body.name !== undefined) set.name = body.name;
 
     // Checks that need no app first, then live checks; nothing is written unless all pass.
@@ -136,36 +135,19 @@ export class LiveExportsService {
       if (location && location.id !== entity.destinationLocation) set.destinationLocation = location.id;
     }
     if (Object.keys(set).length === 0) return this.dto(entity);
-    await this.dataSource.transaction(async (m) => {
-      const repo = m.getRepository(LiveExportEntity);
-      // A location change after a save is an unsaved change: runs keep the saved plan's location until the next save.
-      const bump = set.destinationLocation !== undefined && entity.savedVersion !== null;
-      await repo
-        .createQueryBuilder()
-        .update()
-        .set({ ...set, updatedAt: () => 'now()', ...(bump ? { mappingsVersion: () => 'mappings_version + 1' } : {}) })
-        .where('id = :id', { id: entity.id })
-        .execute();
-    });
-    return this.dto(await this.dataSource.getRepository(LiveExportEntity).findOneByOrFail({ id: entity.id }));
+    // A location change after a save is an unsaved change: runs keep the saved plan's location until the next save.
+    const bump = set.destinationLocation !== undefined && entity.savedVersion !== null;
+    await this.dataSource.transaction((m) => new LiveExportStore(m).update(entity.id, set, bump));
+    return this.dto(await this.exports.get(entity.id));
   }
 
   async remove(auth: AuthContext, id: string): Promise<DeletedLiveExportDto> {
     const { entity } = await this.access.load(auth, id, 'write');
     const outcome = await this.dataSource.transaction(async (m) => {
-      const runs: { id: string; state: string }[] = await m.query(
-        // (A CTE so the driver returns the rows themselves, not [rows, count] as for a bare UPDATE.)
-        `WITH canceled AS (
-           UPDATE live_export_runs SET state = CASE WHEN state = 'queued' THEN 'canceled' ELSE state END,
-                  finished_at = CASE WHEN state = 'queued' THEN now() ELSE finished_at END,
-                  cancel_requested_at = coalesce(cancel_requested_at, now())
-           WHERE live_export_id = $1 AND state IN ('queued', 'running') RETURNING id, state)
-         SELECT id, state FROM canceled`,
-        [entity.id],
-      );
+      const runs = await new RunStore(m).cancelActiveOf(entity.id);
       // The export's change capture in the source database is removed by the worker afterwards.
-      const [, released] = (await m.query(RELEASE_CAPTURES_SQL, [entity.id])) as [unknown, number];
-      await m.getRepository(LiveExportEntity).delete({ id: entity.id });
+      const released = await new CaptureStore(m).releaseAll(entity.id);
+      await new LiveExportStore(m).delete(entity.id);
       return { run: runs[0] ?? null, released };
     });
     const canceled = outcome.run;

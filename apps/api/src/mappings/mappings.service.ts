@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { type Connection, type FieldSpec, isConnectorError } from '@lockstep/connectors-core';
 import {
@@ -24,7 +24,7 @@ import {
   type ValidationIssue,
   validateMappings,
 } from '@lockstep/domain';
-import { SyncEntity, type SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
+import { MappingStore, SchemaStore, type SyncEntity, type SyncSideEntity, SyncStore } from '@lockstep/persistence';
 import { canonicalJson } from '../common/idempotency/idempotency.interceptor';
 import { staleRevisionMessage } from '../common/http/if-match';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -59,13 +59,21 @@ const READ_ONLY_KEYS = ['filter', 'advanced_settings'] as const;
  */
 @Injectable()
 export class MappingsService {
+  private readonly syncs: SyncStore;
+  private readonly mappings: MappingStore;
+  private readonly tables: SchemaStore;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly access: SyncAccess,
     private readonly schema: SchemaService,
     private readonly connections: SideConnections,
     private readonly catalog: ConnectorCatalog,
-  ) {}
+  ) {
+    this.syncs = new SyncStore(dataSource.manager);
+    this.mappings = new MappingStore(dataSource.manager);
+    this.tables = new SchemaStore(dataSource.manager);
+  }
 
   // ---- GET ----
 
@@ -170,19 +178,12 @@ export class MappingsService {
     }
     const change = transition(lifecycle, 'change_mappings');
     if (!change.ok) throw new DomainError(ErrorCode.SyncActive, change.message);
-    const rows: { mappings_revision: number }[] = (
-      await this.dataSource.query(
-        `UPDATE syncs SET mappings = $1, mappings_revision = mappings_revision + 1, status = 'draft', activating = false, updated_at = now()
-         WHERE id = $2 AND mappings_revision = $3 AND status <> 'active' AND deleted_at IS NULL RETURNING mappings_revision`,
-        [JSON.stringify({ tables: stored }), sync.id, sync.mappingsRevision],
-      )
-    )[0];
-    if (rows.length === 0) {
-      const now = await this.dataSource.getRepository(SyncEntity).findOneBy({ id: sync.id });
+    if ((await this.mappings.replace(sync.id, stored, sync.mappingsRevision)) === null) {
+      const now = await this.syncs.find(sync.id);
       if (now?.status === 'active') throw new DomainError(ErrorCode.SyncActive, 'The sync was started while the mappings were being saved; pause it first.');
       throw new DomainError(ErrorCode.RevisionMismatch, 'The mappings changed while this request ran; GET them again and reapply your edit.', { current_revision: now?.mappingsRevision ?? null });
     }
-    const saved = await this.dataSource.getRepository(SyncEntity).findOneByOrFail({ id: sync.id });
+    const saved = await this.syncs.get(sync.id);
     return { document: this.render(saved, schema), revision: saved.mappingsRevision };
   }
 
@@ -214,7 +215,7 @@ export class MappingsService {
       }
     }
     if (missing.length > 0) {
-      const entities = await this.dataSource.getRepository(SyncTableEntity).findBy({ id: In(missing.map((t) => t.id)) });
+      const entities = await this.tables.tablesByIds(missing.map((t) => t.id));
       for (const entity of entities) await this.schema.ensureFields(loaded, entity);
       schema = await this.loadSchema(loaded);
     }
@@ -271,7 +272,7 @@ export class MappingsService {
           }
         }
       });
-      await this.dataSource.getRepository(SyncTableEntity).update({ id: In(tables.map((t) => t.id)) }, { preparedAt: new Date() });
+      await this.tables.markPrepared(tables.map((t) => t.id), new Date());
     }
   }
 

@@ -1,5 +1,5 @@
 import type { PendingDeleteDto } from '@lockstep/contracts';
-import type { PendingDeleteEntity, SideName } from '@lockstep/persistence';
+import type { PendingDeleteEntity, PendingDeleteListRow } from '@lockstep/persistence';
 import type { SyncLinks } from '../syncs/sync-links';
 
 /** A held delete after a person's decision (printed by `lockstep pending-delete ...`). */
@@ -34,22 +34,7 @@ export function toDecisionView(row: PendingDeleteEntity): PendingDeleteDecisionV
   };
 }
 
-/** A held delete with what the API shows of its record (the link's display name and remote ids). */
-export interface PendingDeleteListRow {
-  id: string;
-  record_id: string;
-  state: 'awaiting_review' | 'ignored';
-  missing_side: SideName;
-  delete_from_side: SideName;
-  pending_since: Date;
-  ignored_at: Date | null;
-  /** The record's link; null (all of these) when the link is gone. */
-  name: string | null;
-  left_remote_id: string | null;
-  right_remote_id: string | null;
-  left_deleted: boolean | null;
-  right_deleted: boolean | null;
-}
+export type { PendingDeleteListRow };
 
 /** Spec 2.13: `record` is the surviving copy (on `delete_from_side`), null once that side holds no copy either. */
 export function toPendingDeleteDto(syncId: string, row: PendingDeleteListRow, links: SyncLinks): PendingDeleteDto {

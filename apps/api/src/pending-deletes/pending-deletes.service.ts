@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, In, Not } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { DomainError, ErrorCode, type PendingDeleteListDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { PendingDeleteEntity, PendingDeleteEventEntity } from '@lockstep/persistence';
+import { PendingDeleteDecisions, type PendingDeleteEntity, type PendingDeleteEventEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { enumParam, requireSyncParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
-import { type PendingDeleteDecisionView, type PendingDeleteListRow, toDecisionView, toPendingDeleteDto } from './pending-deletes.mapper';
+import { type PendingDeleteDecisionView, toDecisionView, toPendingDeleteDto } from './pending-deletes.mapper';
 
 export type PendingDeleteDecision = 'approve' | 'ignore' | 'restore';
 
@@ -35,12 +35,16 @@ const RULES: Record<PendingDeleteDecision, { from: readonly State[]; to: State; 
  */
 @Injectable()
 export class PendingDeletesService {
+  private readonly decisions: PendingDeleteDecisions;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: SyncAccess,
     private readonly links: SyncLinks,
     private readonly cursors: CursorService,
-  ) {}
+  ) {
+    this.decisions = new PendingDeleteDecisions(dataSource.manager);
+  }
 
   /**
    * `GET /sync/pending-deletes` (spec 2.13, 4.7): one state's held deletes of a sync, newest first, keyset on
@@ -60,15 +64,7 @@ export class PendingDeletesService {
         delete_approval: sync.deleteApproval,
       });
     }
-    const rows: (PendingDeleteListRow & { since_key: string })[] = await this.dataSource.query(
-      `SELECT p.id, p.record_id, p.state, p.missing_side, p.delete_from_side, p.pending_since, p.ignored_at,
-              to_char(p.pending_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS since_key,
-              l.name, l.left_remote_id, l.right_remote_id, l.left_deleted, l.right_deleted
-       FROM pending_deletes p LEFT JOIN record_links l ON l.id = p.record_id
-       WHERE p.sync_id = $1 AND p.state = $2 ${position ? 'AND (p.pending_since, p.id) < ($4::timestamptz, $5)' : ''}
-       ORDER BY p.pending_since DESC, p.id DESC LIMIT $3`,
-      [syncId, state, limit + 1, ...(position ? [position.createdAt, position.id] : [])],
-    );
+    const rows = await this.decisions.page(syncId, state, limit + 1, position);
     return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.since_key, id: row.id }), (row) => toPendingDeleteDto(syncId, row, this.links));
   }
 
@@ -76,31 +72,36 @@ export class PendingDeletesService {
     await this.access.load(auth, syncId);
     const rule = RULES[decision];
     return this.dataSource.transaction(async (m) => {
-      const current = await this.current(m, syncId, recordId);
+      const decisions = new PendingDeleteDecisions(m);
+      const current = await this.current(decisions, syncId, recordId);
       if (decision === 'ignore' && current.state === 'ignored') return toDecisionView(current);
       if (!rule.from.includes(current.state)) throw this.notAllowed(current, decision);
       // Conditional on the state read: of two concurrent decisions, the second updates nothing and is refused.
-      const result = await m.getRepository(PendingDeleteEntity).update({ id: current.id, state: current.state }, { state: rule.to, decidedAt: () => 'now()', ...rule.set });
-      if (!result.affected) {
-        const now = await m.getRepository(PendingDeleteEntity).findOneBy({ id: current.id });
+      if (!(await decisions.decide(current.id, current.state, { to: rule.to, set: rule.set }))) {
+        const now = await decisions.find(current.id);
         if (!now) throw this.notFound(syncId, recordId);
         if (decision === 'ignore' && now.state === 'ignored') return toDecisionView(now);
         throw this.notAllowed(now, decision);
       }
-      await m.getRepository(PendingDeleteEventEntity).insert({ pendingDeleteId: current.id, syncId, recordId, kind: rule.event, actor });
-      return toDecisionView(await m.getRepository(PendingDeleteEntity).findOneByOrFail({ id: current.id }));
+      await decisions.recordEvent({ pendingDeleteId: current.id, syncId, recordId, kind: rule.event, actor });
+      return toDecisionView(await decisions.get(current.id));
     });
   }
 
   /** The record's open held delete or, when none is open, its latest decided one (to say why nothing is left to decide). */
-  private async current(m: EntityManager, syncId: string, recordId: string): Promise<PendingDeleteEntity> {
-    const rows = m.getRepository(PendingDeleteEntity);
+  private async current(decisions: PendingDeleteDecisions, syncId: string, recordId: string): Promise<PendingDeleteEntity> {
     const row = isId('record', recordId)
-      ? ((await rows.findOneBy({ syncId, recordId, state: In(OPEN_STATES) }))
-        ?? (await rows.findOne({ where: { syncId, recordId, state: Not(In(OPEN_STATES)) }, order: { decidedAt: { direction: 'DESC', nulls: 'LAST' }, pendingSince: 'DESC' } })))
+      ? ((await decisions.findIn(syncId, recordId, OPEN_STATES)) ?? (await decisions.latestOutside(syncId, recordId, OPEN_STATES)))
       : null;
     if (!row) throw this.notFound(syncId, recordId);
     return row;
+  }
+
+  /** The table pair of each record (of those still linked), for the console's queue. */
+  async tablePairs(syncId: string, recordIds: string[]): Promise<Map<string, number>> {
+    if (recordIds.length === 0) return new Map();
+    const rows = await this.decisions.tablePairs(syncId, recordIds);
+    return new Map(rows.map((row) => [row.id, row.table_pair]));
   }
 
   private notFound(syncId: string, recordId: string): DomainError {

@@ -3,13 +3,12 @@ import { SyncsModule } from '../syncs/syncs.module';
 import { SchemaLocks } from './schema-locks';
 import { SchemaController } from './schema.controller';
 import { SchemaService } from './schema.service';
-import { SchemaStore } from './schema.store';
 
 /** Schema discovery (spec 2.7, 4.3); exports `SchemaService` for the mappings module. */
 @Module({
   imports: [SyncsModule],
   controllers: [SchemaController],
-  providers: [SchemaService, SchemaStore, SchemaLocks],
+  providers: [SchemaService, SchemaLocks],
   exports: [SchemaService],
 })
 export class SchemaModule {}

@@ -1,4 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import type { Connection } from '@lockstep/connectors-core';
 import {
   DomainError,
@@ -9,14 +11,13 @@ import {
 } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
 import { transition } from '@lockstep/domain';
-import type { SideName, SyncEntity, SyncFieldEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
+import { SchemaStore, type SideName, type SyncEntity, type SyncFieldEntity, type SyncSideEntity, type SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { SideConnections } from '../syncs/side-connections';
 import { isSideName, type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
 import { BUSY, type Busy, SchemaLocks, type WhenBusy } from './schema-locks';
 import { SCHEMA_LOADING, toFieldListDto, toTableListDto } from './schema.mapper';
-import { SchemaStore } from './schema.store';
 import { resolveTableRef } from './table-ref';
 
 /** A cached table with its cached fields (null while they were never fetched). */
@@ -39,13 +40,17 @@ type LoadMode = 'if_missing' | 'refresh';
 export class SchemaService {
   private readonly logger = new Logger('SchemaService');
 
+  private readonly store: SchemaStore;
+
   constructor(
+    @InjectDataSource() dataSource: DataSource,
     private readonly access: SyncAccess,
     private readonly connections: SideConnections,
     private readonly links: SyncLinks,
-    private readonly store: SchemaStore,
     private readonly locks: SchemaLocks,
-  ) {}
+  ) {
+    this.store = new SchemaStore(dataSource.manager);
+  }
 
   /** `GET /sync/syncs/{sync_id}/tables?side=&refresh=` */
   async listTables(auth: AuthContext, syncId: string, query: SchemaQuery): Promise<TableListDto | SchemaLoadingDto> {
@@ -97,6 +102,16 @@ export class SchemaService {
   async ensureFields(loaded: LoadedSync, table: SyncTableEntity): Promise<SyncFieldEntity[]> {
     await this.loadFields(this.connectedSide(loaded, table.side), table, 'if_missing', 'wait');
     return this.store.fieldsOf([table.id], true);
+  }
+
+  /** A cached table of the sync (orphaned included), as stored: nothing is read from the app. */
+  cachedTable(syncId: string, tableId: string): Promise<SyncTableEntity | null> {
+    return this.store.tableById(syncId, tableId);
+  }
+
+  /** A table's cached fields (orphaned included), as stored: nothing is read from the app. */
+  cachedFields(tableId: string): Promise<SyncFieldEntity[]> {
+    return this.store.fieldsOf([tableId], true);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, IsNull, type Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   type BaseListDto,
@@ -21,13 +21,15 @@ import { transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import {
   CredentialCipher,
+  type DeleteApproval,
   resolveCredentialIssues,
+  SchemaStore,
   type SideName,
   sideOwner,
   listSyncViews,
-  SyncEntity,
-  SyncSideEntity,
-  SyncTableEntity,
+  type SyncEntity,
+  type SyncSideEntity,
+  SyncStore,
   type SyncView,
 } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -50,18 +52,12 @@ type SideChange =
 
 const LIST_LIMIT = { min: 1, max: 100, default: 20 };
 
-/** Open issues and held deletes of each sync in `$1`, one row per sync. */
-const COUNTS_SQL = `
-  SELECT s.id,
-         (SELECT count(*)::int FROM sync_issues i WHERE i.sync_id = s.id AND i.resolved_at IS NULL) AS open_issues,
-         (SELECT count(*)::int FROM pending_deletes d WHERE d.sync_id = s.id AND d.state = 'awaiting_review') AS pending_deletes
-    FROM unnest($1::text[]) AS s(id)`;
-
 @Injectable()
 export class SyncsService {
+  private readonly syncs: SyncStore;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectRepository(SyncEntity) private readonly syncs: Repository<SyncEntity>,
     private readonly catalog: ConnectorCatalog,
     private readonly builder: SideBuilder,
     private readonly connections: SideConnections,
@@ -70,7 +66,9 @@ export class SyncsService {
     private readonly links: SyncLinks,
     private readonly cursors: CursorService,
     private readonly jobs: JobProducer,
-  ) {}
+  ) {
+    this.syncs = new SyncStore(dataSource.manager);
+  }
 
   // ---- reads ----
 
@@ -107,17 +105,7 @@ export class SyncsService {
   async status(auth: AuthContext, syncId: string): Promise<SyncStatusDto> {
     const loaded = await this.access.load(auth, syncId);
     const counts = (await this.counts([syncId])).get(syncId)!;
-    return toStatusDto(loaded.sync, loaded.sides, { ...counts, queued: await this.queuedOperations(syncId) });
-  }
-
-  /** Record operations waiting in the per-record queue (the engine's table, once it exists). */
-  private async queuedOperations(syncId: string): Promise<{ push: number; refetch: number; verify_delete: number }> {
-    const queued = { push: 0, refetch: 0, verify_delete: 0 };
-    const [{ exists }] = await this.dataSource.query(`SELECT to_regclass('record_queue') IS NOT NULL AS exists`);
-    if (!exists) return queued;
-    const rows: { type: keyof typeof queued; count: string }[] = await this.dataSource.query(`SELECT type, count(*) AS count FROM record_queue WHERE sync_id = $1 GROUP BY type`, [syncId]);
-    for (const row of rows) if (row.type in queued) queued[row.type] = Number(row.count);
-    return queued;
+    return toStatusDto(loaded.sync, loaded.sides, { ...counts, queued: await this.syncs.queuedOperations(syncId) });
   }
 
   async bases(auth: AuthContext, syncId: string, side: unknown): Promise<BaseListDto> {
@@ -134,7 +122,7 @@ export class SyncsService {
   /** Open issues and held deletes per sync, in one query. */
   private async counts(syncIds: string[]): Promise<Map<string, SyncCounts>> {
     if (syncIds.length === 0) return new Map();
-    const rows: { id: string; open_issues: number; pending_deletes: number }[] = await this.dataSource.query(COUNTS_SQL, [syncIds]);
+    const rows = await this.syncs.counts(syncIds);
     return new Map(rows.map((row) => [row.id, { openIssues: row.open_issues, pendingDeletes: row.pending_deletes }]));
   }
 
@@ -163,10 +151,11 @@ export class SyncsService {
 
     const syncId = newId('sync');
     await this.dataSource.transaction(async (manager) => {
-      await manager.getRepository(SyncEntity).insert({ id: syncId, accountId: auth.accountId, name: input.name.trim() || input.name });
+      const store = new SyncStore(manager);
+      await store.insert({ id: syncId, accountId: auth.accountId, name: input.name.trim() || input.name });
       for (const side of SIDES) {
         const slot = slots[side];
-        await manager.getRepository(SyncSideEntity).insert('credentials' in slot ? this.builtSideRow(syncId, side, slot, 'api') : this.deferredSideRow(syncId, side, slot));
+        await store.insertSide('credentials' in slot ? this.builtSideRow(syncId, side, slot, 'api') : this.deferredSideRow(syncId, side, slot));
       }
     });
     return this.view(await this.access.load(auth, syncId));
@@ -276,6 +265,7 @@ export class SyncsService {
     }
 
     await this.dataSource.transaction(async (manager) => {
+      const store = new SyncStore(manager);
       const now = new Date();
       const syncUpdate: QueryDeepPartialEntity<SyncEntity> = { updatedAt: now };
       if (input.name !== undefined) syncUpdate.name = input.name.trim() || input.name;
@@ -291,10 +281,10 @@ export class SyncsService {
           row.connectedAt = current.connectedAt ?? now;
           row.tablesFetchedAt = current.tablesFetchedAt;
           row.connectedVia = current.connectedVia ?? via;
-          await manager.getRepository(SyncSideEntity).update({ syncId, side }, row);
+          await store.updateSide(syncId, side, row);
         } else {
-          await manager.getRepository(SyncSideEntity).update({ syncId, side }, { ...row, checkpoint: null, changeDetection: null, pollingState: 'idle', lastPolledAt: null, lastChangeDetectedAt: null });
-          await this.clearSideSchema(manager, syncId, side);
+          await store.updateSide(syncId, side, { ...row, checkpoint: null, changeDetection: null, pollingState: 'idle', lastPolledAt: null, lastChangeDetectedAt: null });
+          await new SchemaStore(manager).forgetSide(syncId, side);
           resetMappings = true;
         }
       }
@@ -303,13 +293,9 @@ export class SyncsService {
         syncUpdate.mappings = { tables: [] };
         syncUpdate.mappingsRevision = loaded.sync.mappingsRevision + 1;
       }
-      await manager.getRepository(SyncEntity).update({ id: syncId }, syncUpdate);
+      await store.update(syncId, syncUpdate);
     });
     return this.view(await this.access.load(auth, syncId));
-  }
-
-  private async clearSideSchema(manager: EntityManager, syncId: string, side: SideName): Promise<void> {
-    await manager.getRepository(SyncTableEntity).delete({ syncId, side });
   }
 
   private async planSideChange(loaded: LoadedSync, side: SideName, patch: SidePatchDto, plan: string): Promise<SideChange> {
@@ -365,9 +351,13 @@ export class SyncsService {
     const loaded = await this.access.load(auth, syncId);
     // Hidden at once (every read is 404 from now on); the worker undoes table setup in both apps and
     // removes the rows (job `syncs/teardown`).
-    const result = await this.syncs.update({ id: loaded.sync.id, deletedAt: IsNull() }, { deletedAt: new Date(), status: 'paused', activating: false, updatedAt: new Date() });
-    if (!result.affected) throw new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
+    if (!(await this.syncs.markDeleted(loaded.sync.id))) throw new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
     await this.jobs.add('syncs', SYNC_JOBS.teardown, { syncId }, { jobId: `teardown:${syncId}` });
     return { id: syncId, deleted: true };
+  }
+
+  /** Sets how the sync's deletes are approved (the console and the CLI set it once a start succeeded). */
+  async setDeleteApproval(syncId: string, deleteApproval: DeleteApproval): Promise<void> {
+    await this.syncs.update(syncId, { deleteApproval, updatedAt: new Date() });
   }
 }

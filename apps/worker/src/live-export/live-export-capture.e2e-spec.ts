@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { LIVE_EXPORT_JOBS } from '@lockstep/jobs';
-import { RELEASE_CAPTURES_SQL } from '@lockstep/persistence';
+import { CaptureStore } from '@lockstep/persistence';
 import { type My, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
 import { capturesOf, createAccount, createSavedExport, type ExportSpec, finished, testQueue, triggerRun, withSourceCapture, workerReady } from './testing/fixture';
 
@@ -216,7 +216,7 @@ describe('live export change capture (worker process)', () => {
 
     // Deleting the export releases its captures (as the API's delete does) and the worker removes them.
     await db.transaction(async (m) => {
-      await m.query(RELEASE_CAPTURES_SQL, [exportId]);
+      await new CaptureStore(m).releaseAll(exportId);
       await m.query(`DELETE FROM live_exports WHERE id = $1`, [exportId]);
     });
     expect((await capturesOf(db, exportId))[0]).toMatchObject({ source_table: 'items', released_at: expect.any(Date) });

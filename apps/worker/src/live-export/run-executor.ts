@@ -37,9 +37,17 @@ import {
 } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import { conversionFor, type CanonicalValue, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
-import { type CredentialCipher, LiveExportEntity, liveExportOwner } from '@lockstep/persistence';
-import { type CaptureState, CaptureStore } from './capture-store';
-import { type RunCounters, type RunError, RunStore } from './run-store';
+import {
+  type CaptureState,
+  CaptureStore,
+  type CredentialCipher,
+  type LiveExportEntity,
+  LiveExportStore,
+  liveExportOwner,
+  type RunCounters,
+  type RunError,
+  RunStore,
+} from '@lockstep/persistence';
 
 const PAGE_SIZE = 5000;
 const HASH_PAGE = 50_000;
@@ -94,14 +102,16 @@ export class RunExecutor {
   private readonly logger = new Logger('LiveExportRun');
   private readonly runs: RunStore;
   private readonly captures: CaptureStore;
+  private readonly exports: LiveExportStore;
 
   constructor(
-    private readonly db: DataSource,
+    db: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
   ) {
-    this.runs = new RunStore(db);
-    this.captures = new CaptureStore(db);
+    this.runs = new RunStore(db.manager);
+    this.captures = new CaptureStore(db.manager);
+    this.exports = new LiveExportStore(db.manager);
   }
 
   get captureStore(): CaptureStore {
@@ -221,7 +231,7 @@ export class RunExecutor {
   }
 
   private async copy(liveExportId: string, counters: RunCounters, signal: AbortSignal): Promise<void> {
-    const exportRow = await this.db.getRepository(LiveExportEntity).findOneBy({ id: liveExportId });
+    const exportRow = await this.exports.find(liveExportId);
     if (!exportRow) throw new RunLost();
     const plan: LiveExportPlan | null = exportRow.plan;
     if (!plan || plan.tables.length === 0) throw new RunFailure('not_provisioned', 'The live export has not been saved yet');
@@ -420,6 +430,20 @@ export class RunExecutor {
     return checkpoint;
   }
 
+  /** Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page. */
+  private async readDestinationHashes(
+    target: LiveExportTarget,
+    table: LiveExportPlanTable,
+    signal: AbortSignal,
+    into: Map<string, string | null>,
+  ): Promise<void> {
+    if (target.scanExportHashes) {
+      await target.scanExportHashes(table.destinationTable, (id, hash) => into.set(id, hash), { signal });
+      return;
+    }
+    for (const [id, hash] of await this.destinationHashes(target, table, signal)) into.set(id, hash);
+  }
+
   /** Every `(lockstep_source_id, lockstep_row_hash)` of the destination table. */
   private async destinationHashes(target: LiveExportTarget, table: LiveExportPlanTable, signal: AbortSignal): Promise<Map<string, string | null>> {
     const existing = new Map<string, string | null>();
@@ -526,12 +550,7 @@ export class RunExecutor {
         queue = [];
       }
     };
-    const destination = target.scanExportHashes
-      ? target.scanExportHashes(table.destinationTable, (id, hash) => existing.set(id, hash), { signal }).then(() => undefined)
-      : this.destinationHashes(target, table, signal).then((found) => {
-          for (const [id, hash] of found) existing.set(id, hash);
-        });
-    const destinationRead = destination.then(() => {
+    const destinationRead = this.readDestinationHashes(target, table, signal, existing).then(() => {
       for (const [id, hash] of early!) compare(id, hash);
       early = null;
     });

@@ -12,19 +12,7 @@
 import type { DataSource } from 'typeorm';
 import { newId } from '@lockstep/domain';
 import { dueSlot, isLiveExportCadence, liveExportAllowedCadences, type LiveExportScheduleSpec } from '@lockstep/domain';
-
-interface ScheduleRow {
-  live_export_id: string;
-  account_id: string;
-  cadence: string;
-  time_of_day: string | null;
-  timezone: string | null;
-  enabled: boolean;
-  last_slot_at: Date | null;
-  updated_at: Date;
-  plan_name: string;
-  subscription: string;
-}
+import { RunStore, ScheduleStore, type ScheduleRow } from '@lockstep/persistence';
 
 export interface TickResult {
   /** Runs queued: run id and slot. */
@@ -38,13 +26,7 @@ export class LiveExportScheduler {
 
   async tick(now: Date, accountId?: string): Promise<TickResult> {
     const result: TickResult = { queued: [], skipped: [] };
-    const rows = (await this.db.query(
-      `SELECT s.live_export_id, e.account_id, s.cadence, s.time_of_day, s.timezone, s.enabled, s.last_slot_at, s.updated_at,
-              a.plan AS plan_name, a.subscription
-         FROM live_export_schedules s JOIN live_exports e ON e.id = s.live_export_id JOIN accounts a ON a.id = e.account_id
-        WHERE s.enabled AND s.cadence <> 'manual' AND e.plan IS NOT NULL ${accountId ? 'AND e.account_id = $1' : ''}`,
-      accountId ? [accountId] : [],
-    )) as ScheduleRow[];
+    const rows = await new ScheduleStore(this.db.manager).active(accountId);
     for (const row of rows) {
       if (!isLiveExportCadence(row.cadence)) continue;
       const spec: LiveExportScheduleSpec = { cadence: row.cadence, enabled: row.enabled, timeOfDay: row.time_of_day, timezone: row.timezone };
@@ -66,21 +48,12 @@ export class LiveExportScheduler {
   /** Claims `slot` for the export and queues its run; null when another worker claimed it first. */
   private async claimSlot(row: ScheduleRow, slot: Date): Promise<{ runId?: string; reason?: 'run_active' | 'plan' } | null> {
     return this.db.transaction(async (manager) => {
-      const claimed = (await manager.query(
-        `UPDATE live_export_schedules SET last_slot_at = $2 WHERE live_export_id = $1 AND enabled AND (last_slot_at IS NULL OR last_slot_at < $2) RETURNING live_export_id`,
-        [row.live_export_id, slot],
-      )) as [unknown[], number];
-      if (claimed[0].length === 0) return null;
+      if (!(await new ScheduleStore(manager).claimSlot(row.live_export_id, slot))) return null;
       const allowed = liveExportAllowedCadences({ plan: row.plan_name, subscriptionActive: row.subscription === 'active' });
       if (!allowed.includes(row.cadence as (typeof allowed)[number])) return { reason: 'plan' as const };
       const runId = newId('run');
-      // Any unique violation (an active run, or this slot already had a run) leaves the slot skipped.
-      const inserted = (await manager.query(
-        `INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger, slot_at, forced) VALUES ($1, $2, $3, 'queued', 'schedule', $4, false)
-         ON CONFLICT DO NOTHING RETURNING id`,
-        [runId, row.live_export_id, row.account_id, slot],
-      )) as { id: string }[];
-      return inserted.length > 0 ? { runId } : { reason: 'run_active' as const };
+      const queued = await new RunStore(manager).queueScheduled(runId, row.live_export_id, row.account_id, slot);
+      return queued ? { runId } : { reason: 'run_active' as const };
     });
   }
 }

@@ -1,13 +1,13 @@
 import { type CallHandler, type ExecutionContext, HttpStatus, Injectable, type NestInterceptor, UseInterceptors, applyDecorators, SetMetadata } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
-import { InjectRepository } from '@nestjs/typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { from, lastValueFrom, type Observable } from 'rxjs';
-import type { Repository } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
-import { IdempotencyRecordEntity } from '@lockstep/persistence';
+import { IdempotencyStore } from '@lockstep/persistence';
 
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const TTL_MS = 24 * 60 * 60 * 1000;
@@ -42,10 +42,14 @@ export function canonicalJson(value: unknown): string {
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly records: IdempotencyStore;
+
   constructor(
     private readonly reflector: Reflector,
-    @InjectRepository(IdempotencyRecordEntity) private readonly records: Repository<IdempotencyRecordEntity>,
-  ) {}
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    this.records = new IdempotencyStore(dataSource.manager);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return from(this.run(context, next));
@@ -64,9 +68,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const endpoint = `${request.method} ${request.path}`;
     const fingerprint = createHash('sha256').update(canonicalJson(request.body ?? null)).digest('hex');
 
-    const claimed = await this.claim(accountId, endpoint, key, fingerprint);
+    const ref = { accountId, endpoint, key };
+    const claimed = await this.records.claim(ref, fingerprint, new Date(Date.now() + TTL_MS));
     if (!claimed) {
-      const existing = await this.records.findOneBy({ accountId, endpoint, key });
+      const existing = await this.records.find(ref);
       if (!existing) return this.run(context, next); // released meanwhile: try again
       if (existing.fingerprint !== fingerprint) {
         throw new DomainError(ErrorCode.IdempotencyKeyReused, 'This Idempotency-Key was already used with a different request body.');
@@ -81,7 +86,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       body = await lastValueFrom(next.handle(), { defaultValue: undefined });
     } catch (error) {
-      await this.records.delete({ accountId, endpoint, key });
+      await this.records.release(ref);
       throw error;
     }
     const status = this.reflector.get<number>(HTTP_CODE_METADATA, context.getHandler()) ?? (request.method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
@@ -90,28 +95,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
       const value = response.getHeader(name);
       if (value !== undefined) headers[name] = String(value);
     }
-    await this.records.update(
-      { accountId, endpoint, key },
-      { state: 'completed', responseStatus: status, responseBody: body as object, responseHeaders: headers },
-    );
+    await this.records.complete(ref, { status, body, headers });
     response.setHeader('Idempotent-Replayed', 'false');
     return body;
-  }
-
-  /** Inserts the in-progress row; false when a live row holds the key. Expired rows are taken over. */
-  private async claim(accountId: string, endpoint: string, key: string, fingerprint: string): Promise<boolean> {
-    const expiresAt = new Date(Date.now() + TTL_MS);
-    const rows: unknown[] = await this.records.query(
-      `INSERT INTO idempotency_records (account_id, endpoint, key, fingerprint, state, expires_at)
-       VALUES ($1, $2, $3, $4, 'in_progress', $5)
-       ON CONFLICT (account_id, endpoint, key) DO UPDATE
-         SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL,
-             response_body = NULL, response_headers = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-         WHERE idempotency_records.expires_at < now()
-       RETURNING key`,
-      [accountId, endpoint, key, fingerprint, expiresAt],
-    );
-    return rows.length === 1;
   }
 }
 

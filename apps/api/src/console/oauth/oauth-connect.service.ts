@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import type { BaseInfo, ConnectorDeclaration } from '@lockstep/connectors-core';
-import { CredentialCipher, resolveCredentialIssues, type SideName, sideOwner, SyncEntity, SyncSideEntity } from '@lockstep/persistence';
+import { CredentialCipher, resolveCredentialIssues, type SideName, sideOwner, SyncStore } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../../connectors/connector-catalog';
 import { SideConnections } from '../../syncs/side-connections';
 import { isConnected, isSideName, SyncAccess } from '../../syncs/sync-access';
@@ -232,9 +232,10 @@ export class OAuthConnectService {
     reconnect: boolean,
   ): Promise<{ kind: 'connected'; slot: SideName } | { kind: 'refused'; title: string; message: string }> {
     return this.db.transaction(async (manager) => {
-      const sync = await manager.getRepository(SyncEntity).findOne({ where: { id: flow.syncId }, lock: { mode: 'pessimistic_write' } });
+      const store = new SyncStore(manager);
+      const sync = await store.findForUpdate(flow.syncId);
       if (!sync || sync.deletedAt) throw consoleNotFound();
-      const rows = await manager.getRepository(SyncSideEntity).find({ where: { syncId: flow.syncId } });
+      const rows = await store.sides(flow.syncId);
       const target = rows.find((row) => row.side === flow.side);
       const other = rows.find((row) => row.side === OTHER[flow.side]) ?? null;
       if (!target) throw consoleNotFound();
@@ -251,13 +252,15 @@ export class OAuthConnectService {
       const now = new Date();
       if (slot !== flow.side) {
         // The still-unconnected left app moves to the right slot (neither has credentials, schema or engine state yet).
-        await manager.getRepository(SyncSideEntity).update(
-          { syncId: flow.syncId, side: 'right' },
+        await store.updateSide(
+          flow.syncId,
+          'right',
           { connector: other!.connector, authMethod: other!.authMethod, baseId: null, baseName: null, credentials: null, credentialFingerprint: null, connectedVia: null, authStatus: 'pending', authError: null, connectedAt: null, updatedAt: now },
         );
       }
-      await manager.getRepository(SyncSideEntity).update(
-        { syncId: flow.syncId, side: slot },
+      await store.updateSide(
+        flow.syncId,
+        slot,
         {
           connector: declaration.type,
           authMethod: 'oauth',
@@ -273,7 +276,7 @@ export class OAuthConnectService {
         },
       );
       await resolveCredentialIssues(manager, flow.syncId, slot);
-      await manager.getRepository(SyncEntity).update({ id: flow.syncId }, { updatedAt: now });
+      await store.update(flow.syncId, { updatedAt: now });
       return { kind: 'connected', slot };
     });
   }

@@ -17,7 +17,11 @@ export interface Reconciled<R extends CachedRow, I extends { remoteId: string }>
  * its id (an orphaned row that comes back is revived under the same id), a new one gets `makeId()`, and
  * cached rows absent from the listing are `missing`.
  */
-export function reconcile<R extends CachedRow, I extends { remoteId: string }>(existing: readonly R[], incoming: readonly I[], makeId: () => string): Reconciled<R, I> {
+export function reconcile<R extends CachedRow, I extends { remoteId: string }>(
+  existing: readonly R[],
+  incoming: readonly I[],
+  makeId: () => string,
+): Reconciled<R, I> {
   const byRemoteId = new Map(existing.map((row) => [row.remoteId, row]));
   const seen = new Set<string>();
   const present: Reconciled<R, I>['present'] = [];

@@ -7,7 +7,11 @@ describe('reconcile (stable ids across refreshes)', () => {
     let next = 0;
     const makeId = () => `new_${++next}`;
     const existing = [row('t1', 'a'), row('t2', 'b'), row('t3', 'c', true), row('t4', 'd', true)];
-    const { present, missing } = reconcile(existing, [{ remoteId: 'c' }, { remoteId: 'e' }, { remoteId: 'a' }, { remoteId: 'e' }], makeId);
+    const { present, missing } = reconcile(
+      existing,
+      [{ remoteId: 'c' }, { remoteId: 'e' }, { remoteId: 'a' }, { remoteId: 'e' }],
+      makeId,
+    );
     expect(present.map((p) => [p.id, p.info.remoteId, p.position, p.previous?.id ?? null])).toEqual([
       ['t3', 'c', 0, 't3'],
       ['new_1', 'e', 1, null],
