@@ -26,6 +26,7 @@ module.exports = {
     project('jobs', 'libs/jobs'),
     project('client', 'libs/client'),
     project('connectors-core', 'libs/connectors/core'),
+    project('connectors-http', 'libs/connectors/http'),
     project('connector-postgres', 'libs/connectors/postgres'),
     project('connector-mysql', 'libs/connectors/mysql'),
     project('connectors-registry', 'libs/connectors/registry'),
