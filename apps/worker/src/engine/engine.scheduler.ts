@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { CredentialCipher } from '@lockstep/persistence';
+import { ConnectorCoordinationProvider } from '../connector-coordination';
 import { ChangeHub } from './change-hub';
 import { returnedRows } from './store';
 import { Rounds, SyncRunner } from './sync-runner';
@@ -34,6 +35,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     @InjectDataSource() private readonly db: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
+    private readonly coordination: ConnectorCoordinationProvider,
   ) {
     this.rounds = new Rounds(config.ENGINE_CONCURRENCY);
   }
@@ -128,6 +130,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
         const runner = new SyncRunner(id, claimed[0]!.token, this.db, this.cipher, this.hub, {
           owner: this.owner,
           egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+          shared: this.coordination.shared,
           publicUrl: this.config.publicUrl,
           pageSize: this.config.ENGINE_PAGE_SIZE,
           writeBatch: this.config.ENGINE_WRITE_BATCH,

@@ -34,6 +34,7 @@ import {
   type ExportRow,
   type ExportTableInfo,
   type LiveExportTarget,
+  type ConnectorCoordination,
 } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import { conversionFor, type CanonicalValue, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
@@ -99,6 +100,8 @@ export class RunExecutor {
     private readonly db: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
+    /** The rate budgets and locks shared through Redis (`ConnectContext.shared`). */
+    private readonly shared?: ConnectorCoordination,
   ) {
     this.runs = new RunStore(db);
     this.captures = new CaptureStore(db);
@@ -217,6 +220,7 @@ export class RunExecutor {
       egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
       poolSize,
       writeOrigin: `live-export:${liveExportId}`,
+      ...(this.shared ? { shared: this.shared } : {}),
     });
   }
 

@@ -121,6 +121,11 @@ export class RedisCoordination implements ConnectorCoordination {
   }
 }
 
+/** The key prefix of the service's connector budgets and locks, the same in the API and the worker. */
+export function coordinationPrefix(queuePrefix: string): string {
+  return `${queuePrefix}:connectors`;
+}
+
 interface LocalBucket {
   tokens: number;
   at: number;

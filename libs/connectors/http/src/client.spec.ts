@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
 import { ConnectorError, type RateRule } from '@lockstep/connectors-core';
 import { RedisCoordination } from './budget';
 import { HttpClient, type HttpClientOptions } from './client';
@@ -105,6 +105,23 @@ describe('the rate budget shared through Redis', () => {
     // Nobody sent during the pause: the read that got the 429 and the other client's reads alike.
     for (const arrival of after) expect(arrival.at - limitedAt).toBeGreaterThanOrEqual(pauseMs - 50);
     expect(one.stats.rateLimited + two.stats.rateLimited).toBe(1);
+  });
+});
+
+describe('a budget that cannot be read', () => {
+  it('fails the request as transient without sending it', async () => {
+    const server = await serve((_req, res) => json(res, 200, {}));
+    const down = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const client = new HttpClient({
+      baseUrl: server.url,
+      egress: EGRESS,
+      shared: new RedisCoordination(down, uniquePrefix()),
+      rules: [{ key: 'k', ratePerSecond: 5 }],
+    });
+    const error = await failure(client.get('/v0/x'));
+    expect([error.kind, error.appCode]).toEqual(['transient', 'BUDGET_UNAVAILABLE']);
+    expect(server.arrivals).toHaveLength(0);
+    down.disconnect();
   });
 });
 

@@ -113,7 +113,7 @@ export class HttpClient {
     let limited = 0;
     let reauthorized = false;
     for (;;) {
-      await waitForBudget(this.shared.budget, rules, options.signal);
+      await this.waitForBudget(rules, options.signal);
       let response: ExchangeResponse;
       try {
         response = await this.send(url, method, options);
@@ -183,11 +183,24 @@ export class HttpClient {
     });
   }
 
+  /** A budget that cannot be read (Redis down) fails the request as `transient`: never send past it. */
+  private async waitForBudget(rules: readonly RateRule[], signal?: AbortSignal): Promise<void> {
+    try {
+      await waitForBudget(this.shared.budget, rules, signal);
+    } catch (error) {
+      if (error instanceof ConnectorError || signal?.aborted) throw error;
+      throw new ConnectorError('transient', 'The shared rate budget cannot be read (Redis unavailable); try again', {
+        appCode: 'BUDGET_UNAVAILABLE',
+      });
+    }
+  }
+
   /** Every key of the request waits: the app did not say which of its budgets ran out. */
   private async pause(rules: readonly RateRule[], afterMs: number | undefined): Promise<void> {
     for (const rule of rules) {
       const ms = afterMs ?? rule.penaltyMs ?? 1000;
-      await this.shared.budget.pause(rule.key, ms);
+      // Best effort: when Redis cannot take the pause, the next budget read fails the request instead.
+      await this.shared.budget.pause(rule.key, ms).catch(() => undefined);
     }
     if (rules.length === 0) await sleep(afterMs ?? 1000);
   }
