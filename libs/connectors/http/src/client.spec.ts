@@ -111,7 +111,11 @@ describe('the rate budget shared through Redis', () => {
 describe('a budget that cannot be read', () => {
   it('fails the request as transient without sending it', async () => {
     const server = await serve((_req, res) => json(res, 200, {}));
-    const down = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const down = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
     const client = new HttpClient({
       baseUrl: server.url,
       egress: EGRESS,
@@ -198,6 +202,15 @@ describe('retries', () => {
       id: 'rec2',
     });
     expect(server.arrivals).toHaveLength(2);
+  });
+
+  it('the last 429 fails at once, with the Retry-After hint, instead of waiting it out', async () => {
+    const server = await serve((_req, res) => json(res, 429, {}, { 'retry-after': '20' }));
+    const client = new HttpClient({ baseUrl: server.url, egress: EGRESS, retry: { rateLimitedAttempts: 1 } });
+    const started = Date.now();
+    const error = await failure(client.get('/v0/x'));
+    expect([error.kind, error.retryAfterSeconds]).toEqual(['rate_limited', 20]);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('a 4xx is not retried and keeps its kind', async () => {

@@ -134,6 +134,8 @@ export class HttpClient {
         limited += 1;
         await this.pause(rules, after);
         if (limited < this.retry.rateLimitedAttempts) {
+          // With budget keys the next budget wait covers the pause; without, this request waits alone.
+          if (rules.length === 0) await sleep(after ?? 1000, options.signal);
           this.stats.retries += 1;
           continue;
         }
@@ -189,9 +191,13 @@ export class HttpClient {
       await waitForBudget(this.shared.budget, rules, signal);
     } catch (error) {
       if (error instanceof ConnectorError || signal?.aborted) throw error;
-      throw new ConnectorError('transient', 'The shared rate budget cannot be read (Redis unavailable); try again', {
-        appCode: 'BUDGET_UNAVAILABLE',
-      });
+      throw new ConnectorError(
+        'transient',
+        'The shared rate budget cannot be read (Redis unavailable); try again',
+        {
+          appCode: 'BUDGET_UNAVAILABLE',
+        },
+      );
     }
   }
 
@@ -202,7 +208,6 @@ export class HttpClient {
       // Best effort: when Redis cannot take the pause, the next budget read fails the request instead.
       await this.shared.budget.pause(rule.key, ms).catch(() => undefined);
     }
-    if (rules.length === 0) await sleep(afterMs ?? 1000);
   }
 
   private async backoff(failures: number, afterMs: number | undefined, signal?: AbortSignal): Promise<void> {
