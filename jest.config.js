@@ -29,6 +29,7 @@ module.exports = {
     project('connectors-http', 'libs/connectors/http'),
     project('connector-postgres', 'libs/connectors/postgres'),
     project('connector-mysql', 'libs/connectors/mysql'),
+    project('connector-airtable', 'libs/connectors/airtable'),
     project('connectors-registry', 'libs/connectors/registry'),
     project('api', 'apps/api'),
     project('worker', 'apps/worker'),
