@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { ConnectorError, type RateRule } from '@lockstep/connectors-core';
 import { RedisCoordination } from './budget';
@@ -13,6 +15,10 @@ import {
 } from './test/loopback';
 
 const EGRESS = { allowPrivate: true, allowLoopback: true };
+// The User-Agent names the version of the repository's package.json.
+const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(join(__dirname, '../../../../package.json'), 'utf8'),
+).version;
 const FAST_RETRY = { baseDelayMs: 20, maxDelayMs: 100 };
 
 async function failure(promise: Promise<unknown>): Promise<ConnectorError> {
@@ -278,7 +284,7 @@ describe('egress and secrets', () => {
     // The system resolver cannot resolve this name: only the checked address reaches the server.
     expect(await client.get('/v0/x')).toEqual({ reached: true });
     expect(server.arrivals[0]!.headers.host).toBe(`app.lockstep.invalid:${server.port}`);
-    expect(server.arrivals[0]!.headers['user-agent']).toMatch(/^Lockstep\/\d/);
+    expect(server.arrivals[0]!.headers['user-agent']).toBe(`Lockstep/${PACKAGE_VERSION}`);
     // The next request is checked again, and the rebound answer is refused.
     expect((await failure(client.get('/v0/x'))).kind).toBe('permission');
     expect(server.arrivals).toHaveLength(1);
