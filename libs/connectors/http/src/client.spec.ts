@@ -165,6 +165,30 @@ describe('retries', () => {
     expect([error.kind, error.appCode, down.arrivals.length]).toEqual(['transient', '500', 3]);
   });
 
+  it('a read whose answer stalls half way is timed out and sent again', async () => {
+    const server = await serve((_req, res) => {
+      if (server.arrivals.length > 1) return json(res, 200, { whole: true });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"whole":');
+    });
+    const client = new HttpClient({ baseUrl: server.url, egress: EGRESS, timeoutMs: 300, retry: FAST_RETRY });
+    expect(await client.get('/v0/stalls')).toEqual({ whole: true });
+    expect(server.arrivals).toHaveLength(2);
+  });
+
+  it('an answer past the size limit is not read again', async () => {
+    const server = await serve((_req, res) => json(res, 200, { filler: 'x'.repeat(10_000) }));
+    const client = new HttpClient({
+      baseUrl: server.url,
+      egress: EGRESS,
+      maxBodyBytes: 1000,
+      retry: FAST_RETRY,
+    });
+    const error = await failure(client.get('/v0/big'));
+    expect([error.kind, error.appCode]).toEqual(['unsupported', 'RESPONSE_TOO_LARGE']);
+    expect(server.arrivals).toHaveLength(1);
+  });
+
   it.each([
     ['a 503', (res: Parameters<typeof json>[0]) => json(res, 503, { error: 'busy' })],
     ['a timeout', () => undefined],

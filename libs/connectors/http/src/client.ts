@@ -13,7 +13,7 @@ import {
   type RateRule,
 } from '@lockstep/connectors-core';
 import { localCoordination, sleep, waitForBudget } from './budget';
-import { type AppErrorTable, translateHttpFailure, translateThrown } from './errors';
+import { type AppErrorTable, networkKind, translateHttpFailure, translateThrown } from './errors';
 import {
   backoffDelay,
   DEFAULT_RETRY,
@@ -119,7 +119,7 @@ export class HttpClient {
         response = await this.send(url, method, options);
       } catch (error) {
         failures += 1;
-        if (error instanceof ConnectorError || !idempotent || failures >= this.retry.attempts) {
+        if (!mayRetry(error) || !idempotent || failures >= this.retry.attempts) {
           throw translateThrown(error, this.translateOptions(options));
         }
         await this.backoff(failures, undefined, options.signal);
@@ -232,6 +232,14 @@ export class HttpClient {
       app: this.options.appErrors,
     };
   }
+}
+
+/** A failure without an answer that a later attempt may not meet (not an egress refusal, not a huge body). */
+function mayRetry(error: unknown): boolean {
+  if (error instanceof ConnectorError) return false;
+  const code =
+    typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+  return networkKind(code) === 'transient';
 }
 
 function encodeBody(options: RequestOptions): [Buffer | undefined, string | undefined] {

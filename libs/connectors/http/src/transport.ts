@@ -71,13 +71,23 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
       lookup: pinnedLookup(request.address),
       signal: request.signal,
     });
-    const deadline = setTimeout(() => {
-      req.destroy(new ExchangeError('ETIMEDOUT', `no answer within ${request.timeoutMs} ms`));
-    }, request.timeoutMs);
-    const fail = (error: Error) => {
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(deadline);
-      reject(error);
+      outcome();
     };
+    const fail = (error: Error) => settle(() => reject(error));
+    /** Ends the exchange with `error` and drops the socket; later events of either side are ignored. */
+    const abandon = (error: ExchangeError) => {
+      fail(error);
+      req.destroy();
+    };
+    const deadline = setTimeout(
+      () => abandon(new ExchangeError('ETIMEDOUT', `no answer within ${request.timeoutMs} ms`)),
+      request.timeoutMs,
+    );
     req.on('error', fail);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -85,12 +95,13 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > request.maxBodyBytes) {
-          req.destroy(
+          abandon(
             new ExchangeError(
               'RESPONSE_TOO_LARGE',
               `the answer is larger than ${request.maxBodyBytes} bytes`,
             ),
           );
+          res.destroy();
           return;
         }
         chunks.push(chunk);
@@ -101,8 +112,9 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
           fail(new ExchangeError('ECONNRESET', 'the connection closed before the answer was complete'));
       });
       res.on('end', () => {
-        clearTimeout(deadline);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+        settle(() =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
       });
     });
     req.end(request.body);
