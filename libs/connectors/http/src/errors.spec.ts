@@ -3,6 +3,7 @@ import {
   type AppErrorTable,
   HTTP_STATUS_KINDS,
   NETWORK_CODES,
+  OAUTH_ERRORS,
   translateHttpFailure,
   translateThrown,
 } from './errors';
@@ -50,6 +51,17 @@ describe('the HTTP error table', () => {
     const error = translateHttpFailure({ status, body }, { app: APP });
     expect([error.kind, error.appCode]).toEqual([kind, appCode]);
   });
+
+  it.each(Object.entries(OAUTH_ERRORS.kinds))(
+    'the OAuth error %s is %s, with its description',
+    (code, kind) => {
+      const error = translateHttpFailure(
+        { status: 400, body: { error: code, error_description: 'why' } },
+        { app: OAUTH_ERRORS },
+      );
+      expect([error.kind, error.appCode, error.message]).toEqual([kind, code, `HTTP 400 (${code}: why)`]);
+    },
+  );
 
   it("prefixes the call's context, keeps the app's reason and redacts secrets", () => {
     const error = translateHttpFailure(

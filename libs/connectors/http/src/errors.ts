@@ -57,6 +57,34 @@ export interface AppErrorTable {
   messageOf(body: unknown): string | undefined;
 }
 
+/**
+ * The error body every OAuth 2 token endpoint answers with (RFC 6749 section 5.2): `{ error,
+ * error_description }`. Pass it as `appErrors` to the client that refreshes tokens: a refused grant is `auth`
+ * (the person must sign in again), and the reason names the OAuth error.
+ */
+export const OAUTH_ERRORS: AppErrorTable = Object.freeze({
+  kinds: Object.freeze({
+    invalid_grant: 'auth',
+    invalid_client: 'auth',
+    unauthorized_client: 'auth',
+    invalid_scope: 'permission',
+    invalid_request: 'invalid_data',
+    unsupported_grant_type: 'unsupported',
+  } satisfies Record<string, ConnectorErrorKind>),
+  codeOf: (body: unknown) => {
+    const error = (body as { error?: unknown } | null)?.error;
+    return typeof error === 'string' ? error : undefined;
+  },
+  messageOf: (body: unknown) => {
+    const { error, error_description: description } = (body ?? {}) as {
+      error?: unknown;
+      error_description?: unknown;
+    };
+    if (typeof error !== 'string') return undefined;
+    return typeof description === 'string' ? `${error}: ${description}` : error;
+  },
+});
+
 /** What went wrong with one request: an answer with a failing status, or no answer (a network error). */
 export type HttpFailure =
   | { status: number; body: unknown; retryAfterSeconds?: number }
