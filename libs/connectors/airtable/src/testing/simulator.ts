@@ -3,11 +3,9 @@
  * server on loopback that the connector reaches through `AIRTABLE_API_URL`. It keeps bases in memory and
  * answers the endpoints the connector uses (records, metadata, webhooks: see the handler files for the page
  * each follows), with Airtable's authentication, scopes, error bodies (`{ error: { type, message } }`,
- * https://airtable.com/developers/web/api/errors) and rate limits
- * (https://airtable.com/developers/web/api/rate-limits): 5 requests per second per base and 50 per second
- * per token, counted over any one-second window; past either, 429 for every request on that base (or token)
- * for the 30 s penalty. `outside` writes as a person in Airtable would: no rate limit, webhook payloads
- * with source `client`.
+ * https://airtable.com/developers/web/api/errors), rate limits (`simulator-limits.ts`) and the OAuth token
+ * endpoint (`simulator-oauth.ts`; the connector's `AIRTABLE_OAUTH_URL` points at the same server). `outside`
+ * writes as a person in Airtable would: no rate limit, webhook payloads with source `client`.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +21,8 @@ import {
   type RecordWorld,
   updateRecords,
 } from './simulator-records';
+import { budgetBase, RateLimits } from './simulator-limits';
+import { OAuthError, OAuthGrants, type OAuthTokens } from './simulator-oauth';
 import { SimError } from './simulator-values';
 import {
   createWebhook,
@@ -55,11 +55,8 @@ interface TokenGrant {
   scopes: string[];
   /** OAuth access tokens report their scopes in whoami; personal access tokens do not. */
   oauth: boolean;
-}
-
-interface Limiter {
-  times: number[];
-  blockedUntil: number;
+  /** When an OAuth access token stops working (the simulator's clock). */
+  expiresAt?: number;
 }
 
 type Route = (request: Routed) => unknown;
@@ -77,13 +74,20 @@ export class AirtableSimulator {
   /** Requests answered, and how many of them were 429s. */
   readonly stats = { requests: 0, rateLimited: 0 };
   private readonly tokens = new Map<string, TokenGrant>();
-  private readonly limiters = new Map<string, Limiter>();
+  private readonly limits: RateLimits;
   private readonly iterators = new Map<string, RecordIterator>();
   private clockOffset = 0;
+  /** The OAuth token endpoint's refresh tokens; `oauth.refreshes` counts its answers. */
+  readonly oauth = new OAuthGrants(
+    (token, grant, expiresAt) => this.tokens.set(token, { ...grant, oauth: true, expiresAt }),
+    () => this.now(),
+  );
   private server: http.Server | null = null;
   url = '';
 
-  private constructor(private readonly options: Required<SimulatorOptions>) {}
+  private constructor(private readonly options: Required<SimulatorOptions>) {
+    this.limits = new RateLimits(options);
+  }
 
   static async start(options: SimulatorOptions = {}): Promise<AirtableSimulator> {
     const simulator = new AirtableSimulator({
@@ -121,6 +125,11 @@ export class AirtableSimulator {
       scopes: grant.scopes ?? AIRTABLE_SCOPES,
       oauth: grant.oauth ?? false,
     });
+  }
+
+  /** The tokens a person's browser sign-in ends with (the authorization code exchange is the console's). */
+  signIn(clientId: string, scopes: string[] = AIRTABLE_SCOPES): OAuthTokens {
+    return this.oauth.issue({ clientId, userId: simId('usr'), scopes });
   }
 
   revokeToken(token: string): void {
@@ -200,9 +209,11 @@ export class AirtableSimulator {
     this.stats.requests += 1;
     try {
       const url = new URL(req.url ?? '/', 'http://simulator');
+      if (url.pathname === '/oauth2/v1/token' && req.method === 'POST')
+        return await this.tokenEndpoint(req, res);
       const token = this.authenticate(req);
       const parts = url.pathname.split('/').filter((part) => part !== '');
-      this.limit(req.headers.authorization!, this.budgetBase(parts));
+      this.limits.take(req.headers.authorization!, budgetBase(parts));
       const body = await readJson(req);
       const result = this.route({ method: req.method ?? 'GET', parts, query: url.searchParams, body, token });
       if (result === undefined) {
@@ -224,34 +235,21 @@ export class AirtableSimulator {
   private authenticate(req: IncomingMessage): TokenGrant {
     const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     const grant = match ? this.tokens.get(match[1]!) : undefined;
-    if (!grant) throw new SimError(401, 'AUTHENTICATION_REQUIRED', 'Authentication required');
+    if (!grant || (grant.expiresAt !== undefined && grant.expiresAt <= this.now())) {
+      throw new SimError(401, 'AUTHENTICATION_REQUIRED', 'Authentication required');
+    }
     return grant;
   }
 
-  private budgetBase(parts: string[]): string | null {
-    if (parts[0] !== 'v0') return null;
-    if (parts[1] === 'meta') return parts[2] === 'bases' && parts[3] ? parts[3] : null;
-    if (parts[1] === 'bases') return parts[2] ?? null;
-    return parts[1] ?? null;
-  }
-
-  private limit(authorization: string, baseId: string | null): void {
-    const now = Date.now();
-    const keys: [string, number][] = [[`token:${authorization}`, this.options.perTokenPerSecond]];
-    if (baseId) keys.push([`base:${baseId}`, this.options.perBasePerSecond]);
-    const limiters = keys.map(([key, max]) => {
-      const limiter = this.limiters.get(key) ?? { times: [], blockedUntil: 0 };
-      this.limiters.set(key, limiter);
-      limiter.times = limiter.times.filter((time) => time > now - 1000);
-      return { limiter, max };
-    });
-    for (const { limiter, max } of limiters) {
-      if (limiter.blockedUntil > now || limiter.times.length >= max) {
-        limiter.blockedUntil = Math.max(limiter.blockedUntil, now + this.options.penaltyMs);
-        throw new SimError(429, 'RATE_LIMIT_REACHED', 'Rate limit exceeded. Please try again later');
-      }
+  private async tokenEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      send(res, 200, this.oauth.token(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      send(res, 400, { error: error.error, error_description: error.description });
     }
-    for (const { limiter } of limiters) limiter.times.push(now);
   }
 
   private route(request: Routed): unknown {
