@@ -21,9 +21,15 @@ const ARROWS = [
   { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain'] },
   // The connector SDK: interfaces, defineConnector(), ConnectorError, the contract suite.
   { sourceTag: 'type:connectors-core', onlyDependOnLibsWithTags: ['type:domain'] },
+  // The layer every app connector shares (HTTP client, rate budgets in Redis, retries, paging, OAuth renewal).
+  // The API and the worker import it to build the Redis-backed budget they pass in ConnectContext.shared.
+  { sourceTag: 'type:connectors-http', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:domain'] },
   // One package per connector type. A connector never imports another, nor the service's store or config:
   // everything it needs arrives through its ConnectContext.
-  { sourceTag: 'type:connector', onlyDependOnLibsWithTags: ['type:connectors-core', 'type:domain', 'type:util'] },
+  {
+    sourceTag: 'type:connector',
+    onlyDependOnLibsWithTags: ['type:connectors-http', 'type:connectors-core', 'type:domain', 'type:util'],
+  },
   // The catalogue of connectors (built-ins and plugins). Its declarations load no driver until a connection
   // is opened (each connector's `/declaration` entry loads its driver on the first connect), so importing the
   // catalogue is cheap; an app that connects loads the drivers then.
@@ -56,7 +62,7 @@ const ARROWS = [
     sourceTag: 'type:app',
     onlyDependOnLibsWithTags: [
       'type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector-registry',
-      'type:connector', 'type:connectors-core', 'type:domain', 'type:client',
+      'type:connector', 'type:connectors-http', 'type:connectors-core', 'type:domain', 'type:client',
     ],
   },
   // Operator CLI helpers, dev launcher, benchmarks: they may measure a connector package directly.
@@ -64,7 +70,7 @@ const ARROWS = [
     sourceTag: 'type:tools',
     onlyDependOnLibsWithTags: [
       'type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector-registry',
-      'type:connector', 'type:connectors-core', 'type:domain',
+      'type:connector', 'type:connectors-http', 'type:connectors-core', 'type:domain',
     ],
   },
 ];

@@ -9,6 +9,7 @@ import { SyncsProcessor } from './syncs/syncs.processor';
 import { EngineScheduler } from './engine/engine.scheduler';
 import { LiveExportProcessor } from './live-export/live-export.processor';
 import { WorkerHeartbeat } from './heartbeat/worker-heartbeat';
+import { ConnectorCoordinationProvider } from './connector-coordination';
 
 /** The worker: Bull consumers, no HTTP. */
 @Module({})
@@ -24,7 +25,14 @@ export class WorkerModule {
         PersistenceModule.forRoot(),
         JobsModule.forRoot(),
       ],
-      providers: [MaintenanceProcessor, SyncsProcessor, EngineScheduler, LiveExportProcessor, WorkerHeartbeat],
+      providers: [
+        MaintenanceProcessor,
+        SyncsProcessor,
+        EngineScheduler,
+        LiveExportProcessor,
+        WorkerHeartbeat,
+        ConnectorCoordinationProvider,
+      ],
     };
   }
 }

@@ -3,26 +3,41 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
-import { type Connection, type ConnectorDeclaration, type Credentials, isConnectorError, redactSecrets } from '@lockstep/connectors-core';
+import {
+  type Connection,
+  type ConnectorCoordination,
+  type ConnectorDeclaration,
+  type Credentials,
+  isConnectorError,
+  redactSecrets,
+} from '@lockstep/connectors-core';
+import { coordinationPrefix, RedisCoordination } from '@lockstep/connectors-http';
 import { CredentialCipher, markCredentialRejected, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
+import { RedisClient } from '../common/redis/redis.module';
 
 /** Where a connector failure surfaced: credentials a client just sent, or credentials already stored. */
 export type FailureContext = 'request' | 'stored';
 
 /**
- * Opens connections to the apps behind a sync's sides (with the egress policy from config), always closes
+ * Opens connections to the apps behind a sync's sides (with the egress policy from config, and the rate
+ * budgets the API shares with the workers through Redis: `ConnectContext.shared`), always closes
  * them, and turns a `ConnectorError` into the API's error: rejected credentials are `invalid_auth` (the
  * app's reason in the message), an unreachable app is `connection_error`. Messages never carry credentials.
  */
 @Injectable()
 export class SideConnections {
+  private readonly shared: ConnectorCoordination;
+
   constructor(
     private readonly config: AppConfig,
     private readonly cipher: CredentialCipher,
     private readonly catalog: ConnectorCatalog,
     @InjectDataSource() private readonly dataSource: DataSource,
-  ) {}
+    redis: RedisClient,
+  ) {
+    this.shared = new RedisCoordination(redis.client, coordinationPrefix(config.QUEUE_PREFIX));
+  }
 
   async with<T>(declaration: ConnectorDeclaration, credentials: Credentials, base: string | null, work: (connection: Connection) => Promise<T>): Promise<T> {
     let connection: Connection | undefined;
@@ -30,6 +45,7 @@ export class SideConnections {
       connection = await declaration.connect(credentials, base, {
         egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
         poolSize: 2,
+        shared: this.shared,
       });
       return await work(connection);
     } catch (error) {

@@ -23,6 +23,7 @@ import {
   syncsWithDueWork,
   takeWakeRequests,
 } from '@lockstep/persistence';
+import { ConnectorCoordinationProvider } from '../connector-coordination';
 import { ChangeHub } from './change-hub';
 import { Rounds, SyncRunner } from './sync-runner';
 
@@ -43,6 +44,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     @InjectDataSource() private readonly db: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
+    private readonly coordination: ConnectorCoordinationProvider,
   ) {
     this.rounds = new Rounds(config.ENGINE_CONCURRENCY);
   }
@@ -135,6 +137,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       const runner = new SyncRunner(id, token, this.db, this.cipher, this.hub, {
         owner: this.owner,
         egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+        shared: this.coordination.shared,
         publicUrl: this.config.publicUrl,
         pageSize: this.config.ENGINE_PAGE_SIZE,
         writeBatch: this.config.ENGINE_WRITE_BATCH,

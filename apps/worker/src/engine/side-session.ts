@@ -3,7 +3,7 @@
  * the sync id as write origin (so the change feed marks exactly this sync's writes as its own), closed again
  * after a few idle seconds so that hundreds of idle syncs hold no database connections.
  */
-import type { Connection } from '@lockstep/connectors-core';
+import type { Connection, ConnectorCoordination } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import { type CredentialCipher, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
 import type { SideName } from '@lockstep/domain';
@@ -25,6 +25,7 @@ export class SideSession {
     private entity: SyncSideEntity,
     private readonly cipher: CredentialCipher,
     private readonly egress: EgressSettings,
+    private readonly shared?: ConnectorCoordination,
   ) {}
 
   get connector(): string {
@@ -76,7 +77,8 @@ export class SideSession {
     if (!declaration) throw new Error(`connector ${this.entity.connector} is not installed`);
     if (!this.entity.credentials) throw new Error(`the ${this.side} side of ${this.syncId} has no credentials`);
     const credentials = this.cipher.decrypt(this.entity.credentials, sideOwner(this.syncId, this.side));
-    return declaration.connect(credentials, this.entity.baseId, { egress: this.egress, poolSize: 1, ...(writeOrigin ? { writeOrigin } : {}) });
+    const shared = this.shared ? { shared: this.shared } : {};
+    return declaration.connect(credentials, this.entity.baseId, { egress: this.egress, poolSize: 1, ...shared, ...(writeOrigin ? { writeOrigin } : {}) });
   }
 
   /** Closes the connection when unused for `idleMs`. */

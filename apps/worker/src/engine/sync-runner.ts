@@ -6,7 +6,7 @@
  */
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { isConnectorError } from '@lockstep/connectors-core';
+import { type ConnectorCoordination, isConnectorError } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import type { SideName } from '@lockstep/domain';
 import { type CredentialCipher, markCredentialRejected, SyncEntity, SyncSideEntity } from '@lockstep/persistence';
@@ -59,6 +59,8 @@ export class Rounds {
 export interface RunnerSettings {
   owner: string;
   egress: EgressSettings;
+  /** The rate budgets and locks shared through Redis (`ConnectContext.shared`). */
+  shared?: ConnectorCoordination;
   publicUrl: string;
   pageSize: number;
   writeBatch: number;
@@ -172,8 +174,8 @@ export class SyncRunner {
     if (bySide.left.authStatus !== 'ok' || bySide.right.authStatus !== 'ok') return 2000;
     if (!this.sessions) {
       this.sessions = {
-        left: new SideSession(this.syncId, 'left', bySide.left, this.cipher, this.settings.egress),
-        right: new SideSession(this.syncId, 'right', bySide.right, this.cipher, this.settings.egress),
+        left: new SideSession(this.syncId, 'left', bySide.left, this.cipher, this.settings.egress, this.settings.shared),
+        right: new SideSession(this.syncId, 'right', bySide.right, this.cipher, this.settings.egress, this.settings.shared),
       };
     } else {
       await this.sessions.left.refresh(bySide.left);

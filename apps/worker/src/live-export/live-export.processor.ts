@@ -19,6 +19,7 @@ import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DEFAULT_JOB_OPTIONS, type JobMap, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
 import { CredentialCipher } from '@lockstep/persistence';
+import { ConnectorCoordinationProvider } from '../connector-coordination';
 import { RunExecutor } from './run-executor';
 import { LiveExportScheduler, type TickResult } from './scheduler';
 
@@ -42,8 +43,9 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
     @InjectDataSource() dataSource: DataSource,
     cipher: CredentialCipher,
     private readonly config: AppConfig,
+    coordination: ConnectorCoordinationProvider,
   ) {
-    this.executor = new RunExecutor(dataSource, cipher, config);
+    this.executor = new RunExecutor(dataSource, cipher, config, coordination.shared);
     this.scheduler = new LiveExportScheduler(dataSource);
   }
 

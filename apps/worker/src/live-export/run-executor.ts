@@ -34,6 +34,7 @@ import {
   type ExportRow,
   type ExportTableInfo,
   type LiveExportTarget,
+  type ConnectorCoordination,
 } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import { conversionFor, type CanonicalValue, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
@@ -108,6 +109,8 @@ export class RunExecutor {
     db: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
+    /** The rate budgets and locks shared through Redis (`ConnectContext.shared`). */
+    private readonly shared?: ConnectorCoordination,
   ) {
     this.runs = new RunStore(db.manager);
     this.captures = new CaptureStore(db.manager);
@@ -227,6 +230,7 @@ export class RunExecutor {
       egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
       poolSize,
       writeOrigin: `live-export:${liveExportId}`,
+      ...(this.shared ? { shared: this.shared } : {}),
     });
   }
 

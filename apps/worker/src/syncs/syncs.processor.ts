@@ -8,6 +8,7 @@ import { findConnector } from '@lockstep/connectors-registry';
 import { type JobMap, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { CredentialCipher, sideOwner, SyncEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
 import { EngineScheduler } from '../engine/engine.scheduler';
+import { ConnectorCoordinationProvider } from '../connector-coordination';
 
 /** Lifecycle work on one sync. Payloads carry ids only; each handler reloads and returns early when moot. */
 @Processor(QUEUES.syncs)
@@ -20,6 +21,7 @@ export class SyncsProcessor {
     private readonly cipher: CredentialCipher,
     private readonly config: AppConfig,
     private readonly engine: EngineScheduler,
+    private readonly coordination: ConnectorCoordinationProvider,
   ) {}
 
   /**
@@ -54,7 +56,7 @@ export class SyncsProcessor {
       try {
         const credentials = this.cipher.decrypt(side.credentials, sideOwner(syncId, side.side));
         // The sync's own write origin: its tables' setup is removed as this sync's (a table another sync still reads keeps its triggers).
-        const connection = await declaration.connect(credentials, side.baseId, { egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK }, poolSize: 1, writeOrigin: syncId });
+        const connection = await declaration.connect(credentials, side.baseId, { egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK }, poolSize: 1, writeOrigin: syncId, shared: this.coordination.shared });
         try {
           for (const table of tables) {
             await connection.unprepareTable(table.remoteId);

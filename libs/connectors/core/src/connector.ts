@@ -4,6 +4,7 @@
  * Everything the API, the engine and live export do to an app goes through a `Connection`.
  */
 import type { CanonicalValue, TypeClass } from '@lockstep/domain';
+import type { ConnectorCoordination } from './coordination';
 import type { EgressPolicy } from './egress';
 import type { LiveExportTarget } from './live-export';
 
@@ -50,7 +51,7 @@ export interface ConnectorCapabilities {
 
 export type Credentials = Record<string, string>;
 
-/** Context every connection gets from the service: the egress policy from config. */
+/** Context every connection gets from the service: the egress policy from config, the shared rate budget. */
 export interface ConnectContext {
   egress: EgressPolicy;
   /** Connection pool size the caller wants (default: connector's choice). */
@@ -61,6 +62,12 @@ export interface ConnectContext {
    * writes. Default: one tag for every Lockstep write. Optional for connectors (added after the first SDK).
    */
   writeOrigin?: string;
+  /**
+   * Rate budgets and locks shared by every connection of the service (Redis-backed in the API and the worker),
+   * so syncs, live exports and worker processes talking to one app key stay within its budget together.
+   * Absent in tests and tools: an app connector then keeps them in its process. Database connectors ignore it.
+   */
+  shared?: ConnectorCoordination;
 }
 
 /** The tag every connector's change capture records for Lockstep's writes (without a `writeOrigin`). */

@@ -4,3 +4,4 @@ export * from './egress';
 export * from './redact';
 export * from './metadata-cache';
 export * from './live-export';
+export * from './coordination';

@@ -1,0 +1,6 @@
+export * from './budget';
+export * from './client';
+export * from './errors';
+export * from './oauth';
+export * from './pagination';
+export * from './retry';
