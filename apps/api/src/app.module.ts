@@ -1,4 +1,10 @@
-import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, type Type } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+  type Type,
+} from '@nestjs/common';
 import { AppConfig, ConfigModule } from '@lockstep/config';
 import { JobsModule } from '@lockstep/jobs';
 import { PersistenceModule } from '@lockstep/persistence';

@@ -15,11 +15,19 @@ describe('authentication and authorization (spec section 5)', () => {
       type: 'authentication_error',
       code: 'missing_api_key',
       doc_url: 'http://lockstep.test/docs/errors/missing_api_key',
-      required_action: { type: 'user_api_key', audience: 'end_user', action: 'open_in_browser', side: null, url: 'http://lockstep.test/app/settings/api-keys?scope=read' },
+      required_action: {
+        type: 'user_api_key',
+        audience: 'end_user',
+        action: 'open_in_browser',
+        side: null,
+        url: 'http://lockstep.test/app/settings/api-keys?scope=read',
+      },
     });
     expect(res.body.error.required_action.instruction).toContain('"read"');
     const write = await t.http().post('/v1/test-probe/write').send({});
-    expect(write.body.error.required_action.url).toBe('http://lockstep.test/app/settings/api-keys?scope=readwrite');
+    expect(write.body.error.required_action.url).toBe(
+      'http://lockstep.test/app/settings/api-keys?scope=readwrite',
+    );
   });
 
   it('answers unknown, malformed, non-bearer and revoked keys identically with 401 invalid_api_key', async () => {
@@ -28,7 +36,12 @@ describe('authentication and authorization (spec section 5)', () => {
     const revoked = await t.keys.create(account.id, { name: 'to revoke', scope: 'read' });
     await t.keys.revoke(revoked.id);
     const unknown = valid.slice(0, -43) + 'A'.repeat(43);
-    const headers = [bearer(unknown), bearer('not-a-key'), { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, bearer(revoked.secret)];
+    const headers = [
+      bearer(unknown),
+      bearer('not-a-key'),
+      { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+      bearer(revoked.secret),
+    ];
     const bodies = [];
     for (const h of headers) {
       const res = await t.http().get('/v1/test-probe/read').set(h);
@@ -36,7 +49,11 @@ describe('authentication and authorization (spec section 5)', () => {
       bodies.push(res.body);
     }
     for (const body of bodies) expect(body).toEqual(bodies[0]);
-    expect(bodies[0].error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key', required_action: { type: 'user_api_key' } });
+    expect(bodies[0].error).toMatchObject({
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+      required_action: { type: 'user_api_key' },
+    });
   });
 
   const matrix: [Scope, string, string, number][] = [

@@ -29,7 +29,20 @@ describe('operator CLI', () => {
 
   it('creates an account and keys, lists and revokes them, printing JSON', async () => {
     const email = `cli-${Date.now()}@example.com`;
-    const created = cli('account', 'create', '--email', email, '--password', 'a long password', '--plan', 'pro', '--api-enabled', 'true', '--subscription', 'active');
+    const created = cli(
+      'account',
+      'create',
+      '--email',
+      email,
+      '--password',
+      'a long password',
+      '--plan',
+      'pro',
+      '--api-enabled',
+      'true',
+      '--subscription',
+      'active',
+    );
     expect(created.code).toBe(0);
     const account = created.json();
     expect(account).toMatchObject({ email, plan: 'pro', api_enabled: true, subscription: 'active' });
@@ -44,11 +57,33 @@ describe('operator CLI', () => {
     expect({ scope, sync_id }).toEqual({ scope: 'operate', sync_id: null });
     await t.http().get('/v1/sync/connectors').set(bearer(secret)).expect(200);
 
-    const missingSync = cli('key', 'create', '--account', account.id, '--name', 'one sync', '--scope', 'read', '--sync', 'sync_0123456789abcdefghij');
+    const missingSync = cli(
+      'key',
+      'create',
+      '--account',
+      account.id,
+      '--name',
+      'one sync',
+      '--scope',
+      'read',
+      '--sync',
+      'sync_0123456789abcdefghij',
+    );
     expect(missingSync.code).toBe(1);
     expect(missingSync.stderr).toContain('not_found');
     const syncId = await t.bareSync(account.id);
-    const limited = cli('key', 'create', '--account', account.id, '--name', 'one sync', '--scope', 'read', '--sync', syncId);
+    const limited = cli(
+      'key',
+      'create',
+      '--account',
+      account.id,
+      '--name',
+      'one sync',
+      '--scope',
+      'read',
+      '--sync',
+      syncId,
+    );
     expect(limited.json().sync_id).toBe(syncId);
 
     const list = cli('key', 'list', '--account', account.id);
@@ -61,27 +96,68 @@ describe('operator CLI', () => {
     expect(revoked.json().revoked_at).not.toBeNull();
     expect((await t.http().get('/v1/sync/connectors').set(bearer(secret))).status).toBe(401);
 
-    const updated = cli('account', 'update', '--id', account.id, '--api-enabled', 'false', '--subscription', 'none', '--plan', 'business');
+    const updated = cli(
+      'account',
+      'update',
+      '--id',
+      account.id,
+      '--api-enabled',
+      'false',
+      '--subscription',
+      'none',
+      '--plan',
+      'business',
+    );
     expect(updated.json()).toMatchObject({ api_enabled: false, subscription: 'none', plan: 'business' });
   });
 
   it('run next to npm start, uses its settings: sync start queues its job under its QUEUE_PREFIX, not lockstep:', async () => {
-    const pg = await scratchPg('CREATE TABLE people (id serial PRIMARY KEY, name text NOT NULL, email varchar(200))');
-    const my = await scratchMysql(['CREATE TABLE contacts (id int AUTO_INCREMENT PRIMARY KEY, full_name varchar(200) NOT NULL, email varchar(200))']);
+    const pg = await scratchPg(
+      'CREATE TABLE people (id serial PRIMARY KEY, name text NOT NULL, email varchar(200))',
+    );
+    const my = await scratchMysql([
+      'CREATE TABLE contacts (id int AUTO_INCREMENT PRIMARY KEY, full_name varchar(200) NOT NULL, email varchar(200))',
+    ]);
     const home = mkdtempSync(join(tmpdir(), 'lockstep-home-'));
     const prefix = `lockstep-cli-${randomBytes(4).toString('hex')}`;
     try {
       const write = await t.key((await t.account()).id, 'readwrite');
       const left = { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema };
       const right = { connector: 'mysql', auth: { connectionString: my.url }, base: my.database };
-      const sync = (await t.http().post('/v1/sync/syncs').set(bearer(write)).send({ name: 'Prefix', left, right }).expect(201)).body;
-      const fields = [{ left_field: 'name', right_field: 'full_name' }, { left_field: 'email', right_field: 'email' }];
+      const sync = (
+        await t
+          .http()
+          .post('/v1/sync/syncs')
+          .set(bearer(write))
+          .send({ name: 'Prefix', left, right })
+          .expect(201)
+      ).body;
+      const fields = [
+        { left_field: 'name', right_field: 'full_name' },
+        { left_field: 'email', right_field: 'email' },
+      ];
       const tables = [{ left_table: 'people', right_table: 'contacts', direction: 'two_way', fields }];
-      await t.http().put(`/v1/sync/syncs/${sync.id}/mappings`).set(bearer(write)).send({ tables }).expect(200);
+      await t
+        .http()
+        .put(`/v1/sync/syncs/${sync.id}/mappings`)
+        .set(bearer(write))
+        .send({ tables })
+        .expect(200);
 
       // What `npm start` records when run with a non-default prefix; the CLI's environment sets none of it.
-      recordLocalRuntime(home, { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: prefix, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY });
-      const { DATABASE_URL: _store, REDIS_URL: _redis, QUEUE_PREFIX: _prefix, LOCKSTEP_MASTER_KEY: _key, ...shell } = process.env;
+      recordLocalRuntime(home, {
+        DATABASE_URL: process.env.DATABASE_URL,
+        REDIS_URL: process.env.REDIS_URL,
+        QUEUE_PREFIX: prefix,
+        LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
+      });
+      const {
+        DATABASE_URL: _store,
+        REDIS_URL: _redis,
+        QUEUE_PREFIX: _prefix,
+        LOCKSTEP_MASTER_KEY: _key,
+        ...shell
+      } = process.env;
       const started = cliWithExactEnv({ ...shell, LOCKSTEP_HOME: home }, 'sync', 'start', '--id', sync.id);
       expect(started.stderr).toBe('');
       expect(started.json()).toMatchObject({ id: sync.id, status: 'active' });
@@ -104,7 +180,14 @@ describe('operator CLI', () => {
     const missing = cli('key', 'create', '--name', 'x', '--scope', 'read');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('missing --account');
-    const misspelt = cli('sync', 'start', '--id', 'sync_0123456789abcdefghij', '--delete_approval', 'auto_approve');
+    const misspelt = cli(
+      'sync',
+      'start',
+      '--id',
+      'sync_0123456789abcdefghij',
+      '--delete_approval',
+      'auto_approve',
+    );
     expect(misspelt.code).toBe(2);
     expect(misspelt.stderr).toContain('"sync start" takes no --delete_approval');
     expect(misspelt.stderr).toContain('[--delete-approval review_required|auto_approve]');

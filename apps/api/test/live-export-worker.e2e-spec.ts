@@ -43,27 +43,47 @@ describe('live export with the worker process (through HTTP)', () => {
   const itemsMapping = (destinationTable: string) => ({
     source_table: 'items',
     destination_table: destinationTable,
-    fields: [{ source_field: 'id', primary: true }, { source_field: 'name' }, { source_field: 'price' }, { source_field: 'qty' }, { source_field: 'active' }, { source_field: 'added' }],
+    fields: [
+      { source_field: 'id', primary: true },
+      { source_field: 'name' },
+      { source_field: 'price' },
+      { source_field: 'qty' },
+      { source_field: 'active' },
+      { source_field: 'added' },
+    ],
   });
   const itemsExport = (name: string, destinationTable: string) =>
-    w.createExport({ name, source: pgSource(pg), destination: mysqlDestination(my), tables: [itemsMapping(destinationTable)] });
+    w.createExport({
+      name,
+      source: pgSource(pg),
+      destination: mysqlDestination(my),
+      tables: [itemsMapping(destinationTable)],
+    });
 
   /** The destination (rows the export wrote) equals the source, value for value. */
   async function expectItemsMirror(destinationTable: string): Promise<number> {
-    const source = await pg.sql(`SELECT id, name, price::text AS price, qty, active, added::text AS added FROM ${pg.schema}.items ORDER BY id`);
+    const source = await pg.sql(
+      `SELECT id, name, price::text AS price, qty, active, added::text AS added FROM ${pg.schema}.items ORDER BY id`,
+    );
     const copied = (await my.sql(
       `SELECT lockstep_source_id AS sid, id, name, CAST(price AS CHAR) AS price, qty, active, CAST(added AS CHAR) AS added
          FROM \`${destinationTable}\` WHERE lockstep_source_id IS NOT NULL ORDER BY id`,
     )) as Record<string, unknown>[];
-    expect(copied.map(({ sid, active, ...row }) => ({ ...row, sid, active: active === null ? null : Boolean(active) }))).toEqual(
-      source.map((row) => ({ ...row, sid: String(row['id']) })),
-    );
+    expect(
+      copied.map(({ sid, active, ...row }) => ({
+        ...row,
+        sid,
+        active: active === null ? null : Boolean(active),
+      })),
+    ).toEqual(source.map((row) => ({ ...row, sid: String(row['id']) })));
     return source.length;
   }
 
   /** The token of the export change capture on a table of the PostgreSQL source (null when none is installed). */
   async function captureToken(table: string): Promise<string | null> {
-    const connection = await findConnector('postgres')!.connect({ connectionString: PG_URL }, pg.schema, { egress: { allowPrivate: true, allowLoopback: true } });
+    const connection = await findConnector('postgres')!.connect({ connectionString: PG_URL }, pg.schema, {
+      egress: { allowPrivate: true, allowLoopback: true },
+    });
     try {
       return await exportCaptureOf(connection)!.sourceCaptureToken(table);
     } finally {
@@ -72,14 +92,22 @@ describe('live export with the worker process (through HTTP)', () => {
   }
 
   /** A copy of `big` rows: every row the export wrote, as (a, b) states counted. */
-  async function bigStates(): Promise<{ v1: number; v2: number; torn: number; total: number; distinct: number }> {
+  async function bigStates(): Promise<{
+    v1: number;
+    v2: number;
+    torn: number;
+    total: number;
+    distinct: number;
+  }> {
     const [row] = (await my.sql(
       `SELECT COUNT(*) AS total, COUNT(DISTINCT lockstep_source_id) AS \`distinct\`,
               SUM(a = CAST(lockstep_source_id AS SIGNED) AND b = CONCAT('v1-', lockstep_source_id)) AS v1,
               SUM(a = CAST(lockstep_source_id AS SIGNED) + 1000000 AND b = CONCAT('v2-', lockstep_source_id)) AS v2
          FROM big_copy WHERE lockstep_source_id IS NOT NULL`,
     )) as Record<string, string | number | null>[];
-    const [total, distinct, v1, v2] = [row!['total'], row!['distinct'], row!['v1'], row!['v2']].map((value) => Number(value ?? 0)) as [number, number, number, number];
+    const [total, distinct, v1, v2] = [row!['total'], row!['distinct'], row!['v1'], row!['v2']].map((value) =>
+      Number(value ?? 0),
+    ) as [number, number, number, number];
     return { total, distinct, v1, v2, torn: total - v1 - v2 };
   }
 
@@ -88,9 +116,13 @@ describe('live export with the worker process (through HTTP)', () => {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const run = await w.run(runId);
-      if (['succeeded', 'failed', 'canceled'].includes(run.state)) throw new Error(`run ${runId} finished (${run.state} ${JSON.stringify(run.error)}) before the test could act on it mid-run`);
+      if (['succeeded', 'failed', 'canceled'].includes(run.state))
+        throw new Error(
+          `run ${runId} finished (${run.state} ${JSON.stringify(run.error)}) before the test could act on it mid-run`,
+        );
       if (run.state === 'running' && (await check())) return;
-      if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run.state} with nothing written after 30 s`);
+      if (Date.now() > deadline)
+        throw new Error(`run ${runId} is still ${run.state} with nothing written after 30 s`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -100,7 +132,18 @@ describe('live export with the worker process (through HTTP)', () => {
     jest.useFakeTimers({
       now: new Date(iso),
       advanceTimers: true,
-      doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
     });
     try {
       return await w.schedule(liveExportId);
@@ -109,7 +152,8 @@ describe('live export with the worker process (through HTTP)', () => {
     }
   }
 
-  const cancel = (runId: string) => w.t.http().post(`/v1/live-export/runs/${runId}/cancel`).set(bearer(w.keys.operate));
+  const cancel = (runId: string) =>
+    w.t.http().post(`/v1/live-export/runs/${runId}/cancel`).set(bearer(w.keys.operate));
   const scheduled = (runs: RunBody[]) => runs.filter((run) => run.trigger === 'schedule');
 
   it('PostgreSQL -> MariaDB: a triggered run mirrors the source; the next one writes only changes and removals; rows the export did not write stay', async () => {
@@ -121,21 +165,31 @@ describe('live export with the worker process (through HTTP)', () => {
     expect(first).toMatchObject({ live_export: lex.id, trigger: 'manual' });
     expect(['queued', 'running']).toContain(first.state);
     const done = await w.finished(first.id);
-    expect(done).toMatchObject({ state: 'succeeded', rows_read: 1000, rows_written: 1000, rows_removed: 0, error: null });
+    expect(done).toMatchObject({
+      state: 'succeeded',
+      rows_read: 1000,
+      rows_written: 1000,
+      rows_removed: 0,
+      error: null,
+    });
     expect(done.started_at).not.toBeNull();
     expect(done.finished_at).not.toBeNull();
     await expectItemsMirror('items_copy');
 
     await pg.sql(`UPDATE ${pg.schema}.items SET name = name || ' v2' WHERE id IN (10, 20, 30)`);
     await pg.sql(`UPDATE ${pg.schema}.items SET price = NULL, active = NULL WHERE id = 40`);
-    await pg.sql(`INSERT INTO ${pg.schema}.items (id, name, qty) VALUES (1001, 'new one', 1), (1002, 'new two', 2)`);
+    await pg.sql(
+      `INSERT INTO ${pg.schema}.items (id, name, qty) VALUES (1001, 'new one', 1), (1002, 'new two', 2)`,
+    );
     await pg.sql(`DELETE FROM ${pg.schema}.items WHERE id IN (5, 6, 7, 8)`);
     const second = await w.finished((await w.trigger(lex.id)).id);
     // The first run installed the export's change capture in the source: only the 6 logged rows that still
     // exist are read (5-8 are gone and removed).
     expect(second).toMatchObject({ state: 'succeeded', rows_read: 6, rows_written: 6, rows_removed: 4 });
     expect(await expectItemsMirror('items_copy')).toBe(998);
-    expect(await my.sql(`SELECT name, qty, lockstep_row_hash FROM items_copy WHERE lockstep_source_id IS NULL`)).toEqual([{ name: 'kept by hand', qty: 42, lockstep_row_hash: null }]);
+    expect(
+      await my.sql(`SELECT name, qty, lockstep_row_hash FROM items_copy WHERE lockstep_source_id IS NULL`),
+    ).toEqual([{ name: 'kept by hand', qty: 42, lockstep_row_hash: null }]);
 
     const third = await w.finished((await w.trigger(lex.id)).id);
     expect(third).toMatchObject({ state: 'succeeded', rows_read: 0, rows_written: 0, rows_removed: 0 });
@@ -143,11 +197,14 @@ describe('live export with the worker process (through HTTP)', () => {
 
     // Deleting the export removes its change capture from the source (the worker does it shortly after).
     expect(await captureToken('items')).not.toBeNull();
-    const deleted = (await w.t.http().delete(`/v1/live-export/live-exports/${lex.id}`).set(bearer(w.keys.write)).expect(200)).body;
+    const deleted = (
+      await w.t.http().delete(`/v1/live-export/live-exports/${lex.id}`).set(bearer(w.keys.write)).expect(200)
+    ).body;
     expect(deleted.note).toContain('change capture');
     const deadline = Date.now() + 30_000;
     while ((await captureToken('items')) !== null) {
-      if (Date.now() > deadline) throw new Error('the deleted export\'s change capture is still installed after 30 s');
+      if (Date.now() > deadline)
+        throw new Error("the deleted export's change capture is still installed after 30 s");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   });
@@ -167,9 +224,17 @@ describe('live export with the worker process (through HTTP)', () => {
     await Promise.all([w.tick(), w.tick(), w.tick()]);
     const fired = await w.runs(lex.id);
     expect(fired).toHaveLength(1);
-    expect(fired[0]).toMatchObject({ trigger: 'schedule', slot_at: new Date(slot).toISOString(), forced: false });
+    expect(fired[0]).toMatchObject({
+      trigger: 'schedule',
+      slot_at: new Date(slot).toISOString(),
+      forced: false,
+    });
     const rows = Number((await pg.sql(`SELECT count(*)::int AS n FROM ${pg.schema}.items`))[0]!['n']);
-    expect(await w.finished(fired[0]!.id)).toMatchObject({ state: 'succeeded', rows_read: rows, rows_written: rows });
+    expect(await w.finished(fired[0]!.id)).toMatchObject({
+      state: 'succeeded',
+      rows_read: rows,
+      rows_written: rows,
+    });
     await expectItemsMirror('items_scheduled');
     await w.tick();
     expect(await w.runs(lex.id)).toHaveLength(1);
@@ -178,11 +243,21 @@ describe('live export with the worker process (through HTTP)', () => {
     await w.setClock(new Date(slot + 600_000 + 1000));
     await w.tick();
     const again = scheduled(await w.runs(lex.id));
-    expect(again.map((run) => run.slot_at)).toEqual([new Date(slot + 600_000).toISOString(), new Date(slot).toISOString()]);
-    expect(await w.finished(again[0]!.id)).toMatchObject({ state: 'succeeded', rows_written: 0, rows_removed: 0 });
+    expect(again.map((run) => run.slot_at)).toEqual([
+      new Date(slot + 600_000).toISOString(),
+      new Date(slot).toISOString(),
+    ]);
+    expect(await w.finished(again[0]!.id)).toMatchObject({
+      state: 'succeeded',
+      rows_written: 0,
+      rows_removed: 0,
+    });
 
     // Switched off: no run for later slots.
-    expect(await w.patchSchedule(lex.id, { enabled: false })).toMatchObject({ enabled: false, next_run_at: null });
+    expect(await w.patchSchedule(lex.id, { enabled: false })).toMatchObject({
+      enabled: false,
+      next_run_at: null,
+    });
     await w.setClock(new Date(slot + 3 * 600_000 + 1000));
     await w.tick();
     expect(await w.runs(lex.id)).toHaveLength(2);
@@ -190,11 +265,19 @@ describe('live export with the worker process (through HTTP)', () => {
 
   it('a daily 02:30 Europe/Berlin schedule runs at 03:00 CEST (01:00Z) on the spring-forward day, exactly once', async () => {
     const lex = await itemsExport('daily berlin', 'items_daily');
-    expect(await w.patchSchedule(lex.id, { cadence: 'daily', time_of_day: '02:30', timezone: 'Europe/Berlin' })).toMatchObject({ time_of_day: '02:30', timezone: 'Europe/Berlin' });
+    expect(
+      await w.patchSchedule(lex.id, { cadence: 'daily', time_of_day: '02:30', timezone: 'Europe/Berlin' }),
+    ).toMatchObject({ time_of_day: '02:30', timezone: 'Europe/Berlin' });
     // schedule.ts: a time of day that does not exist that day (02:00 -> 03:00 on 2027-03-28) runs at the change, 03:00 CEST.
-    expect((await scheduleAt(lex.id, '2027-03-26T12:00:00Z'))['next_run_at']).toBe('2027-03-27T01:30:00.000Z'); // 02:30 CET
-    expect((await scheduleAt(lex.id, '2027-03-27T12:00:00Z'))['next_run_at']).toBe('2027-03-28T01:00:00.000Z'); // the gap: 03:00 CEST
-    expect((await scheduleAt(lex.id, '2027-03-28T12:00:00Z'))['next_run_at']).toBe('2027-03-29T00:30:00.000Z'); // 02:30 CEST
+    expect((await scheduleAt(lex.id, '2027-03-26T12:00:00Z'))['next_run_at']).toBe(
+      '2027-03-27T01:30:00.000Z',
+    ); // 02:30 CET
+    expect((await scheduleAt(lex.id, '2027-03-27T12:00:00Z'))['next_run_at']).toBe(
+      '2027-03-28T01:00:00.000Z',
+    ); // the gap: 03:00 CEST
+    expect((await scheduleAt(lex.id, '2027-03-28T12:00:00Z'))['next_run_at']).toBe(
+      '2027-03-29T00:30:00.000Z',
+    ); // 02:30 CEST
 
     // Just before the change, the latest passed slot (the day before, 02:30 CET) is the one due: one run for it.
     await w.setClock('2027-03-28T00:59:59Z');
@@ -208,7 +291,10 @@ describe('live export with the worker process (through HTTP)', () => {
     await w.setClock('2027-03-28T01:00:00Z');
     await Promise.all([w.tick(), w.tick()]);
     const atChange = scheduled(await w.runs(lex.id));
-    expect(atChange.map((run) => run.slot_at)).toEqual(['2027-03-28T01:00:00.000Z', '2027-03-27T01:30:00.000Z']);
+    expect(atChange.map((run) => run.slot_at)).toEqual([
+      '2027-03-28T01:00:00.000Z',
+      '2027-03-27T01:30:00.000Z',
+    ]);
     expect(await w.finished(atChange[0]!.id)).toMatchObject({ state: 'succeeded', trigger: 'schedule' });
 
     // Nothing more that day (no second run at 01:30Z, the 02:30 CET instant that did not happen).
@@ -227,9 +313,16 @@ describe('live export with the worker process (through HTTP)', () => {
       name: 'big',
       source: pgSource(pg),
       destination: mysqlDestination(my),
-      tables: [{ source_table: 'big', destination_table: 'big_copy', fields: [{ source_field: 'a' }, { source_field: 'b' }] }],
+      tables: [
+        {
+          source_table: 'big',
+          destination_table: 'big_copy',
+          fields: [{ source_field: 'a' }, { source_field: 'b' }],
+        },
+      ],
     });
-    const copied = async () => Number(((await my.sql(`SELECT COUNT(*) AS n FROM big_copy`)) as { n: number }[])[0]!.n);
+    const copied = async () =>
+      Number(((await my.sql(`SELECT COUNT(*) AS n FROM big_copy`)) as { n: number }[])[0]!.n);
 
     // 1: cancel a first copy midway: the rows there are whole source rows.
     const first = await w.trigger(lex.id);
@@ -265,7 +358,12 @@ describe('live export with the worker process (through HTTP)', () => {
 
     // 3: the next run repairs everything: an exact mirror, writing only what was still missing or old.
     const third = await w.finished((await w.trigger(lex.id)).id);
-    expect(third).toMatchObject({ state: 'succeeded', rows_read: BIG, rows_written: BIG - afterSecond.v2, rows_removed: 0 });
+    expect(third).toMatchObject({
+      state: 'succeeded',
+      rows_read: BIG,
+      rows_written: BIG - afterSecond.v2,
+      rows_removed: 0,
+    });
     expect(await bigStates()).toEqual({ total: BIG, distinct: BIG, v1: 0, v2: BIG, torn: 0 });
     expect((await w.runs(lex.id)).map((run) => run.state)).toEqual(['succeeded', 'canceled', 'canceled']);
   });
@@ -275,9 +373,16 @@ describe('live export with the worker process (through HTTP)', () => {
       name: 'crash',
       source: mysqlSource(my),
       destination: pgDestination(pg),
-      tables: [{ source_table: 'crash_src', destination_table: 'crash_copy', fields: [{ source_field: 'a' }, { source_field: 'b' }] }],
+      tables: [
+        {
+          source_table: 'crash_src',
+          destination_table: 'crash_copy',
+          fields: [{ source_field: 'a' }, { source_field: 'b' }],
+        },
+      ],
     });
-    const copied = async () => Number((await pg.sql(`SELECT count(*)::int AS n FROM ${pg.schema}.crash_copy`))[0]!['n']);
+    const copied = async () =>
+      Number((await pg.sql(`SELECT count(*)::int AS n FROM ${pg.schema}.crash_copy`))[0]!['n']);
     const run = await w.trigger(lex.id);
     await whileRunning(run.id, async () => (await copied()) > 0);
     await w.killWorker();
@@ -289,19 +394,28 @@ describe('live export with the worker process (through HTTP)', () => {
     // A new worker notices the stale heartbeat (2 s here), re-queues the run once and completes it.
     await w.startWorker({ LIVE_EXPORT_STALE_SECONDS: '2' });
     const recovered = await w.finished(run.id, 60_000);
-    expect(recovered).toMatchObject({ state: 'succeeded', error: null, rows_read: BIG, rows_written: BIG - partial });
+    expect(recovered).toMatchObject({
+      state: 'succeeded',
+      error: null,
+      rows_read: BIG,
+      rows_written: BIG - partial,
+    });
     const mirror = async () =>
-      (await pg.sql(
-        `SELECT count(*)::int AS total, count(DISTINCT lockstep_source_id)::int AS ids,
+      (
+        await pg.sql(
+          `SELECT count(*)::int AS total, count(DISTINCT lockstep_source_id)::int AS ids,
                 count(*) FILTER (WHERE a::text <> lockstep_source_id OR b <> 'm-' || lockstep_source_id)::int AS wrong
            FROM ${pg.schema}.crash_copy`,
-      ))[0];
+        )
+      )[0];
     expect(await mirror()).toEqual({ total: BIG, ids: BIG, wrong: 0 });
 
     // And the next run is clean: nothing to write.
     await my.sql(`UPDATE crash_src SET b = 'changed' WHERE id = 7`);
     const next = await w.finished((await w.trigger(lex.id)).id);
     expect(next).toMatchObject({ state: 'succeeded', rows_read: 1, rows_written: 1, rows_removed: 0 });
-    expect(await pg.sql(`SELECT b FROM ${pg.schema}.crash_copy WHERE lockstep_source_id = '7'`)).toEqual([{ b: 'changed' }]);
+    expect(await pg.sql(`SELECT b FROM ${pg.schema}.crash_copy WHERE lockstep_source_id = '7'`)).toEqual([
+      { b: 'changed' },
+    ]);
   });
 });

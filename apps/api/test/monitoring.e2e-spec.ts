@@ -30,7 +30,14 @@ interface Issue {
   id: string;
   type: string;
   remediation: { explanation: string; suggested_action: string; links: { name: string; url: string }[] };
-  record: { id: string; remote_id: string | null; name: string | null; side: string; url: string; status_url: string } | null;
+  record: {
+    id: string;
+    remote_id: string | null;
+    name: string | null;
+    side: string;
+    url: string;
+    status_url: string;
+  } | null;
   first_seen_at: string;
   last_seen_at: string;
   occurrence_count: number;
@@ -78,9 +85,18 @@ describe('monitoring: operations and issues of a live sync', () => {
         },
       ],
     });
-    const rows: { id: string; side: string; remote_id: string }[] = await live.db.query(`SELECT id, side, remote_id FROM sync_tables WHERE sync_id = $1`, [live.id]);
-    const table = (side: string, remoteId: string) => rows.find((row) => row.side === side && row.remote_id === remoteId)!.id;
-    tables = { people: table('left', 'people'), contacts: table('right', 'contacts'), leftNotes: table('left', 'notes'), rightNotes: table('right', 'notes') };
+    const rows: { id: string; side: string; remote_id: string }[] = await live.db.query(
+      `SELECT id, side, remote_id FROM sync_tables WHERE sync_id = $1`,
+      [live.id],
+    );
+    const table = (side: string, remoteId: string) =>
+      rows.find((row) => row.side === side && row.remote_id === remoteId)!.id;
+    tables = {
+      people: table('left', 'people'),
+      contacts: table('right', 'contacts'),
+      leftNotes: table('left', 'notes'),
+      rightNotes: table('right', 'notes'),
+    };
   });
 
   afterAll(async () => {
@@ -89,8 +105,14 @@ describe('monitoring: operations and issues of a live sync', () => {
   });
 
   const get = (path: string, key = live.keys.read) => t.http().get(path).set(bearer(key));
-  const retry = (issueId: string, key = live.keys.operate) => t.http().post(`/v1/sync/issues/${issueId}/retry`).set(bearer(key));
-  const contacts = async () => (await live.my.sql(`SELECT id, name, email FROM contacts ORDER BY id`)) as { id: number; name: string; email: string | null }[];
+  const retry = (issueId: string, key = live.keys.operate) =>
+    t.http().post(`/v1/sync/issues/${issueId}/retry`).set(bearer(key));
+  const contacts = async () =>
+    (await live.my.sql(`SELECT id, name, email FROM contacts ORDER BY id`)) as {
+      id: number;
+      name: string;
+      email: string | null;
+    }[];
 
   async function operations(query = ''): Promise<Op[]> {
     const res = await get(`/v1/sync/operations?sync=${live.id}&limit=100${query}`);
@@ -105,11 +127,17 @@ describe('monitoring: operations and issues of a live sync', () => {
   }
 
   /** The newest operation matching `match`, once the engine has written it. */
-  const operation = (what: string, match: (op: Op) => boolean) => waitUntil(what, async () => (await operations()).find(match));
+  const operation = (what: string, match: (op: Op) => boolean) =>
+    waitUntil(what, async () => (await operations()).find(match));
 
   it('an update shows as a poll operation on its side and a push operation on the other, with the right before/after', async () => {
     await live.pg.sql(`UPDATE people SET name = 'Ada Lovelace' WHERE id = 1`);
-    const updated = (side: string, trigger: string) => (op: Op) => op.side === side && op.trigger === trigger && op.action === 'updated' && op.record.remote_id === '1' && op.table.id === (side === 'left' ? tables.people : tables.contacts);
+    const updated = (side: string, trigger: string) => (op: Op) =>
+      op.side === side &&
+      op.trigger === trigger &&
+      op.action === 'updated' &&
+      op.record.remote_id === '1' &&
+      op.table.id === (side === 'left' ? tables.people : tables.contacts);
     const poll = await operation('the poll operation on the left', updated('left', 'poll'));
     const push = await operation('the push operation on the right', updated('right', 'push'));
     expect((await contacts()).find((row) => row.id === 1)?.name).toBe('Ada Lovelace');
@@ -146,18 +174,35 @@ describe('monitoring: operations and issues of a live sync', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         ...op,
-        record: { remote_id: '1', name: 'Ada Lovelace', url: `http://lockstep.test/app/syncs/${live.id}/records/${op.record_id}?side=${side}` },
+        record: {
+          remote_id: '1',
+          name: 'Ada Lovelace',
+          url: `http://lockstep.test/app/syncs/${live.id}/records/${op.record_id}?side=${side}`,
+        },
         field_changes: [{ field: 'name', before: 'Ada', after: 'Ada Lovelace' }],
       });
     }
 
     // The other way round: a MariaDB edit is polled on the right and pushed to the left.
     await live.my.sql(`UPDATE contacts SET email = 'grace@navy.mil' WHERE id = 2`);
-    const rightPoll = await operation('the poll operation on the right', (op) => op.side === 'right' && op.trigger === 'poll' && op.record.remote_id === '2');
-    const leftPush = await operation('the push operation on the left', (op) => op.side === 'left' && op.trigger === 'push' && op.action === 'updated' && op.record.remote_id === '2');
-    expect((await get(`/v1/sync/operations/${rightPoll.id}`)).body.field_changes).toEqual([{ field: 'email', before: 'grace@example.com', after: 'grace@navy.mil' }]);
-    expect((await get(`/v1/sync/operations/${leftPush.id}`)).body.field_changes).toEqual([{ field: 'email', before: 'grace@example.com', after: 'grace@navy.mil' }]);
-    expect((await live.pg.sql(`SELECT email FROM people WHERE id = 2`))[0]).toEqual({ email: 'grace@navy.mil' });
+    const rightPoll = await operation(
+      'the poll operation on the right',
+      (op) => op.side === 'right' && op.trigger === 'poll' && op.record.remote_id === '2',
+    );
+    const leftPush = await operation(
+      'the push operation on the left',
+      (op) =>
+        op.side === 'left' && op.trigger === 'push' && op.action === 'updated' && op.record.remote_id === '2',
+    );
+    expect((await get(`/v1/sync/operations/${rightPoll.id}`)).body.field_changes).toEqual([
+      { field: 'email', before: 'grace@example.com', after: 'grace@navy.mil' },
+    ]);
+    expect((await get(`/v1/sync/operations/${leftPush.id}`)).body.field_changes).toEqual([
+      { field: 'email', before: 'grace@example.com', after: 'grace@navy.mil' },
+    ]);
+    expect((await live.pg.sql(`SELECT email FROM people WHERE id = 2`))[0]).toEqual({
+      email: 'grace@navy.mil',
+    });
   });
 
   it('filters by table (either side, by id or remote id), record (both sides) and since; pages with a cursor', async () => {
@@ -175,7 +220,9 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(byRemoteId.length).toBeGreaterThan(0);
     expect(byRemoteId).toEqual(all.filter((op) => op.table.id === tables.contacts));
     expect(byRemoteId.every((op) => op.side === 'right' && op.table.name === 'contacts')).toBe(true);
-    expect(await operations(`&table=${tables.rightNotes}`)).toEqual(all.filter((op) => op.table.id === tables.rightNotes));
+    expect(await operations(`&table=${tables.rightNotes}`)).toEqual(
+      all.filter((op) => op.table.id === tables.rightNotes),
+    );
     const ambiguous = await get(`/v1/sync/operations?sync=${live.id}&table=notes`);
     expect(ambiguous.status).toBe(400);
     expect(ambiguous.body.error.code).toBe('table_ambiguous');
@@ -185,7 +232,9 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(byRecord).toEqual(all.filter((op) => op.record_id === ada));
     expect(new Set(byRecord.map((op) => op.side))).toEqual(new Set(['left', 'right']));
     expect(await operations(`&record=${newId('record')}`)).toEqual([]);
-    expect(await operations(`&record=${ada}&table=${tables.contacts}`)).toEqual(all.filter((op) => op.record_id === ada && op.table.id === tables.contacts));
+    expect(await operations(`&record=${ada}&table=${tables.contacts}`)).toEqual(
+      all.filter((op) => op.record_id === ada && op.table.id === tables.contacts),
+    );
 
     // `since` is inclusive: the update of Ada and everything after it, not the initial sync's creates.
     const poll = all.find((op) => op.record_id === ada && op.trigger === 'poll')!;
@@ -200,7 +249,9 @@ describe('monitoring: operations and issues of a live sync', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await get(`/v1/sync/operations?sync=${live.id}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res = await get(
+        `/v1/sync/operations?sync=${live.id}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.data.length).toBeLessThanOrEqual(3);
       walked.push(...res.body.data);
@@ -212,7 +263,9 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(walked).toEqual(all);
     // A cursor with a filter keeps filtering.
     const first = await get(`/v1/sync/operations?sync=${live.id}&record=${ada}&limit=1`);
-    const second = await get(`/v1/sync/operations?sync=${live.id}&record=${ada}&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await get(
+      `/v1/sync/operations?sync=${live.id}&record=${ada}&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     expect([...first.body.data, ...second.body.data]).toEqual(byRecord.slice(0, 2));
     // The default page size is 20.
     const defaultPage = await get(`/v1/sync/operations?sync=${live.id}`);
@@ -234,15 +287,23 @@ describe('monitoring: operations and issues of a live sync', () => {
       side: 'right',
       connector: 'mysql',
       message: expect.stringMatching(/rejected/),
-      remediation: { explanation: expect.any(String), suggested_action: expect.any(String), links: expect.any(Array) },
+      remediation: {
+        explanation: expect.any(String),
+        suggested_action: expect.any(String),
+        links: expect.any(Array),
+      },
       table: { id: tables.contacts, name: 'contacts' },
       record: {
         id: expect.stringMatching(/^rec_/),
         remote_id: '3',
         name: 'Dup',
         side: 'left',
-        url: expect.stringMatching(new RegExp(`^http://lockstep\\.test/app/syncs/${live.id}/records/rec_\\w+\\?side=left$`)),
-        status_url: expect.stringMatching(new RegExp(`^http://lockstep\\.test/v1/sync/records/rec_\\w+\\?sync=${live.id}$`)),
+        url: expect.stringMatching(
+          new RegExp(`^http://lockstep\\.test/app/syncs/${live.id}/records/rec_\\w+\\?side=left$`),
+        ),
+        status_url: expect.stringMatching(
+          new RegExp(`^http://lockstep\\.test/v1/sync/records/rec_\\w+\\?sync=${live.id}$`),
+        ),
       },
       first_seen_at: expect.any(String),
       last_seen_at: expect.any(String),
@@ -255,7 +316,11 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(single.body).toMatchObject({ id: issue.id, remediation: issue.remediation, record: issue.record });
     expect(await openIssues('&type=connection')).toEqual([]);
     const recordId = issue.record!.id;
-    const queued = async () => (await live.db.query(`SELECT type, side FROM record_queue WHERE record_id = $1`, [recordId])) as { type: string; side: string }[];
+    const queued = async () =>
+      (await live.db.query(`SELECT type, side FROM record_queue WHERE record_id = $1`, [recordId])) as {
+        type: string;
+        side: string;
+      }[];
 
     // Read scope cannot retry.
     const refused = await retry(issue.id, live.keys.read);
@@ -282,7 +347,11 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(again.occurrence_count).toBeGreaterThan(issue.occurrence_count);
     expect(Date.parse(again.last_seen_at)).toBeGreaterThan(Date.parse(early.body.resolved_at));
     expect(again.first_seen_at).toBe(issue.first_seen_at);
-    expect((await get(`/v1/sync/issues/${issue.id}`)).body).toMatchObject({ id: issue.id, resolved_at: null, occurrence_count: again.occurrence_count });
+    expect((await get(`/v1/sync/issues/${issue.id}`)).body).toMatchObject({
+      id: issue.id,
+      resolved_at: null,
+      occurrence_count: again.occurrence_count,
+    });
     expect(await queued()).toEqual([]);
 
     // The cause is fixed; the retry clears the issue and re-queues the record.
@@ -292,15 +361,24 @@ describe('monitoring: operations and issues of a live sync', () => {
     expect(cleared.body).toMatchObject({ issue_id: again.id, already_resolved: false, records_queued: 1 });
     expect((await openIssues()).map((open) => open.id)).not.toContain(again.id);
     // A cleared issue stays readable.
-    expect((await get(`/v1/sync/issues/${again.id}`)).body).toMatchObject({ id: again.id, resolved_at: cleared.body.resolved_at });
+    expect((await get(`/v1/sync/issues/${again.id}`)).body).toMatchObject({
+      id: again.id,
+      resolved_at: cleared.body.resolved_at,
+    });
     // Safe to repeat: 202 again, nothing queued twice.
     const repeated = await retry(again.id);
     expect(repeated.status).toBe(202);
     expect(repeated.body).toEqual({ ...cleared.body, already_resolved: true, records_queued: 0 });
     expect((await queued()).length).toBeLessThanOrEqual(1);
 
-    await waitUntil('the record written to MariaDB', async () => (await contacts()).some((row) => row.id === 3 && row.name === 'Dup'));
-    const created = await operation('the push operation of the create', (op) => op.record_id === recordId && op.side === 'right' && op.trigger === 'push' && op.action === 'created');
+    await waitUntil('the record written to MariaDB', async () =>
+      (await contacts()).some((row) => row.id === 3 && row.name === 'Dup'),
+    );
+    const created = await operation(
+      'the push operation of the create',
+      (op) =>
+        op.record_id === recordId && op.side === 'right' && op.trigger === 'push' && op.action === 'created',
+    );
     expect((await get(`/v1/sync/operations/${created.id}`)).body.field_changes).toEqual(
       expect.arrayContaining([
         { field: 'name', before: null, after: 'Dup' },
@@ -321,8 +399,16 @@ describe('monitoring: operations and issues of a live sync', () => {
       reconnectUrl: `http://lockstep.test/app/syncs/${live.id}/connect/right`,
     });
     const [issue] = await openIssues('&type=connection');
-    expect(issue).toMatchObject({ type: 'connection', code: 'authentication_error', side: 'right', table: null, record: null });
-    expect(issue.remediation.links).toEqual([{ name: 'Reconnect the right side', url: `http://lockstep.test/app/syncs/${live.id}/connect/right` }]);
+    expect(issue).toMatchObject({
+      type: 'connection',
+      code: 'authentication_error',
+      side: 'right',
+      table: null,
+      record: null,
+    });
+    expect(issue.remediation.links).toEqual([
+      { name: 'Reconnect the right side', url: `http://lockstep.test/app/syncs/${live.id}/connect/right` },
+    ]);
     // While the side is marked broken the engine leaves the sync alone.
     await live.pg.sql(`UPDATE people SET name = 'Grace Hopper' WHERE id = 2`);
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -330,12 +416,31 @@ describe('monitoring: operations and issues of a live sync', () => {
 
     const res = await retry(issue.id);
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ issue_id: issue.id, already_resolved: false, records_queued: 0, record_url: null });
+    expect(res.body).toMatchObject({
+      issue_id: issue.id,
+      already_resolved: false,
+      records_queued: 0,
+      record_url: null,
+    });
     expect(await openIssues('&type=connection')).toEqual([]);
-    expect((await get(`/v1/sync/syncs/${live.id}`)).body.right).toMatchObject({ auth_status: 'ok', auth_error: null });
-    await waitUntil('the sync caught up', async () => (await contacts()).find((row) => row.id === 2)?.name === 'Grace Hopper');
+    expect((await get(`/v1/sync/syncs/${live.id}`)).body.right).toMatchObject({
+      auth_status: 'ok',
+      auth_error: null,
+    });
+    await waitUntil(
+      'the sync caught up',
+      async () => (await contacts()).find((row) => row.id === 2)?.name === 'Grace Hopper',
+    );
     // The owning worker picked up the wake-up request.
-    await waitUntil('the wake-up consumed', async () => ((await live.db.query(`SELECT wake_requested_at FROM sync_leases WHERE sync_id = $1`, [live.id])) as { wake_requested_at: Date | null }[])[0]?.wake_requested_at === null);
+    await waitUntil(
+      'the wake-up consumed',
+      async () =>
+        (
+          (await live.db.query(`SELECT wake_requested_at FROM sync_leases WHERE sync_id = $1`, [
+            live.id,
+          ])) as { wake_requested_at: Date | null }[]
+        )[0]?.wake_requested_at === null,
+    );
     expect(await openIssues('&type=connection')).toEqual([]);
   });
 
@@ -378,16 +483,22 @@ describe('monitoring: operations and issues of a live sync', () => {
     it('a cursor works only on the endpoint and sync that issued it', async () => {
       const page = await get(`/v1/sync/operations?sync=${live.id}&limit=1`);
       const cursor = encodeURIComponent(page.body.next_cursor);
-      expect((await get(`/v1/sync/issues?sync=${live.id}&cursor=${cursor}`)).body.error.code).toBe('invalid_cursor');
+      expect((await get(`/v1/sync/issues?sync=${live.id}&cursor=${cursor}`)).body.error.code).toBe(
+        'invalid_cursor',
+      );
       const other = await t.bareSync(live.accountId);
-      expect((await get(`/v1/sync/operations?sync=${other}&cursor=${cursor}`)).body.error.code).toBe('invalid_cursor');
+      expect((await get(`/v1/sync/operations?sync=${other}&cursor=${cursor}`)).body.error.code).toBe(
+        'invalid_cursor',
+      );
     });
   });
 
   describe('access', () => {
-    it('a one-sync key gets 404 for other syncs\' operations and issues; another account sees nothing; unknown ids are 404', async () => {
+    it("a one-sync key gets 404 for other syncs' operations and issues; another account sees nothing; unknown ids are 404", async () => {
       const op = (await operations())[0]!;
-      const [issueRow] = (await live.db.query(`SELECT id FROM sync_issues WHERE sync_id = $1 LIMIT 1`, [live.id])) as { id: string }[];
+      const [issueRow] = (await live.db.query(`SELECT id FROM sync_issues WHERE sync_id = $1 LIMIT 1`, [
+        live.id,
+      ])) as { id: string }[];
       const other = await t.bareSync(live.accountId);
       const oneSyncRead = await t.key(live.accountId, 'read', other);
       const oneSyncOperate = await t.key(live.accountId, 'operate', other);
@@ -395,9 +506,18 @@ describe('monitoring: operations and issues of a live sync', () => {
       const strangerKey = await t.key(stranger.id, 'operate');
 
       for (const key of [oneSyncRead, strangerKey]) {
-        for (const path of [`/v1/sync/operations?sync=${live.id}`, `/v1/sync/operations/${op.id}`, `/v1/sync/issues?sync=${live.id}`, `/v1/sync/issues/${issueRow!.id}`]) {
+        for (const path of [
+          `/v1/sync/operations?sync=${live.id}`,
+          `/v1/sync/operations/${op.id}`,
+          `/v1/sync/issues?sync=${live.id}`,
+          `/v1/sync/issues/${issueRow!.id}`,
+        ]) {
           const res = await get(path, key);
-          expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 404, code: 'not_found' });
+          expect({ path, status: res.status, code: res.body.error?.code }).toEqual({
+            path,
+            status: 404,
+            code: 'not_found',
+          });
         }
       }
       for (const key of [oneSyncOperate, strangerKey]) {
@@ -406,11 +526,24 @@ describe('monitoring: operations and issues of a live sync', () => {
         expect(res.body.error.code).toBe('not_found');
       }
       // The one-sync key's own sync: empty lists.
-      expect((await get(`/v1/sync/operations?sync=${other}`, oneSyncRead)).body).toEqual({ data: [], has_more: false, next_cursor: null });
-      expect((await get(`/v1/sync/issues?sync=${other}`, oneSyncRead)).body).toEqual({ data: [], has_more: false, next_cursor: null });
+      expect((await get(`/v1/sync/operations?sync=${other}`, oneSyncRead)).body).toEqual({
+        data: [],
+        has_more: false,
+        next_cursor: null,
+      });
+      expect((await get(`/v1/sync/issues?sync=${other}`, oneSyncRead)).body).toEqual({
+        data: [],
+        has_more: false,
+        next_cursor: null,
+      });
       // A sync id of the right shape that does not exist, and unknown or malformed ids.
       expect((await get(`/v1/sync/operations?sync=${newId('sync')}`)).status).toBe(404);
-      for (const path of [`/v1/sync/operations/${newId('operation')}`, '/v1/sync/operations/nope', `/v1/sync/issues/${newId('issue')}`, '/v1/sync/issues/nope']) {
+      for (const path of [
+        `/v1/sync/operations/${newId('operation')}`,
+        '/v1/sync/operations/nope',
+        `/v1/sync/issues/${newId('issue')}`,
+        '/v1/sync/issues/nope',
+      ]) {
         expect((await get(path)).status).toBe(404);
       }
       expect((await retry(newId('issue'))).status).toBe(404);

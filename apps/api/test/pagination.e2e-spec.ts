@@ -12,7 +12,8 @@ describe('cursor pagination (spec 2.2)', () => {
   });
   afterAll(() => t.close());
 
-  const list = (path: string, query: Record<string, string | number> = {}, secret = key) => t.http().get(path).query(query).set(bearer(secret));
+  const list = (path: string, query: Record<string, string | number> = {}, secret = key) =>
+    t.http().get(path).query(query).set(bearer(secret));
 
   it('pages newest first, stable under inserts, with the envelope of 2.2', async () => {
     const all = (await list('/v1/test-probe/keys', { limit: 100 })).body;
@@ -20,7 +21,9 @@ describe('cursor pagination (spec 2.2)', () => {
     expect(all.data).toHaveLength(5);
     const first = (await list('/v1/test-probe/keys', { limit: 2 })).body;
     expect(first.has_more).toBe(true);
-    expect(first.data.map((k: { id: string }) => k.id)).toEqual(all.data.slice(0, 2).map((k: { id: string }) => k.id));
+    expect(first.data.map((k: { id: string }) => k.id)).toEqual(
+      all.data.slice(0, 2).map((k: { id: string }) => k.id),
+    );
     await t.key(accountId, 'read'); // a new item arrives between pages
     const seen = [...first.data];
     let cursor = first.next_cursor;
@@ -45,7 +48,9 @@ describe('cursor pagination (spec 2.2)', () => {
     const stranger = await t.key((await t.account()).id, 'read');
     expect((await list('/v1/test-probe/keys', { cursor }, stranger)).body.error.code).toBe('invalid_cursor');
     const [payload, signature] = cursor.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), i: 'key_x' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), i: 'key_x' }),
+    ).toString('base64url');
     for (const bad of [`${forged}.${signature}`, 'garbage', `${payload}.`, `${cursor}.x`]) {
       const res = await list('/v1/test-probe/keys', { cursor: bad });
       expect(res.status).toBe(400);

@@ -32,10 +32,19 @@ describe('pending-delete decisions (service and operator CLI)', () => {
   });
   afterAll(() => t.close());
 
-  const owner = (): AuthContext => ({ accountId, keyId: 'operator', scope: 'readwrite', syncId: null, plan: 'free' });
+  const owner = (): AuthContext => ({
+    accountId,
+    keyId: 'operator',
+    scope: 'readwrite',
+    syncId: null,
+    plan: 'free',
+  });
 
   /** A linked record whose right copy went missing (the left copy survives), held in `state`, with its `detected` entry. */
-  async function held(state: State = 'awaiting_review', sync = syncId): Promise<{ record: string; pendingDelete: string }> {
+  async function held(
+    state: State = 'awaiting_review',
+    sync = syncId,
+  ): Promise<{ record: string; pendingDelete: string }> {
     const record = newId('record');
     const pendingDelete = newId('pendingDelete');
     await db.query(
@@ -47,17 +56,26 @@ describe('pending-delete decisions (service and operator CLI)', () => {
        VALUES ($1, $2, $3, 0, 'right', 'left', $4::text, CASE WHEN $4 = 'ignored' THEN now() END, CASE WHEN $4 IN ('approved', 'closed') THEN now() END)`,
       [pendingDelete, sync, record, state],
     );
-    await db.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`, [pendingDelete, sync, record]);
+    await db.query(
+      `INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`,
+      [pendingDelete, sync, record],
+    );
     return { record, pendingDelete };
   }
 
   async function row(pendingDelete: string): Promise<Row> {
-    const [found] = await db.query(`SELECT state, requested_action, ignored_at, decided_at, applied_at FROM pending_deletes WHERE id = $1`, [pendingDelete]);
+    const [found] = await db.query(
+      `SELECT state, requested_action, ignored_at, decided_at, applied_at FROM pending_deletes WHERE id = $1`,
+      [pendingDelete],
+    );
     return found;
   }
 
   async function events(pendingDelete: string): Promise<{ kind: string; actor: string | null }[]> {
-    return db.query(`SELECT kind, actor FROM pending_delete_events WHERE pending_delete_id = $1 ORDER BY id`, [pendingDelete]);
+    return db.query(
+      `SELECT kind, actor FROM pending_delete_events WHERE pending_delete_id = $1 ORDER BY id`,
+      [pendingDelete],
+    );
   }
 
   function decide(decision: 'approve' | 'ignore' | 'restore', record: string, sync = syncId) {
@@ -69,12 +87,28 @@ describe('pending-delete decisions (service and operator CLI)', () => {
     const approved = decide('approve', record);
     expect(approved.stderr).toBe('');
     expect(approved.code).toBe(0);
-    expect(approved.json()).toMatchObject({ sync_id: syncId, record_id: record, state: 'approved', missing_side: 'right', delete_from_side: 'left', requested_action: 'approve', applied_at: null });
+    expect(approved.json()).toMatchObject({
+      sync_id: syncId,
+      record_id: record,
+      state: 'approved',
+      missing_side: 'right',
+      delete_from_side: 'left',
+      requested_action: 'approve',
+      applied_at: null,
+    });
     expect(approved.json().decided_at).toEqual(expect.any(String));
     const stored = await row(pendingDelete);
-    expect(stored).toMatchObject({ state: 'approved', requested_action: 'approve', ignored_at: null, applied_at: null });
+    expect(stored).toMatchObject({
+      state: 'approved',
+      requested_action: 'approve',
+      ignored_at: null,
+      applied_at: null,
+    });
     expect(stored.decided_at).toBeInstanceOf(Date);
-    expect(await events(pendingDelete)).toEqual([{ kind: 'detected', actor: 'engine' }, { kind: 'approved', actor: 'cli' }]);
+    expect(await events(pendingDelete)).toEqual([
+      { kind: 'detected', actor: 'engine' },
+      { kind: 'approved', actor: 'cli' },
+    ]);
   });
 
   it('ignore keeps the surviving copy (nothing requested) and is idempotent', async () => {
@@ -99,8 +133,15 @@ describe('pending-delete decisions (service and operator CLI)', () => {
     const restored = decide('restore', record);
     expect(restored.code).toBe(0);
     expect(restored.json()).toMatchObject({ state: 'closed', requested_action: 'restore' });
-    expect(await row(pendingDelete)).toMatchObject({ state: 'closed', requested_action: 'restore', ignored_at: null });
-    expect(await events(pendingDelete)).toEqual([{ kind: 'detected', actor: 'engine' }, { kind: 'restored', actor: 'cli' }]);
+    expect(await row(pendingDelete)).toMatchObject({
+      state: 'closed',
+      requested_action: 'restore',
+      ignored_at: null,
+    });
+    expect(await events(pendingDelete)).toEqual([
+      { kind: 'detected', actor: 'engine' },
+      { kind: 'restored', actor: 'cli' },
+    ]);
   });
 
   it.each([
@@ -126,9 +167,15 @@ describe('pending-delete decisions (service and operator CLI)', () => {
   ] as const)('%s on a %s one is a conflict and changes nothing', async (decision, state) => {
     const { record, pendingDelete } = await held(state);
     const before = await row(pendingDelete);
-    const error = await t.app.get(PendingDeletesService).decide(owner(), syncId, record, decision, 'console').catch((e: unknown) => e);
+    const error = await t.app
+      .get(PendingDeletesService)
+      .decide(owner(), syncId, record, decision, 'console')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
-    expect(error).toMatchObject({ code: ErrorCode.Conflict, message: expect.stringContaining('nothing is left to decide') });
+    expect(error).toMatchObject({
+      code: ErrorCode.Conflict,
+      message: expect.stringContaining('nothing is left to decide'),
+    });
     expect(await row(pendingDelete)).toEqual(before);
     expect((await events(pendingDelete)).map((e) => e.kind)).toEqual(['detected']);
   });
@@ -139,7 +186,11 @@ describe('pending-delete decisions (service and operator CLI)', () => {
     const restore = decide('restore', record);
     expect(restore.code).toBe(1);
     expect(restore.stdout).toBe('');
-    expect(restore.stderr).toMatch(new RegExp(`^lockstep: conflict: Cannot restore the held delete of record ${record}: its delete was already approved at `));
+    expect(restore.stderr).toMatch(
+      new RegExp(
+        `^lockstep: conflict: Cannot restore the held delete of record ${record}: its delete was already approved at `,
+      ),
+    );
     expect(await row(pendingDelete)).toMatchObject({ state: 'approved', requested_action: 'approve' });
   });
 
@@ -151,11 +202,22 @@ describe('pending-delete decisions (service and operator CLI)', () => {
     await gate.connect();
     await gate.startTransaction();
     await gate.query(`SELECT 1 FROM pending_deletes WHERE id = $1 FOR UPDATE`, [pendingDelete]);
-    const settled = Promise.allSettled([service.decide(owner(), syncId, record, 'approve', 'console'), service.decide(owner(), syncId, record, 'restore', 'console')]);
+    const settled = Promise.allSettled([
+      service.decide(owner(), syncId, record, 'approve', 'console'),
+      service.decide(owner(), syncId, record, 'restore', 'console'),
+    ]);
     try {
       const deadline = Date.now() + 10_000;
-      const waiting = async () => Number((await db.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE "pending_deletes"%'`))[0].n);
-      while ((await waiting()) < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      const waiting = async () =>
+        Number(
+          (
+            await db.query(
+              `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE "pending_deletes"%'`,
+            )
+          )[0].n,
+        );
+      while ((await waiting()) < 2 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await waiting()).toBe(2);
     } finally {
       await gate.commitTransaction();
@@ -167,7 +229,10 @@ describe('pending-delete decisions (service and operator CLI)', () => {
     const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
     expect(applied).toHaveLength(1);
     expect(refused).toHaveLength(1);
-    expect(refused[0]!.reason).toMatchObject({ code: ErrorCode.Conflict, message: expect.stringContaining('nothing is left to decide') });
+    expect(refused[0]!.reason).toMatchObject({
+      code: ErrorCode.Conflict,
+      message: expect.stringContaining('nothing is left to decide'),
+    });
     const kinds = (await events(pendingDelete)).map((e) => e.kind);
     expect(kinds).toHaveLength(2);
     expect((await row(pendingDelete)).state).toBe(kinds[1] === 'approved' ? 'approved' : 'closed');
@@ -177,7 +242,9 @@ describe('pending-delete decisions (service and operator CLI)', () => {
     const unknown = decide('approve', newId('record'));
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe('');
-    expect(unknown.stderr).toMatch(/^lockstep: not_found: Record rec_[0-9a-z]{20} has no held delete in sync /);
+    expect(unknown.stderr).toMatch(
+      /^lockstep: not_found: Record rec_[0-9a-z]{20} has no held delete in sync /,
+    );
 
     const notRecordId = decide('ignore', 'r-123');
     expect(notRecordId.code).toBe(1);
@@ -199,8 +266,17 @@ describe('pending-delete decisions (service and operator CLI)', () => {
 
   it("another account's sync is not_found, indistinguishable from a missing one", async () => {
     const { record, pendingDelete } = await held();
-    const stranger: AuthContext = { accountId: (await t.account()).id, keyId: 'operator', scope: 'readwrite', syncId: null, plan: 'free' };
-    const error = await t.app.get(PendingDeletesService).decide(stranger, syncId, record, 'approve', 'console').catch((e: unknown) => e);
+    const stranger: AuthContext = {
+      accountId: (await t.account()).id,
+      keyId: 'operator',
+      scope: 'readwrite',
+      syncId: null,
+      plan: 'free',
+    };
+    const error = await t.app
+      .get(PendingDeletesService)
+      .decide(stranger, syncId, record, 'approve', 'console')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({ code: ErrorCode.NotFound, message: `No sync ${syncId}.` });
     expect((await row(pendingDelete)).state).toBe('awaiting_review');

@@ -27,7 +27,11 @@ describe('rate limit (spec section 8)', () => {
   it('shows the budget on every response, refuses with 429 and Retry-After past it, and recovers', async () => {
     const key = await a.key((await a.account()).id, 'read');
     // Start at the beginning of a window so the four requests fall in one.
-    await until(async () => Date.now() % 3000, (ms) => ms < 1500, 4000);
+    await until(
+      async () => Date.now() % 3000,
+      (ms) => ms < 1500,
+      4000,
+    );
     const first = await a.http().get('/v1/test-probe/read').set(bearer(key));
     expect(first.status).toBe(200);
     expect(first.headers['ratelimit-limit']).toBe('4');
@@ -50,7 +54,11 @@ describe('rate limit (spec section 8)', () => {
     const other = await a.key((await a.account()).id, 'read');
     await a.http().get('/v1/test-probe/read').set(bearer(other)).expect(200);
     // Recovery once the window has passed.
-    const recovered = await until(() => a.http().get('/v1/test-probe/read').set(bearer(key)), (r) => r.status === 200, 8000);
+    const recovered = await until(
+      () => a.http().get('/v1/test-probe/read').set(bearer(key)),
+      (r) => r.status === 200,
+      8000,
+    );
     expect(recovered.status).toBe(200);
   });
 });

@@ -10,7 +10,15 @@ import { bearer, createTestApp, type TestApp } from './support/test-app';
 
 jest.setTimeout(120_000);
 
-const PEOPLE = ['Ada Lovelace', 'Adam Smith', 'Grace Hopper', 'Nadal Rafael', 'Linus Torvalds', 'Edsger Dijkstra', ...Array.from({ length: 8 }, (_, i) => `Zed 0${i + 1}`)];
+const PEOPLE = [
+  'Ada Lovelace',
+  'Adam Smith',
+  'Grace Hopper',
+  'Nadal Rafael',
+  'Linus Torvalds',
+  'Edsger Dijkstra',
+  ...Array.from({ length: 8 }, (_, i) => `Zed 0${i + 1}`),
+];
 
 describe('records and pending deletes on a live sync', () => {
   let t: TestApp;
@@ -18,15 +26,25 @@ describe('records and pending deletes on a live sync', () => {
   let S: string;
   const follow = (url: string) => url.replace('http://lockstep.test', '');
   const get = (path: string, key = live.keys.read) => t.http().get(path).set(bearer(key));
-  const refetch = (record: string, query = '', key = live.keys.operate) => t.http().post(`/v1/sync/records/${record}/refetch${query}`).set(bearer(key));
-  const errorOf = async (request: PromiseLike<{ status: number; body: { error: { code: string } } }>, status: number) => {
+  const refetch = (record: string, query = '', key = live.keys.operate) =>
+    t.http().post(`/v1/sync/records/${record}/refetch${query}`).set(bearer(key));
+  const errorOf = async (
+    request: PromiseLike<{ status: number; body: { error: { code: string } } }>,
+    status: number,
+  ) => {
     const res = await request;
     expect(res.status).toBe(status);
     return res.body.error.code;
   };
   /** The `rec_` id of a person by PostgreSQL id (the only hit matched by that remote id in `people`). */
-  const recordOf = async (pgId: number): Promise<string> => (await get(`/v1/sync/records/${pgId}?sync=${S}&table=people`).expect(200)).body.id;
-  const contact = async (id: number) => ((await live.my.sql('SELECT id, full_name, email FROM contacts WHERE id = ?', [id])) as { email: string | null }[])[0];
+  const recordOf = async (pgId: number): Promise<string> =>
+    (await get(`/v1/sync/records/${pgId}?sync=${S}&table=people`).expect(200)).body.id;
+  const contact = async (id: number) =>
+    (
+      (await live.my.sql('SELECT id, full_name, email FROM contacts WHERE id = ?', [id])) as {
+        email: string | null;
+      }[]
+    )[0];
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -37,7 +55,10 @@ describe('records and pending deletes on a live sync', () => {
         CREATE TABLE companies (id integer PRIMARY KEY, title text NOT NULL);
         INSERT INTO companies VALUES (1, 'Acme'), (2, 'Globex');
       `,
-      mySetup: ['CREATE TABLE contacts (id INT PRIMARY KEY, full_name VARCHAR(60) NOT NULL, email VARCHAR(100))', 'CREATE TABLE orgs (id INT PRIMARY KEY, title VARCHAR(60) NOT NULL)'],
+      mySetup: [
+        'CREATE TABLE contacts (id INT PRIMARY KEY, full_name VARCHAR(60) NOT NULL, email VARCHAR(100))',
+        'CREATE TABLE orgs (id INT PRIMARY KEY, title VARCHAR(60) NOT NULL)',
+      ],
       tables: [
         {
           left_table: 'people',
@@ -49,7 +70,15 @@ describe('records and pending deletes on a live sync', () => {
             { left_field: 'email', right_field: 'email' },
           ],
         },
-        { left_table: 'companies', right_table: 'orgs', direction: 'two_way', fields: [{ left_field: 'id', right_field: 'id' }, { left_field: 'title', right_field: 'title' }] },
+        {
+          left_table: 'companies',
+          right_table: 'orgs',
+          direction: 'two_way',
+          fields: [
+            { left_field: 'id', right_field: 'id' },
+            { left_field: 'title', right_field: 'title' },
+          ],
+        },
       ],
     });
     S = live.id;
@@ -64,22 +93,37 @@ describe('records and pending deletes on a live sync', () => {
       const res = await get(`/v1/sync/records?sync=${S}&query=1`).expect(200);
       expect(res.body.next_cursor).toBeNull();
       expect(res.body.has_more).toBe(false);
-      const hits = res.body.data as { id: string; name: string; matched_by: string; table: { left: { name: string } }; left: { remote_id: string }; right: { remote_id: string } }[];
+      const hits = res.body.data as {
+        id: string;
+        name: string;
+        matched_by: string;
+        table: { left: { name: string } };
+        left: { remote_id: string };
+        right: { remote_id: string };
+      }[];
       expect(hits.map((hit) => [hit.matched_by, hit.name])).toEqual([
         ['remote_id', 'Ada Lovelace'],
         ['remote_id', 'Acme'],
         ['name', 'Zed 01'],
       ]);
-      expect(hits[0]).toMatchObject({ table_pair: 0, table: { left: { name: 'people' }, right: { name: 'contacts' } }, left: { remote_id: '1', is_deleted: false }, right: { remote_id: '1', is_deleted: false } });
+      expect(hits[0]).toMatchObject({
+        table_pair: 0,
+        table: { left: { name: 'people' }, right: { name: 'contacts' } },
+        left: { remote_id: '1', is_deleted: false },
+        right: { remote_id: '1', is_deleted: false },
+      });
       expect(hits[0]!.id).toMatch(/^rec_/);
       expect(res.body.data[0].url).toBe(`http://lockstep.test/v1/sync/records/${hits[0]!.id}?sync=${S}`);
-      expect(res.body.data[0].browser_url).toBe(`http://lockstep.test/app/syncs/${S}/records/${hits[0]!.id}?side=left`);
+      expect(res.body.data[0].browser_url).toBe(
+        `http://lockstep.test/app/syncs/${S}/records/${hits[0]!.id}?side=left`,
+      );
 
       // `table` narrows to one table pair, by remote id or by `table_` id of either side.
       const orgs = (await get(`/v1/sync/records?sync=${S}&query=1&table=orgs`).expect(200)).body.data;
       expect(orgs.map((hit: { name: string }) => hit.name)).toEqual(['Acme']);
       const contactsId: string = res.body.data[0].table.right.id;
-      const byId = (await get(`/v1/sync/records?sync=${S}&query=1&table=${contactsId}`).expect(200)).body.data;
+      const byId = (await get(`/v1/sync/records?sync=${S}&query=1&table=${contactsId}`).expect(200)).body
+        .data;
       expect(byId.map((hit: { name: string }) => hit.name)).toEqual(['Ada Lovelace', 'Zed 01']);
     });
 
@@ -90,30 +134,45 @@ describe('records and pending deletes on a live sync', () => {
       expect(byRec.data[0]).toMatchObject({ id: ada, matched_by: 'record_id', name: 'Ada Lovelace' });
 
       const byText = (await get(`/v1/sync/records?sync=${S}&query=ADA`).expect(200)).body;
-      expect(byText.data.map((hit: { name: string }) => hit.name)).toEqual(['Ada Lovelace', 'Adam Smith', 'Nadal Rafael']);
+      expect(byText.data.map((hit: { name: string }) => hit.name)).toEqual([
+        'Ada Lovelace',
+        'Adam Smith',
+        'Nadal Rafael',
+      ]);
       expect(byText.data.every((hit: { matched_by: string }) => hit.matched_by === 'name')).toBe(true);
       expect(byText).toMatchObject({ has_more: false, next_cursor: null });
 
       // `%` and `_` are literal text, not wildcards.
-      expect((await get(`/v1/sync/records?sync=${S}&query=${encodeURIComponent('_da')}`).expect(200)).body.data).toEqual([]);
+      expect(
+        (await get(`/v1/sync/records?sync=${S}&query=${encodeURIComponent('_da')}`).expect(200)).body.data,
+      ).toEqual([]);
     });
 
     it('says has_more when more matched than the limit (narrow the query)', async () => {
       const res = (await get(`/v1/sync/records?sync=${S}&query=zed&limit=3`).expect(200)).body;
       expect(res.data.map((hit: { name: string }) => hit.name)).toEqual(['Zed 01', 'Zed 02', 'Zed 03']);
       expect(res).toMatchObject({ has_more: true, next_cursor: null });
-      expect((await get(`/v1/sync/records?sync=${S}&query=zed%2008&limit=3`).expect(200)).body).toMatchObject({ has_more: false, data: [{ name: 'Zed 08' }] });
+      expect((await get(`/v1/sync/records?sync=${S}&query=zed%2008&limit=3`).expect(200)).body).toMatchObject(
+        { has_more: false, data: [{ name: 'Zed 08' }] },
+      );
     });
   });
 
   describe('status document', () => {
     it('shows both copies, the operations of both sides and the link to the rest', async () => {
       await live.pg.sql(`UPDATE people SET email = 'ada@analytical.engine' WHERE id = 1`);
-      await waitUntil('the update to reach MariaDB', async () => (await contact(1))?.email === 'ada@analytical.engine');
+      await waitUntil(
+        'the update to reach MariaDB',
+        async () => (await contact(1))?.email === 'ada@analytical.engine',
+      );
       const ada = await recordOf(1);
       const doc = await waitUntil('the operations to be recorded', async () => {
         const body = (await get(`/v1/sync/records/${ada}`).expect(200)).body;
-        return body.operations.some((op: { action: string; trigger: string }) => op.action === 'updated' && op.trigger === 'push') ? body : null;
+        return body.operations.some(
+          (op: { action: string; trigger: string }) => op.action === 'updated' && op.trigger === 'push',
+        )
+          ? body
+          : null;
       });
       expect(doc).toMatchObject({
         id: ada,
@@ -121,8 +180,21 @@ describe('records and pending deletes on a live sync', () => {
         name: 'Ada Lovelace',
         table_pair: 0,
         table: { left: { name: 'people' }, right: { name: 'contacts' } },
-        left: { remote_id: '1', is_deleted: false, is_filtered: false, is_sync_disabled: false, queued_operations: [], browser_url: `http://lockstep.test/app/syncs/${S}/records/${ada}?side=left` },
-        right: { remote_id: '1', is_deleted: false, is_filtered: false, is_sync_disabled: false, queued_operations: [] },
+        left: {
+          remote_id: '1',
+          is_deleted: false,
+          is_filtered: false,
+          is_sync_disabled: false,
+          queued_operations: [],
+          browser_url: `http://lockstep.test/app/syncs/${S}/records/${ada}?side=left`,
+        },
+        right: {
+          remote_id: '1',
+          is_deleted: false,
+          is_filtered: false,
+          is_sync_disabled: false,
+          queued_operations: [],
+        },
         queued_operations: [],
         issues: [],
         pending_delete: null,
@@ -130,17 +202,31 @@ describe('records and pending deletes on a live sync', () => {
         operations_url: `http://lockstep.test/v1/sync/operations?sync=${S}&record=${ada}`,
         url: `http://lockstep.test/v1/sync/records/${ada}?sync=${S}`,
       });
-      const poll = doc.operations.find((op: { trigger: string; action: string }) => op.trigger === 'poll' && op.action === 'updated');
-      const push = doc.operations.find((op: { trigger: string; action: string }) => op.trigger === 'push' && op.action === 'updated');
-      expect(poll).toMatchObject({ side: 'left', table: { name: 'people' }, record: { remote_id: '1', url: null } });
-      expect(push).toMatchObject({ side: 'right', table: { name: 'contacts' }, record: { remote_id: '1', name: 'Ada Lovelace', url: null } });
+      const poll = doc.operations.find(
+        (op: { trigger: string; action: string }) => op.trigger === 'poll' && op.action === 'updated',
+      );
+      const push = doc.operations.find(
+        (op: { trigger: string; action: string }) => op.trigger === 'push' && op.action === 'updated',
+      );
+      expect(poll).toMatchObject({
+        side: 'left',
+        table: { name: 'people' },
+        record: { remote_id: '1', url: null },
+      });
+      expect(push).toMatchObject({
+        side: 'right',
+        table: { name: 'contacts' },
+        record: { remote_id: '1', name: 'Ada Lovelace', url: null },
+      });
       expect(push.id).toMatch(/^op_/);
       expect(push.url).toBe(`http://lockstep.test/v1/sync/operations/${push.id}`);
       expect(typeof doc.operations_has_more).toBe('boolean');
 
       // The same document by connected-app id: `table` (remote id or `table_` id of either side) settles the ambiguity.
       expect((await get(`/v1/sync/records/1?sync=${S}&table=people`).expect(200)).body.id).toBe(ada);
-      expect((await get(`/v1/sync/records/1?sync=${S}&table=${doc.table.right.id}`).expect(200)).body.id).toBe(ada);
+      expect(
+        (await get(`/v1/sync/records/1?sync=${S}&table=${doc.table.right.id}`).expect(200)).body.id,
+      ).toBe(ada);
       expect((await get(`/v1/sync/records/${ada}?sync=${S}&table=contacts`).expect(200)).body.id).toBe(ada);
       expect(await errorOf(get(`/v1/sync/records/${ada}?sync=${S}&table=orgs`), 404)).toBe('not_found');
     });
@@ -148,8 +234,15 @@ describe('records and pending deletes on a live sync', () => {
     it('is 400 ambiguous_record when a connected-app id exists in several tables, listing the candidates', async () => {
       const res = await get(`/v1/sync/records/2?sync=${S}`).expect(400);
       expect(res.body.error.code).toBe('ambiguous_record');
-      const candidates = res.body.error.details.candidates as { id: string; table: { name: string }; side: string }[];
-      expect(candidates.map((c) => [c.side, c.table.name]).sort()).toEqual([['left', 'companies'], ['left', 'people']]);
+      const candidates = res.body.error.details.candidates as {
+        id: string;
+        table: { name: string };
+        side: string;
+      }[];
+      expect(candidates.map((c) => [c.side, c.table.name]).sort()).toEqual([
+        ['left', 'companies'],
+        ['left', 'people'],
+      ]);
       expect(candidates.every((c) => /^rec_/.test(c.id))).toBe(true);
       expect(await errorOf(refetch('2', `?sync=${S}`), 400)).toBe('ambiguous_record');
       expect(await errorOf(get(`/v1/sync/records/999?sync=${S}`), 404)).toBe('not_found');
@@ -157,36 +250,66 @@ describe('records and pending deletes on a live sync', () => {
   });
 
   describe('refetch', () => {
-    it('reads the copy again: a change made behind the engine\'s back (change capture off) reaches the other side', async () => {
-      await live.pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
+    it("reads the copy again: a change made behind the engine's back (change capture off) reaches the other side", async () => {
+      await live.pg.sql(
+        `ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`,
+      );
       await live.pg.sql(`UPDATE people SET email = 'edsger@goto.harmful' WHERE id = 6`);
-      await live.pg.sql(`ALTER TABLE people ENABLE TRIGGER lockstep_capture_ins, ENABLE TRIGGER lockstep_capture_upd, ENABLE TRIGGER lockstep_capture_del`);
+      await live.pg.sql(
+        `ALTER TABLE people ENABLE TRIGGER lockstep_capture_ins, ENABLE TRIGGER lockstep_capture_upd, ENABLE TRIGGER lockstep_capture_del`,
+      );
       const edsger = await recordOf(6);
       const res = await refetch(edsger).expect(202);
-      expect(res.body).toEqual({ record_id: edsger, sides: ['left', 'right'], url: `http://lockstep.test/v1/sync/records/${edsger}?sync=${S}` });
-      await waitUntil('the refetched change to reach MariaDB', async () => (await contact(6))?.email === 'edsger@goto.harmful');
-      await waitUntil('the queue to drain', async () => (await get(`/v1/sync/records/${edsger}`).expect(200)).body.queued_operations.length === 0);
+      expect(res.body).toEqual({
+        record_id: edsger,
+        sides: ['left', 'right'],
+        url: `http://lockstep.test/v1/sync/records/${edsger}?sync=${S}`,
+      });
+      await waitUntil(
+        'the refetched change to reach MariaDB',
+        async () => (await contact(6))?.email === 'edsger@goto.harmful',
+      );
+      await waitUntil(
+        'the queue to drain',
+        async () => (await get(`/v1/sync/records/${edsger}`).expect(200)).body.queued_operations.length === 0,
+      );
     });
 
     it('runs behind a push already queued for the record', async () => {
       const adam = await recordOf(2);
       await live.stopWorker();
       // A push waiting for two minutes heads the record's queue (released below); the refetch queued after it must wait too.
-      const [push] = await live.db.query(`INSERT INTO record_queue (sync_id, record_id, type, side, not_before) VALUES ($1, $2, 'push', NULL, now() + interval '2 minutes') RETURNING id::text AS id`, [S, adam]);
-      await refetch(adam).send({ side: 'left' }).expect(202, { record_id: adam, sides: ['left'], url: `http://lockstep.test/v1/sync/records/${adam}?sync=${S}` });
+      const [push] = await live.db.query(
+        `INSERT INTO record_queue (sync_id, record_id, type, side, not_before) VALUES ($1, $2, 'push', NULL, now() + interval '2 minutes') RETURNING id::text AS id`,
+        [S, adam],
+      );
+      await refetch(adam)
+        .send({ side: 'left' })
+        .expect(202, {
+          record_id: adam,
+          sides: ['left'],
+          url: `http://lockstep.test/v1/sync/records/${adam}?sync=${S}`,
+        });
       await refetch(adam).send({ side: 'left' }).expect(202); // still waiting at the end: nothing added
       const queued = (await get(`/v1/sync/records/${adam}`).expect(200)).body;
       expect(queued.queued_operations).toEqual([
         { type: 'push', position: 1, side: null },
         { type: 'refetch', position: 2, side: 'left' },
       ]);
-      expect(queued.left.queued_operations).toEqual([{ type: 'push', position: 1 }, { type: 'refetch', position: 2 }]);
+      expect(queued.left.queued_operations).toEqual([
+        { type: 'push', position: 1 },
+        { type: 'refetch', position: 2 },
+      ]);
       expect(queued.right.queued_operations).toEqual([{ type: 'push', position: 1 }]);
 
       // Behind the engine's back, then the worker comes back.
-      await live.pg.sql(`ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`);
+      await live.pg.sql(
+        `ALTER TABLE people DISABLE TRIGGER lockstep_capture_ins, DISABLE TRIGGER lockstep_capture_upd, DISABLE TRIGGER lockstep_capture_del`,
+      );
       await live.pg.sql(`UPDATE people SET email = 'adam@wealth.nations' WHERE id = 2`);
-      await live.pg.sql(`ALTER TABLE people ENABLE TRIGGER lockstep_capture_ins, ENABLE TRIGGER lockstep_capture_upd, ENABLE TRIGGER lockstep_capture_del`);
+      await live.pg.sql(
+        `ALTER TABLE people ENABLE TRIGGER lockstep_capture_ins, ENABLE TRIGGER lockstep_capture_upd, ENABLE TRIGGER lockstep_capture_del`,
+      );
       live.startWorker();
       await live.pg.sql(`INSERT INTO people (id, name, email) VALUES (100, 'Newcomer', 'new@example.com')`);
       await waitUntil('the worker to run again', async () => (await contact(100)) !== undefined);
@@ -200,10 +323,19 @@ describe('records and pending deletes on a live sync', () => {
       // The push falls due: both entries now run, in order.
       await live.db.query(`UPDATE record_queue SET not_before = now() WHERE id = $1::bigint`, [push.id]);
 
-      await waitUntil('both entries to run', async () => (await get(`/v1/sync/records/${adam}`).expect(200)).body.queued_operations.length === 0, 30_000);
+      await waitUntil(
+        'both entries to run',
+        async () => (await get(`/v1/sync/records/${adam}`).expect(200)).body.queued_operations.length === 0,
+        30_000,
+      );
       expect((await contact(2))?.email).toBe('adam@wealth.nations');
       const after = (await get(`/v1/sync/records/${adam}`).expect(200)).body;
-      expect(after.operations.find((op: { trigger: string; side: string; action: string }) => op.trigger === 'push' && op.side === 'right' && op.action === 'updated')).toBeDefined();
+      expect(
+        after.operations.find(
+          (op: { trigger: string; side: string; action: string }) =>
+            op.trigger === 'push' && op.side === 'right' && op.action === 'updated',
+        ),
+      ).toBeDefined();
     });
   });
 
@@ -226,7 +358,9 @@ describe('records and pending deletes on a live sync', () => {
     it('lists the ones awaiting review, newest first, with the surviving copy and the links', async () => {
       const page = (await get(`/v1/sync/pending-deletes?sync=${S}`).expect(200)).body;
       expect(page).toMatchObject({ has_more: false, next_cursor: null });
-      expect(page.data.map((entry: { record_id: string }) => entry.record_id).sort()).toEqual([grace, nadal].sort());
+      expect(page.data.map((entry: { record_id: string }) => entry.record_id).sort()).toEqual(
+        [grace, nadal].sort(),
+      );
       const entry = page.data.find((item: { record_id: string }) => item.record_id === grace);
       expect(entry).toEqual({
         id: expect.stringMatching(/^pdel_/),
@@ -236,7 +370,13 @@ describe('records and pending deletes on a live sync', () => {
         delete_from_side: 'left',
         pending_since: expect.any(String),
         ignored_at: null,
-        record: { id: grace, remote_id: '3', name: 'Grace Hopper', side: 'left', browser_url: `http://lockstep.test/app/syncs/${S}/records/${grace}?side=left` },
+        record: {
+          id: grace,
+          remote_id: '3',
+          name: 'Grace Hopper',
+          side: 'left',
+          browser_url: `http://lockstep.test/app/syncs/${S}/records/${grace}?side=left`,
+        },
         record_url: `http://lockstep.test/v1/sync/records/${grace}?sync=${S}`,
         review_url: `http://lockstep.test/app/syncs/${S}/pending-deletes/${grace}`,
       });
@@ -246,19 +386,52 @@ describe('records and pending deletes on a live sync', () => {
       // Pages of one: the cursor walks the rest; a cursor of another state is refused.
       const first = (await get(`/v1/sync/pending-deletes?sync=${S}&limit=1`).expect(200)).body;
       expect(first.has_more).toBe(true);
-      const second = (await get(`/v1/sync/pending-deletes?sync=${S}&limit=1&cursor=${first.next_cursor}`).expect(200)).body;
+      const second = (
+        await get(`/v1/sync/pending-deletes?sync=${S}&limit=1&cursor=${first.next_cursor}`).expect(200)
+      ).body;
       expect(second).toMatchObject({ has_more: false, next_cursor: null });
       expect([first.data[0].id, second.data[0].id]).toEqual(page.data.map((item: { id: string }) => item.id));
-      expect(await errorOf(get(`/v1/sync/pending-deletes?sync=${S}&state=ignored&cursor=${first.next_cursor}`), 400)).toBe('invalid_cursor');
+      expect(
+        await errorOf(
+          get(`/v1/sync/pending-deletes?sync=${S}&state=ignored&cursor=${first.next_cursor}`),
+          400,
+        ),
+      ).toBe('invalid_cursor');
     });
 
-    it('shows in the record\'s status document with its history', async () => {
-      const doc = (await get(follow((await get(`/v1/sync/pending-deletes?sync=${S}`)).body.data.find((e: { record_id: string }) => e.record_id === grace).record_url)).expect(200)).body;
+    it("shows in the record's status document with its history", async () => {
+      const doc = (
+        await get(
+          follow(
+            (await get(`/v1/sync/pending-deletes?sync=${S}`)).body.data.find(
+              (e: { record_id: string }) => e.record_id === grace,
+            ).record_url,
+          ),
+        ).expect(200)
+      ).body;
       expect(doc.right).toMatchObject({ remote_id: '3', is_deleted: true });
       expect(doc.left).toMatchObject({ remote_id: '3', is_deleted: false });
-      expect(doc.pending_delete).toMatchObject({ state: 'awaiting_review', record_id: grace, missing_side: 'right', delete_from_side: 'left', record: { remote_id: '3', side: 'left' } });
-      expect(doc.pending_delete_events).toEqual([{ kind: 'detected', at: expect.any(String), actor: 'engine', pending_delete_id: doc.pending_delete.id }]);
-      expect(doc.operations.find((op: { action: string; side: string; trigger: string }) => op.action === 'deleted' && op.side === 'right' && op.trigger === 'poll')).toBeDefined();
+      expect(doc.pending_delete).toMatchObject({
+        state: 'awaiting_review',
+        record_id: grace,
+        missing_side: 'right',
+        delete_from_side: 'left',
+        record: { remote_id: '3', side: 'left' },
+      });
+      expect(doc.pending_delete_events).toEqual([
+        {
+          kind: 'detected',
+          at: expect.any(String),
+          actor: 'engine',
+          pending_delete_id: doc.pending_delete.id,
+        },
+      ]);
+      expect(
+        doc.operations.find(
+          (op: { action: string; side: string; trigger: string }) =>
+            op.action === 'deleted' && op.side === 'right' && op.trigger === 'poll',
+        ),
+      ).toBeDefined();
 
       // The right copy is gone: nothing to refetch there.
       expect(await errorOf(refetch(grace).send({ side: 'right' }), 400)).toBe('no_copy_to_refetch');
@@ -268,10 +441,17 @@ describe('records and pending deletes on a live sync', () => {
     it('lists ignored ones with state=ignored, and their history says who ignored them', async () => {
       const ignored = (await get(`/v1/sync/pending-deletes?sync=${S}&state=ignored`).expect(200)).body;
       expect(ignored.data).toHaveLength(1);
-      expect(ignored.data[0]).toMatchObject({ record_id: linus, state: 'ignored', ignored_at: expect.any(String), record: { remote_id: '5', side: 'left' } });
+      expect(ignored.data[0]).toMatchObject({
+        record_id: linus,
+        state: 'ignored',
+        ignored_at: expect.any(String),
+        record: { remote_id: '5', side: 'left' },
+      });
       const doc = (await get(`/v1/sync/records/${linus}?sync=${S}`).expect(200)).body;
       expect(doc.pending_delete).toMatchObject({ state: 'ignored' });
-      expect(doc.pending_delete_events.map((event: { kind: string; actor: string }) => [event.kind, event.actor])).toEqual([
+      expect(
+        doc.pending_delete_events.map((event: { kind: string; actor: string }) => [event.kind, event.actor]),
+      ).toEqual([
         ['ignored', 'cli'],
         ['detected', 'engine'],
       ]);
@@ -320,7 +500,7 @@ describe('records and pending deletes on a live sync', () => {
       expect(await errorOf(get(`/v1/sync/records/rec_unknown?sync=${S}`), 404)).toBe('not_found');
     });
 
-    it('refuses refetch to a read key (403) and hides the sync from other accounts and other syncs\' one-sync keys (404)', async () => {
+    it("refuses refetch to a read key (403) and hides the sync from other accounts and other syncs' one-sync keys (404)", async () => {
       const rec = await recordOf(1);
       expect(await errorOf(refetch(rec, '', live.keys.read), 403)).toBe('insufficient_scope');
 
@@ -354,16 +534,36 @@ describe('records and pending deletes on a live sync', () => {
           .http()
           .post('/v1/sync/syncs')
           .set(bearer(write))
-          .send({ name: 'Auto', left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema }, right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database } })
+          .send({
+            name: 'Auto',
+            left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema },
+            right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database },
+          })
           .expect(201)
       ).body;
-      const mappings = await t.http().get(`/v1/sync/syncs/${sync.id}/mappings`).set(bearer(write)).expect(200);
+      const mappings = await t
+        .http()
+        .get(`/v1/sync/syncs/${sync.id}/mappings`)
+        .set(bearer(write))
+        .expect(200);
       await t
         .http()
         .put(`/v1/sync/syncs/${sync.id}/mappings`)
         .set(bearer(write))
         .set('If-Match', mappings.headers['etag'])
-        .send({ tables: [{ left_table: 'items', right_table: 'items', direction: 'two_way', fields: [{ left_field: 'id', right_field: 'id' }, { left_field: 'label', right_field: 'label' }] }] })
+        .send({
+          tables: [
+            {
+              left_table: 'items',
+              right_table: 'items',
+              direction: 'two_way',
+              fields: [
+                { left_field: 'id', right_field: 'id' },
+                { left_field: 'label', right_field: 'label' },
+              ],
+            },
+          ],
+        })
         .expect(200);
 
       const refused = cli('sync', 'start', '--id', sync.id, '--delete-approval', 'sometimes');
@@ -372,12 +572,30 @@ describe('records and pending deletes on a live sync', () => {
 
       const started = cli('sync', 'start', '--id', sync.id, '--delete-approval', 'auto_approve');
       expect(started.code).toBe(0);
-      expect(started.json()).toMatchObject({ id: sync.id, status: 'active', delete_approval: 'auto_approve' });
-      expect((await t.http().get(`/v1/sync/syncs/${sync.id}`).set(bearer(write)).expect(200)).body.delete_approval).toBe('auto_approve');
-      const res = await t.http().get(`/v1/sync/pending-deletes?sync=${sync.id}`).set(bearer(write)).expect(409);
-      expect(res.body.error).toMatchObject({ code: 'delete_approval_disabled', type: 'invalid_request_error' });
+      expect(started.json()).toMatchObject({
+        id: sync.id,
+        status: 'active',
+        delete_approval: 'auto_approve',
+      });
+      expect(
+        (await t.http().get(`/v1/sync/syncs/${sync.id}`).set(bearer(write)).expect(200)).body.delete_approval,
+      ).toBe('auto_approve');
+      const res = await t
+        .http()
+        .get(`/v1/sync/pending-deletes?sync=${sync.id}`)
+        .set(bearer(write))
+        .expect(409);
+      expect(res.body.error).toMatchObject({
+        code: 'delete_approval_disabled',
+        type: 'invalid_request_error',
+      });
       // Parameter errors still come first.
-      expect(await errorOf(t.http().get(`/v1/sync/pending-deletes?sync=${sync.id}&state=nope`).set(bearer(write)), 400)).toBe('invalid_state');
+      expect(
+        await errorOf(
+          t.http().get(`/v1/sync/pending-deletes?sync=${sync.id}&state=nope`).set(bearer(write)),
+          400,
+        ),
+      ).toBe('invalid_state');
     });
   });
 });

@@ -4,7 +4,13 @@ import { SchemaLocks } from '../src/schema/schema-locks';
 import { SchemaService } from '../src/schema/schema.service';
 import { SyncAccess } from '../src/syncs/sync-access';
 import { bearer, createTestApp, type TestApp } from './support/test-app';
-import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg, uniqueName } from './support/scratch-dbs';
+import {
+  scratchMysql,
+  scratchPg,
+  type ScratchMysql,
+  type ScratchPg,
+  uniqueName,
+} from './support/scratch-dbs';
 
 interface Table {
   id: string;
@@ -29,10 +35,22 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
   const pgSide = () => ({ connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema });
   const mySide = () => ({ connector: 'mysql', auth: { connectionString: my.url }, base: my.database });
   const newSync = async (body: Record<string, unknown> = {}, key = write): Promise<string> =>
-    (await t.http().post('/v1/sync/syncs').set(bearer(key)).send({ name: 'Schema', left: pgSide(), right: mySide(), ...body }).expect(201)).body.id;
-  const tables = (syncId: string, query: Record<string, string> = {}, key = read) => t.http().get(`/v1/sync/syncs/${syncId}/tables`).query(query).set(bearer(key));
+    (
+      await t
+        .http()
+        .post('/v1/sync/syncs')
+        .set(bearer(key))
+        .send({ name: 'Schema', left: pgSide(), right: mySide(), ...body })
+        .expect(201)
+    ).body.id;
+  const tables = (syncId: string, query: Record<string, string> = {}, key = read) =>
+    t.http().get(`/v1/sync/syncs/${syncId}/tables`).query(query).set(bearer(key));
   const fields = (syncId: string, table: string, query: Record<string, string> = {}, key = read) =>
-    t.http().get(`/v1/sync/syncs/${syncId}/tables/${encodeURIComponent(table)}/fields`).query(query).set(bearer(key));
+    t
+      .http()
+      .get(`/v1/sync/syncs/${syncId}/tables/${encodeURIComponent(table)}/fields`)
+      .query(query)
+      .set(bearer(key));
   const byRemoteId = <T extends { remote_id: string }>(items: T[], remoteId: string): T => {
     const found = items.find((item) => item.remote_id === remoteId);
     if (!found) throw new Error(`no ${remoteId} in ${items.map((item) => item.remote_id).join(', ')}`);
@@ -40,7 +58,8 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
   };
   const remoteIds = (items: { remote_id: string }[]) => items.map((item) => item.remote_id).sort();
   /** Simulates the engine: sets the sync's lifecycle state directly in the service store. */
-  const setStatus = (syncId: string, status: 'draft' | 'active' | 'paused') => t.app.get(DataSource).query(`UPDATE syncs SET status = $2 WHERE id = $1`, [syncId, status]);
+  const setStatus = (syncId: string, status: 'draft' | 'active' | 'paused') =>
+    t.app.get(DataSource).query(`UPDATE syncs SET status = $2 WHERE id = $1`, [syncId, status]);
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -67,7 +86,13 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
     it('lists the tables of each side with the shape of 2.7', async () => {
       const syncId = await newSync();
       const left = (await tables(syncId, { side: 'left' }).expect(200)).body;
-      expect(left).toEqual({ fetched_at: expect.any(String), side: 'left', data: expect.any(Array), has_more: false, next_cursor: null });
+      expect(left).toEqual({
+        fetched_at: expect.any(String),
+        side: 'left',
+        data: expect.any(Array),
+        has_more: false,
+        next_cursor: null,
+      });
       expect(new Date(left.fetched_at).toISOString()).toBe(left.fetched_at);
       expect(remoteIds(left.data)).toEqual(['contact_emails', 'contacts', 'shared']);
       const contacts = byRemoteId<Table>(left.data, 'contacts');
@@ -85,7 +110,12 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       const right = (await tables(syncId, { side: 'right' }).expect(200)).body;
       expect(right).toMatchObject({ side: 'right', has_more: false, next_cursor: null });
       expect(remoteIds(right.data)).toEqual(['people', 'shared']);
-      expect(byRemoteId(right.data, 'people')).toMatchObject({ id: expect.stringMatching(/^table_/), name: 'people', views: null, read_only: false });
+      expect(byRemoteId(right.data, 'people')).toMatchObject({
+        id: expect.stringMatching(/^table_/),
+        name: 'people',
+        views: null,
+        read_only: false,
+      });
       expect(byRemoteId<Table>(right.data, 'shared').id).not.toBe(byRemoteId<Table>(left.data, 'shared').id);
     });
 
@@ -101,14 +131,17 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       const refreshed = (await tables(syncId, { side: 'left', refresh: 'true' }).expect(200)).body;
       expect(Date.parse(refreshed.fetched_at)).toBeGreaterThan(Date.parse(first.fetched_at));
       expect(remoteIds(refreshed.data)).toEqual(remoteIds([...first.data, { remote_id: late }]));
-      for (const table of first.data as Table[]) expect(byRemoteId<Table>(refreshed.data, table.remote_id).id).toBe(table.id);
+      for (const table of first.data as Table[])
+        expect(byRemoteId<Table>(refreshed.data, table.remote_id).id).toBe(table.id);
       const lateId = byRemoteId<Table>(refreshed.data, late).id;
 
       await pg.sql(`DROP TABLE ${late}`);
       const afterDrop = (await tables(syncId, { side: 'left', refresh: 'true' }).expect(200)).body;
       expect(remoteIds(afterDrop.data)).toEqual(remoteIds(first.data));
       // The row stays (mappings may reference it), flagged orphaned.
-      const [row] = await t.app.get(DataSource).query(`SELECT orphaned FROM sync_tables WHERE id = $1`, [lateId]);
+      const [row] = await t.app
+        .get(DataSource)
+        .query(`SELECT orphaned FROM sync_tables WHERE id = $1`, [lateId]);
       expect(row).toEqual({ orphaned: true });
       expect((await fields(syncId, lateId)).status).toBe(404);
 
@@ -150,47 +183,106 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
         has_more: false,
         next_cursor: null,
       });
-      expect(res.data.map((f: Field) => f.remote_id)).toEqual(['id', 'email', 'nickname', 'score', 'seen_at']);
+      expect(res.data.map((f: Field) => f.remote_id)).toEqual([
+        'id',
+        'email',
+        'nickname',
+        'score',
+        'seen_at',
+      ]);
       const [id, email, nickname, score, seenAt] = res.data;
-      expect(id).toEqual({ id: expect.stringMatching(/^field_[0-9a-z]{20}$/), remote_id: 'id', name: 'id', type: 'integer', read: true, write: false, required: false, primary: true, type_details: { generated: true } });
-      expect(email).toEqual({ id: expect.stringMatching(/^field_/), remote_id: 'email', name: 'email', type: 'character varying(40)', read: true, write: true, required: true, primary: false, type_details: { max_length: 40 } });
+      expect(id).toEqual({
+        id: expect.stringMatching(/^field_[0-9a-z]{20}$/),
+        remote_id: 'id',
+        name: 'id',
+        type: 'integer',
+        read: true,
+        write: false,
+        required: false,
+        primary: true,
+        type_details: { generated: true },
+      });
+      expect(email).toEqual({
+        id: expect.stringMatching(/^field_/),
+        remote_id: 'email',
+        name: 'email',
+        type: 'character varying(40)',
+        read: true,
+        write: true,
+        required: true,
+        primary: false,
+        type_details: { max_length: 40 },
+      });
       expect(nickname).toMatchObject({ type: 'text', required: false, primary: false, type_details: null });
       expect(score).toMatchObject({ type: 'numeric(10,2)', type_details: { precision: 10, scale: 2 } });
       expect(seenAt).toMatchObject({ type: 'timestamp with time zone', write: true, required: false });
       // The table listing now shows when its fields were read.
-      const listed = byRemoteId<Table>((await tables(syncId, { side: 'left' }).expect(200)).body.data, 'contacts');
+      const listed = byRemoteId<Table>(
+        (await tables(syncId, { side: 'left' }).expect(200)).body.data,
+        'contacts',
+      );
       expect(listed.fields_fetched_at).toBe(res.fetched_at);
     });
 
     it('lists MariaDB fields by remote id (found on the one side that has it)', async () => {
       const res = (await fields(syncId, 'people').expect(200)).body;
-      expect(res.table).toEqual({ id: byRemoteId(right, 'people').id, remote_id: 'people', name: 'people', side: 'right' });
+      expect(res.table).toEqual({
+        id: byRemoteId(right, 'people').id,
+        remote_id: 'people',
+        name: 'people',
+        side: 'right',
+      });
       const byName = Object.fromEntries(res.data.map((f: Field) => [f.remote_id, f]));
       expect(Object.keys(byName)).toEqual(['id', 'full_name', 'tags', 'active']);
       expect(byName.id).toMatchObject({ primary: true, write: false, required: false });
-      expect(byName.full_name).toMatchObject({ type: 'varchar(100)', read: true, write: true, required: true, primary: false, type_details: { max_length: 100 } });
-      expect(byName.tags).toMatchObject({ type: 'set', required: false, type_details: { allows_multiple_values: true, options: ['red', 'blue'] } });
+      expect(byName.full_name).toMatchObject({
+        type: 'varchar(100)',
+        read: true,
+        write: true,
+        required: true,
+        primary: false,
+        type_details: { max_length: 100 },
+      });
+      expect(byName.tags).toMatchObject({
+        type: 'set',
+        required: false,
+        type_details: { allows_multiple_values: true, options: ['red', 'blue'] },
+      });
       expect(byName.active).toMatchObject({ type: 'tinyint(1)', required: false, type_details: null });
     });
 
     it('resolves a remote id present on both sides only with side, else 400 table_ambiguous', async () => {
       const ambiguous = await fields(syncId, 'shared').expect(400);
-      expect(ambiguous.body.error).toMatchObject({ code: 'table_ambiguous', message: expect.stringContaining('prefixed') });
-      expect(ambiguous.body.error.details.tables.map((x: { side: string }) => x.side).sort()).toEqual(['left', 'right']);
+      expect(ambiguous.body.error).toMatchObject({
+        code: 'table_ambiguous',
+        message: expect.stringContaining('prefixed'),
+      });
+      expect(ambiguous.body.error.details.tables.map((x: { side: string }) => x.side).sort()).toEqual([
+        'left',
+        'right',
+      ]);
       const onRight = (await fields(syncId, 'shared', { side: 'right' }).expect(200)).body;
       expect(onRight.table).toMatchObject({ id: byRemoteId(right, 'shared').id, side: 'right' });
       expect(onRight.data.map((f: Field) => f.remote_id)).toEqual(['id', 'label']);
       const onLeft = (await fields(syncId, 'shared', { side: 'left' }).expect(200)).body;
       expect(onLeft.table).toMatchObject({ id: byRemoteId(left, 'shared').id, side: 'left' });
       // The prefixed id needs no side.
-      expect((await fields(syncId, byRemoteId(right, 'shared').id).expect(200)).body.table.side).toBe('right');
+      expect((await fields(syncId, byRemoteId(right, 'shared').id).expect(200)).body.table.side).toBe(
+        'right',
+      );
     });
 
     it.each<[string, () => string, Record<string, string>, number, string]>([
       ['an unknown remote id', () => 'no_such_table', {}, 404, 'not_found'],
       ['a remote id on the other side only', () => 'people', { side: 'left' }, 404, 'not_found'],
       ['an unknown prefixed id', () => 'table_00000000000000000000', {}, 404, 'not_found'],
-      ['a prefixed id with the other side', () => byRemoteId(left, 'contacts').id, { side: 'right' }, 404, 'not_found'],
+      [
+        'a prefixed id with the other side',
+        () => byRemoteId(left, 'contacts').id,
+        { side: 'right' },
+        404,
+        'not_found',
+      ],
       ['an invalid side', () => 'people', { side: 'up' }, 400, 'invalid_side'],
       ['a refresh that is not true or false', () => 'people', { refresh: '1' }, 400, 'invalid_request'],
     ])('refuses %s', async (_name, table, query, status, code) => {
@@ -205,22 +297,28 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       const refreshed = (await fields(syncId, 'shared', { side: 'right', refresh: 'true' }).expect(200)).body;
       expect(Date.parse(refreshed.fetched_at)).toBeGreaterThan(Date.parse(first.fetched_at));
       expect(refreshed.data.map((f: Field) => f.remote_id)).toEqual(['id', 'label', 'note']);
-      for (const field of first.data as Field[]) expect(byRemoteId<Field>(refreshed.data, field.remote_id).id).toBe(field.id);
+      for (const field of first.data as Field[])
+        expect(byRemoteId<Field>(refreshed.data, field.remote_id).id).toBe(field.id);
       const note = byRemoteId<Field>(refreshed.data, 'note');
 
       await my.sql('ALTER TABLE shared DROP COLUMN note');
       const dropped = (await fields(syncId, 'shared', { side: 'right', refresh: 'true' }).expect(200)).body;
       expect(dropped.data.map((f: Field) => f.remote_id)).toEqual(['id', 'label']);
-      const [row] = await t.app.get(DataSource).query(`SELECT orphaned FROM sync_fields WHERE id = $1`, [note.id]);
+      const [row] = await t.app
+        .get(DataSource)
+        .query(`SELECT orphaned FROM sync_fields WHERE id = $1`, [note.id]);
       expect(row).toEqual({ orphaned: true });
     });
 
-    it('fetches a never-fetched side\'s table list before resolving a remote id', async () => {
+    it("fetches a never-fetched side's table list before resolving a remote id", async () => {
       const fresh = await newSync();
       const res = (await fields(fresh, 'people').expect(200)).body;
       expect(res.table).toMatchObject({ remote_id: 'people', side: 'right' });
       const listed = (await tables(fresh, { side: 'right' }).expect(200)).body.data;
-      expect(byRemoteId<Table>(listed, 'people')).toMatchObject({ id: res.table.id, fields_fetched_at: res.fetched_at });
+      expect(byRemoteId<Table>(listed, 'people')).toMatchObject({
+        id: res.table.id,
+        fields_fetched_at: res.fetched_at,
+      });
     });
   });
 
@@ -232,7 +330,9 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       await setStatus(syncId, 'active');
       const res = await tables(syncId, { side: 'left', refresh: 'true' }).expect(409);
       expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'sync_active' });
-      expect((await fields(syncId, contacts.id, { refresh: 'true' }).expect(409)).body.error.code).toBe('sync_active');
+      expect((await fields(syncId, contacts.id, { refresh: 'true' }).expect(409)).body.error.code).toBe(
+        'sync_active',
+      );
       expect((await tables(syncId, { side: 'left' }).expect(200)).body).toEqual(listed);
       await fields(syncId, contacts.id).expect(200);
       await setStatus(syncId, 'paused');
@@ -247,14 +347,22 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
         expect(res.body.error).toMatchObject({
           type: 'requires_action',
           code: 'auth_required',
-          required_action: { type: 'user_authorization', side: 'right', connector: 'mysql', url: `http://lockstep.test/app/syncs/${syncId}/connect/right` },
+          required_action: {
+            type: 'user_authorization',
+            side: 'right',
+            connector: 'mysql',
+            url: `http://lockstep.test/app/syncs/${syncId}/connect/right`,
+          },
         });
       }
     });
 
-    it('answers 404 for another account\'s sync and for a one-sync key of another sync', async () => {
+    it("answers 404 for another account's sync and for a one-sync key of another sync", async () => {
       const syncId = await newSync();
-      const table = byRemoteId<Table>((await tables(syncId, { side: 'left' }).expect(200)).body.data, 'contacts');
+      const table = byRemoteId<Table>(
+        (await tables(syncId, { side: 'left' }).expect(200)).body.data,
+        'contacts',
+      );
       const stranger = await t.key((await t.account()).id, 'read');
       const otherSync = await newSync();
       const oneSyncKey = await t.key(accountId, 'read', otherSync);
@@ -274,7 +382,9 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       try {
         const url = new URL(pg.url);
         url.username = role;
-        const syncId = await newSync({ left: { connector: 'postgres', auth: { connectionString: url.toString() }, base: pg.schema } });
+        const syncId = await newSync({
+          left: { connector: 'postgres', auth: { connectionString: url.toString() }, base: pg.schema },
+        });
         await pg.sql(`ALTER ROLE ${role} NOLOGIN`);
         const res = await tables(syncId, { side: 'left' }).expect(400);
         expect(res.body.error.code).toBe('invalid_auth');
@@ -335,18 +445,24 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       const syncId = await newSync();
       const results = await Promise.all([1, 2, 3, 4].map(() => tables(syncId, { side: 'right' })));
       expect(results.map((r) => r.status).filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
-      expect(results.every((r) => r.status === 200 || (r.status === 202 && r.headers['retry-after'] === '2'))).toBe(true);
+      expect(
+        results.every((r) => r.status === 200 || (r.status === 202 && r.headers['retry-after'] === '2')),
+      ).toBe(true);
       const ids = (await tables(syncId, { side: 'right' }).expect(200)).body.data.map((x: Table) => x.id);
-      const [{ n }] = await t.app.get(DataSource).query(`SELECT count(*)::int AS n FROM sync_tables WHERE sync_id = $1 AND side = 'right'`, [syncId]);
+      const [{ n }] = await t.app
+        .get(DataSource)
+        .query(`SELECT count(*)::int AS n FROM sync_tables WHERE sync_id = $1 AND side = 'right'`, [syncId]);
       expect(n).toBe(ids.length);
     });
   });
 
   describe('SchemaService for the mappings module', () => {
-    it('returns a side\'s schema with orphaned rows, fetches fields on demand and re-reads a created table', async () => {
+    it("returns a side's schema with orphaned rows, fetches fields on demand and re-reads a created table", async () => {
       const syncId = await newSync();
       const service = t.app.get(SchemaService);
-      const loaded = await t.app.get(SyncAccess).load({ accountId, keyId: 'key_test', scope: 'read', syncId: null, plan: 'free' }, syncId);
+      const loaded = await t.app
+        .get(SyncAccess)
+        .load({ accountId, keyId: 'key_test', scope: 'read', syncId: null, plan: 'free' }, syncId);
       const gone = uniqueName('gone');
       await pg.sql(`CREATE TABLE ${gone} (id integer PRIMARY KEY)`);
 
@@ -368,18 +484,30 @@ describe('schema discovery (spec 2.7, 4.3)', () => {
       await tables(syncId, { side: 'left', refresh: 'true' }).expect(200);
       const second = await service.loadSideSchema(loaded, 'left');
       expect(second.tables.find((x) => x.remoteId === gone)).toMatchObject({ orphaned: true });
-      expect(second.tables.find((x) => x.remoteId === 'contacts')?.fields?.map((f) => f.id)).toEqual(contactFields.map((f) => f.id));
+      expect(second.tables.find((x) => x.remoteId === 'contacts')?.fields?.map((f) => f.id)).toEqual(
+        contactFields.map((f) => f.id),
+      );
 
       const created = uniqueName('created');
-      await pg.sql(`CREATE TABLE ${created} (lockstep_id uuid PRIMARY KEY DEFAULT gen_random_uuid(), title text)`);
+      await pg.sql(
+        `CREATE TABLE ${created} (lockstep_id uuid PRIMARY KEY DEFAULT gen_random_uuid(), title text)`,
+      );
       const table = await service.refreshTableAfterCreate(loaded, 'left', created);
-      expect(table).toMatchObject({ id: expect.stringMatching(/^table_/), remoteId: created, side: 'left', orphaned: false, fieldsFetchedAt: expect.any(Date) });
+      expect(table).toMatchObject({
+        id: expect.stringMatching(/^table_/),
+        remoteId: created,
+        side: 'left',
+        orphaned: false,
+        fieldsFetchedAt: expect.any(Date),
+      });
       expect(table.fields.map((f) => f.remoteId)).toEqual(['lockstep_id', 'title']);
       await pg.sql(`ALTER TABLE ${created} ADD COLUMN body text`);
       const again = await service.refreshTableAfterCreate(loaded, 'left', created);
       expect(again.id).toBe(table.id);
       expect(again.fields.map((f) => f.remoteId)).toEqual(['lockstep_id', 'title', 'body']);
-      expect(byRemoteId<Table>((await tables(syncId, { side: 'left' }).expect(200)).body.data, created).id).toBe(table.id);
+      expect(
+        byRemoteId<Table>((await tables(syncId, { side: 'left' }).expect(200)).body.data, created).id,
+      ).toBe(table.id);
       await pg.sql(`DROP TABLE ${created}`);
     });
   });

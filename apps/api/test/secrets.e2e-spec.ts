@@ -37,7 +37,11 @@ describe('credentials are never returned or logged', () => {
   let key: string;
   const seen: string[] = [];
 
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const res = await fetch(`${base}${path}`, {
       method,
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
@@ -64,14 +68,25 @@ describe('credentials are never returned or logged', () => {
     base = `http://127.0.0.1:${port}`;
     api = spawn(process.execPath, [join(root, 'dist/apps/api/src/main.js')], {
       cwd: root,
-      env: { ...process.env, PORT: String(port), LOG_LEVEL: 'debug', LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, PUBLIC_URL: base },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        LOG_LEVEL: 'debug',
+        LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
+        PUBLIC_URL: base,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     api.stdout!.on('data', (d) => (logs += d));
     api.stderr!.on('data', (d) => (logs += d));
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
-      if (await fetch(`${base}/healthz`).then((r) => r.ok).catch(() => false)) break;
+      if (
+        await fetch(`${base}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false)
+      )
+        break;
       await new Promise((r) => setTimeout(r, 200));
     }
   });
@@ -88,7 +103,11 @@ describe('credentials are never returned or logged', () => {
   it('appears in no response, no log line and not in clear in the store', async () => {
     const pgAuth = { connectionString: `postgres://postgres:${secret}@127.0.0.1:5432/postgres` };
     const myAuth = { connectionString: `mysql://${user}:${secret}@127.0.0.1:3306/${my.database}` };
-    const created = await call('POST', '/v1/sync/syncs', { name: 'Secrets', left: { connector: 'postgres', auth: pgAuth, base: pg.schema }, right: { connector: 'mysql', auth: myAuth, base: my.database } });
+    const created = await call('POST', '/v1/sync/syncs', {
+      name: 'Secrets',
+      left: { connector: 'postgres', auth: pgAuth, base: pg.schema },
+      right: { connector: 'mysql', auth: myAuth, base: my.database },
+    });
     expect(created.status).toBe(201);
     const id = created.body['id'] as string;
     expect((await call('GET', `/v1/sync/syncs/${id}`)).status).toBe(200);
@@ -98,18 +117,41 @@ describe('credentials are never returned or logged', () => {
     expect((await call('GET', `/v1/sync/syncs/${id}/tables?side=right`)).status).toBe(200);
     expect((await call('PATCH', `/v1/sync/syncs/${id}`, { right: { auth: myAuth } })).status).toBe(200);
     // Failures whose driver messages could carry the connection string.
-    const wrong = await call('PATCH', `/v1/sync/syncs/${id}`, { right: { auth: { connectionString: `mysql://${user}:${secret}x@127.0.0.1:3306/${my.database}` } } });
+    const wrong = await call('PATCH', `/v1/sync/syncs/${id}`, {
+      right: { auth: { connectionString: `mysql://${user}:${secret}x@127.0.0.1:3306/${my.database}` } },
+    });
     expect(wrong.body).toMatchObject({ error: { code: 'invalid_auth' } });
-    const malformed = await call('POST', '/v1/sync/syncs', { name: 'x', left: { connector: 'postgres', auth: { connectionString: `postgres://postgres:${secret}@127.0.0.1:notaport/postgres` }, base: 'public' }, right: { connector: 'mysql' } });
+    const malformed = await call('POST', '/v1/sync/syncs', {
+      name: 'x',
+      left: {
+        connector: 'postgres',
+        auth: { connectionString: `postgres://postgres:${secret}@127.0.0.1:notaport/postgres` },
+        base: 'public',
+      },
+      right: { connector: 'mysql' },
+    });
     expect(malformed.status).toBe(400);
-    const unreachable = await call('POST', '/v1/sync/syncs', { name: 'x', left: { connector: 'mysql', auth: { connectionString: `mysql://${user}:${secret}@127.0.0.1:1/${my.database}` }, base: my.database }, right: { connector: 'postgres' } });
+    const unreachable = await call('POST', '/v1/sync/syncs', {
+      name: 'x',
+      left: {
+        connector: 'mysql',
+        auth: { connectionString: `mysql://${user}:${secret}@127.0.0.1:1/${my.database}` },
+        base: my.database,
+      },
+      right: { connector: 'postgres' },
+    });
     expect(unreachable.body).toMatchObject({ error: { code: 'connection_error' } });
 
     await new Promise((r) => setTimeout(r, 300));
     expect(logs).toContain('"url":"/v1/sync/syncs"');
     expect(logs).toContain('"statusCode":400');
     for (const text of [...seen, logs]) expect(text).not.toContain(secret);
-    const stored = await t.app.get(DataSource).query(`SELECT credentials::text AS text, encode(credentials, 'escape') AS raw FROM sync_sides WHERE sync_id = $1`, [id]);
+    const stored = await t.app
+      .get(DataSource)
+      .query(
+        `SELECT credentials::text AS text, encode(credentials, 'escape') AS raw FROM sync_sides WHERE sync_id = $1`,
+        [id],
+      );
     expect(stored).toHaveLength(2);
     for (const row of stored) expect(`${row.text}${row.raw}`).not.toContain(secret);
   });

@@ -46,8 +46,19 @@ describe("the worker's connections share rate budgets through Redis", () => {
 
   it("a sync side's connection gets them in its ConnectContext", async () => {
     const cipher = { decrypt: () => ({}) } as unknown as CredentialCipher;
-    const side = { connector: 'probe_shared', credentials: Buffer.from('sealed'), baseId: 'base' } as SyncSideEntity;
-    const session = new SideSession('sync_1', 'left', side, cipher, { allowPrivate: true, allowLoopback: true }, provider.shared);
+    const side = {
+      connector: 'probe_shared',
+      credentials: Buffer.from('sealed'),
+      baseId: 'base',
+    } as SyncSideEntity;
+    const session = new SideSession(
+      'sync_1',
+      'left',
+      side,
+      cipher,
+      { allowPrivate: true, allowLoopback: true },
+      provider.shared,
+    );
     await session.use(async () => undefined);
     await session.close();
     expect(contexts.at(-1)).toMatchObject({ writeOrigin: 'sync_1', poolSize: 1 });

@@ -6,12 +6,25 @@ const base = { DATABASE_URL: 'postgres://u@h/db', LOCKSTEP_MASTER_KEY: KEY };
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig(base);
-    expect(config).toMatchObject({ PORT: 3000, REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_PER_MINUTE: 120, RATE_LIMIT_WINDOW_SECONDS: 60, EGRESS_ALLOW_PRIVATE: true, EGRESS_ALLOW_LOOPBACK: true });
+    expect(config).toMatchObject({
+      PORT: 3000,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      RATE_LIMIT_PER_MINUTE: 120,
+      RATE_LIMIT_WINDOW_SECONDS: 60,
+      EGRESS_ALLOW_PRIVATE: true,
+      EGRESS_ALLOW_LOOPBACK: true,
+    });
     expect(config.publicUrl).toBe('http://localhost:3000');
   });
 
   it('reads and converts the environment', () => {
-    const config = loadConfig({ ...base, PORT: '8080', PUBLIC_URL: 'https://sync.example.com', RATE_LIMIT_PER_MINUTE: '600', EGRESS_ALLOW_PRIVATE: 'false' });
+    const config = loadConfig({
+      ...base,
+      PORT: '8080',
+      PUBLIC_URL: 'https://sync.example.com',
+      RATE_LIMIT_PER_MINUTE: '600',
+      EGRESS_ALLOW_PRIVATE: 'false',
+    });
     expect(config.PORT).toBe(8080);
     expect(config.publicUrl).toBe('https://sync.example.com');
     expect(config.RATE_LIMIT_PER_MINUTE).toBe(600);
@@ -21,7 +34,10 @@ describe('loadConfig', () => {
   it('reads the previous master keys of a rotation as a list', () => {
     const other = Buffer.alloc(32, 2).toString('base64');
     expect(loadConfig(base).LOCKSTEP_MASTER_KEY_PREVIOUS).toEqual([]);
-    expect(loadConfig({ ...base, LOCKSTEP_MASTER_KEY_PREVIOUS: ` ${KEY} , ${other}` }).LOCKSTEP_MASTER_KEY_PREVIOUS).toEqual([KEY, other]);
+    expect(
+      loadConfig({ ...base, LOCKSTEP_MASTER_KEY_PREVIOUS: ` ${KEY} , ${other}` })
+        .LOCKSTEP_MASTER_KEY_PREVIOUS,
+    ).toEqual([KEY, other]);
   });
 
   it.each([

@@ -49,7 +49,8 @@ describe('error catalog', () => {
 
   it('holds every code named by the spec', () => {
     // Every `code` in the tables of spec sections 7.2 and 7.3.
-    const spec = `missing_api_key invalid_api_key insufficient_scope sync_restricted_key public_api_not_enabled subscription_required
+    const spec =
+      `missing_api_key invalid_api_key insufficient_scope sync_restricted_key public_api_not_enabled subscription_required
       rate_limit_exceeded invalid_request invalid_limit invalid_cursor missing_sync invalid_sync invalid_table invalid_side invalid_since
       invalid_type missing_query invalid_state not_found invalid_idempotency_key idempotency_key_reused idempotency_key_in_use forbidden
       conflict unprocessable unknown_connector connector_pair_not_allowed missing_auth missing_base auth_not_supported base_not_supported

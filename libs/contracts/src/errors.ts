@@ -123,21 +123,55 @@ export interface ErrorCatalogEntry {
   description: string;
 }
 
-const bad = (description: string): ErrorCatalogEntry => ({ status: 400, type: 'invalid_request_error', description });
-const perm = (description: string): ErrorCatalogEntry => ({ status: 403, type: 'permission_error', description });
-const conflict = (description: string): ErrorCatalogEntry => ({ status: 409, type: 'invalid_request_error', description });
-const action = (description: string): ErrorCatalogEntry => ({ status: 409, type: 'requires_action', description });
+const bad = (description: string): ErrorCatalogEntry => ({
+  status: 400,
+  type: 'invalid_request_error',
+  description,
+});
+const perm = (description: string): ErrorCatalogEntry => ({
+  status: 403,
+  type: 'permission_error',
+  description,
+});
+const conflict = (description: string): ErrorCatalogEntry => ({
+  status: 409,
+  type: 'invalid_request_error',
+  description,
+});
+const action = (description: string): ErrorCatalogEntry => ({
+  status: 409,
+  type: 'requires_action',
+  description,
+});
 /** Validation issue codes (7.3): when a PUT is refused they travel in `details.issues` of a 400. */
 const issue = (description: string): ErrorCatalogEntry => bad(description);
 
 export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
-  [ErrorCode.MissingApiKey]: { status: 401, type: 'authentication_error', description: 'The request carries no `Authorization: Bearer <API_KEY>` header.' },
-  [ErrorCode.InvalidApiKey]: { status: 401, type: 'authentication_error', description: 'The API key is unrecognized, malformed or revoked.' },
-  [ErrorCode.InsufficientScope]: perm('The API key scope is below what the endpoint needs; the message names both scopes.'),
-  [ErrorCode.SyncRestrictedKey]: perm('A key limited to one sync was used on an endpoint that is not about one existing sync.'),
+  [ErrorCode.MissingApiKey]: {
+    status: 401,
+    type: 'authentication_error',
+    description: 'The request carries no `Authorization: Bearer <API_KEY>` header.',
+  },
+  [ErrorCode.InvalidApiKey]: {
+    status: 401,
+    type: 'authentication_error',
+    description: 'The API key is unrecognized, malformed or revoked.',
+  },
+  [ErrorCode.InsufficientScope]: perm(
+    'The API key scope is below what the endpoint needs; the message names both scopes.',
+  ),
+  [ErrorCode.SyncRestrictedKey]: perm(
+    'A key limited to one sync was used on an endpoint that is not about one existing sync.',
+  ),
   [ErrorCode.PublicApiNotEnabled]: perm('The key is valid but the account is not yet admitted to the API.'),
-  [ErrorCode.SubscriptionRequired]: perm('The account has no subscription permitting creating or changing syncs.'),
-  [ErrorCode.RateLimitExceeded]: { status: 429, type: 'rate_limit_error', description: 'Over the per-key request budget; wait `Retry-After` seconds.' },
+  [ErrorCode.SubscriptionRequired]: perm(
+    'The account has no subscription permitting creating or changing syncs.',
+  ),
+  [ErrorCode.RateLimitExceeded]: {
+    status: 429,
+    type: 'rate_limit_error',
+    description: 'Over the per-key request budget; wait `Retry-After` seconds.',
+  },
   [ErrorCode.InvalidRequest]: bad('The body or parameters failed validation.'),
   [ErrorCode.InvalidLimit]: bad('`limit` is out of range.'),
   [ErrorCode.InvalidCursor]: bad('The cursor was not issued by this endpoint.'),
@@ -149,33 +183,61 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.InvalidType]: bad('`type` is not one of the issue types.'),
   [ErrorCode.MissingQuery]: bad('`query` is required on record search.'),
   [ErrorCode.InvalidState]: bad('`state` is not `awaiting_review` or `ignored`.'),
-  [ErrorCode.NotFound]: { status: 404, type: 'invalid_request_error', description: 'No such resource, or it belongs to another account. For a path no endpoint serves, the message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or the method the path takes).' },
+  [ErrorCode.NotFound]: {
+    status: 404,
+    type: 'invalid_request_error',
+    description:
+      'No such resource, or it belongs to another account. For a path no endpoint serves, the message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or the method the path takes).',
+  },
   [ErrorCode.InvalidIdempotencyKey]: bad('The `Idempotency-Key` header is malformed or too long.'),
-  [ErrorCode.IdempotencyKeyReused]: bad('The `Idempotency-Key` was used before with a different request body.'),
+  [ErrorCode.IdempotencyKeyReused]: bad(
+    'The `Idempotency-Key` was used before with a different request body.',
+  ),
   [ErrorCode.IdempotencyKeyInUse]: conflict('A request with the same `Idempotency-Key` is still running.'),
   [ErrorCode.Forbidden]: perm('The request is not allowed.'),
   [ErrorCode.Conflict]: conflict('The resource state does not allow this request.'),
-  [ErrorCode.Unprocessable]: { status: 422, type: 'invalid_request_error', description: 'The request is well formed but cannot be processed.' },
+  [ErrorCode.Unprocessable]: {
+    status: 422,
+    type: 'invalid_request_error',
+    description: 'The request is well formed but cannot be processed.',
+  },
   [ErrorCode.UnknownConnector]: bad('No such connector, or it is not available to the account.'),
   [ErrorCode.ConnectorPairNotAllowed]: bad('This connector cannot sync to itself.'),
-  [ErrorCode.MissingAuth]: bad('An api-key side sent `base` without `auth` (or a PATCH changed `connector` without full `auth` and `base`).'),
+  [ErrorCode.MissingAuth]: bad(
+    'An api-key side sent `base` without `auth` (or a PATCH changed `connector` without full `auth` and `base`).',
+  ),
   [ErrorCode.MissingBase]: bad('A side sent `auth` without `base`.'),
   [ErrorCode.AuthNotSupported]: bad('A browser-sign-in side cannot take `auth`.'),
   [ErrorCode.BaseNotSupported]: bad('A browser-sign-in side cannot take `base`.'),
-  [ErrorCode.OauthConnectorNotSupported]: bad('Credentials for a browser-sign-in app cannot be set or rotated over the API.'),
+  [ErrorCode.OauthConnectorNotSupported]: bad(
+    'Credentials for a browser-sign-in app cannot be set or rotated over the API.',
+  ),
   [ErrorCode.InvalidAuth]: bad('The app rejected the credentials; the message carries its reason.'),
   [ErrorCode.ConnectionError]: bad('The app could not be reached with those credentials.'),
   [ErrorCode.BaseNotFound]: bad('The base did not resolve; `details.bases` lists the reachable bases.'),
-  [ErrorCode.BaseAmbiguous]: bad('The base name matched several bases; `details.bases` lists the candidates.'),
+  [ErrorCode.BaseAmbiguous]: bad(
+    'The base name matched several bases; `details.bases` lists the candidates.',
+  ),
   [ErrorCode.BaseConflict]: bad('Both sides point to the same base with the same credentials.'),
   [ErrorCode.SyncNotDraft]: conflict('A connector or base change needs the sync to be a draft.'),
-  [ErrorCode.InitialSyncRunning]: conflict('The initial sync is running; only a person can stop it in the app.'),
+  [ErrorCode.InitialSyncRunning]: conflict(
+    'The initial sync is running; only a person can stop it in the app.',
+  ),
   [ErrorCode.InitialSyncPreparing]: conflict('The initial sync is being prepared; retry after preparation.'),
   [ErrorCode.SyncActive]: conflict('Mappings edits and forced schema refreshes need the sync paused first.'),
-  [ErrorCode.InvalidMappings]: bad('The mappings document is malformed or the write was rejected; see `details.issues`.'),
-  [ErrorCode.RevisionMismatch]: { status: 412, type: 'invalid_request_error', description: 'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings again and send their `ETag`.' },
+  [ErrorCode.InvalidMappings]: bad(
+    'The mappings document is malformed or the write was rejected; see `details.issues`.',
+  ),
+  [ErrorCode.RevisionMismatch]: {
+    status: 412,
+    type: 'invalid_request_error',
+    description:
+      'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings again and send their `ETag`.',
+  },
   [ErrorCode.CreateFailed]: bad('The connector refused a `create` placeholder.'),
-  [ErrorCode.TableSetupFailed]: bad('A mapped table could not be prepared for sync (for example a service id column or triggers).'),
+  [ErrorCode.TableSetupFailed]: bad(
+    'A mapped table could not be prepared for sync (for example a service id column or triggers).',
+  ),
   [ErrorCode.TableAmbiguous]: bad('A bare remote id matched tables on both sides; use the prefixed id.'),
   [ErrorCode.UnknownTable]: issue('A table reference does not resolve on that side.'),
   [ErrorCode.UnknownField]: issue('A field reference does not resolve on that side.'),
@@ -187,15 +249,29 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.RequiresAction]: action('A person has to act first; see `required_action`.'),
   [ErrorCode.AmbiguousRecord]: bad('The connected-app record id matches several tables; add `table`.'),
   [ErrorCode.NoCopyToRefetch]: bad('The requested side (or either side) has no copy of the record.'),
-  [ErrorCode.DeleteApprovalDisabled]: conflict('The sync auto-approves deletes, so there is no pending-delete queue.'),
-  [ErrorCode.InternalError]: { status: 500, type: 'api_error', description: 'An unexpected server error; retry, quoting the request id.' },
-  [ErrorCode.LiveExportUnavailable]: perm('Live export is not available to the account (plan or not enabled).'),
-  [ErrorCode.ConnectorNotSupported]: bad('The connector is not available for that role (source or destination).'),
+  [ErrorCode.DeleteApprovalDisabled]: conflict(
+    'The sync auto-approves deletes, so there is no pending-delete queue.',
+  ),
+  [ErrorCode.InternalError]: {
+    status: 500,
+    type: 'api_error',
+    description: 'An unexpected server error; retry, quoting the request id.',
+  },
+  [ErrorCode.LiveExportUnavailable]: perm(
+    'Live export is not available to the account (plan or not enabled).',
+  ),
+  [ErrorCode.ConnectorNotSupported]: bad(
+    'The connector is not available for that role (source or destination).',
+  ),
   [ErrorCode.OauthAuthNotAllowed]: bad('`auth` was sent for a browser-sign-in connector.'),
   [ErrorCode.ConnectionFailed]: bad('The app rejected the inline credentials; nothing was kept.'),
   [ErrorCode.SideAlreadyConnected]: conflict('`auth` was sent for an already connected side.'),
-  [ErrorCode.InvalidLocation]: bad('The location is not offered by the destination, or was sent for the source.'),
-  [ErrorCode.LiveExportInvalidStructure]: conflict('The export was changed outside the service and cannot be operated over the API.'),
+  [ErrorCode.InvalidLocation]: bad(
+    'The location is not offered by the destination, or was sent for the source.',
+  ),
+  [ErrorCode.LiveExportInvalidStructure]: conflict(
+    'The export was changed outside the service and cannot be operated over the API.',
+  ),
   [ErrorCode.MissingLiveExport]: bad('The runs listing needs `live_export`.'),
   [ErrorCode.InvalidLiveExport]: bad('The `live_export` value is not a live export id.'),
   [ErrorCode.UnknownSourceTable]: bad('A `source_table` is not a source table.'),
@@ -204,25 +280,47 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.DuplicateFieldName]: bad('Two fields would create the same destination column name.'),
   [ErrorCode.MultiplePrimaryFields]: bad('More than one field of a table is marked `primary: true`.'),
   [ErrorCode.EmptyTableMapping]: bad('A table maps no fields.'),
-  [ErrorCode.ExistingFieldNotSupported]: bad('A new table maps onto an existing destination column instead of a create.'),
-  [ErrorCode.AppliedTableNotEditable]: bad('The document changes fields of a table already created in the destination.'),
+  [ErrorCode.ExistingFieldNotSupported]: bad(
+    'A new table maps onto an existing destination column instead of a create.',
+  ),
+  [ErrorCode.AppliedTableNotEditable]: bad(
+    'The document changes fields of a table already created in the destination.',
+  ),
   [ErrorCode.EmptyMappings]: bad('A save needs at least one mapped table.'),
   [ErrorCode.NotProvisioned]: conflict('The live export has not been saved yet.'),
-  [ErrorCode.UnsavedChanges]: conflict('The mappings have unsaved edits; save them or trigger with `force: true`.'),
+  [ErrorCode.UnsavedChanges]: conflict(
+    'The mappings have unsaved edits; save them or trigger with `force: true`.',
+  ),
   [ErrorCode.RunInProgress]: conflict('A run is already active for this live export.'),
   [ErrorCode.RunNotActive]: conflict('The run already finished.'),
   [ErrorCode.PlanRequired]: perm('The cadence is above the plan; pick one of `allowed_cadences`.'),
-  [ErrorCode.DuplicateDestinationTable]: bad('Two tables of a live export mappings document would write the same destination table.'),
-  [ErrorCode.IncompatibleFieldTypes]: issue('The two fields cannot carry each other\'s values in the mapped direction.'),
+  [ErrorCode.DuplicateDestinationTable]: bad(
+    'Two tables of a live export mappings document would write the same destination table.',
+  ),
+  [ErrorCode.IncompatibleFieldTypes]: issue(
+    "The two fields cannot carry each other's values in the mapped direction.",
+  ),
   [ErrorCode.RequiredFieldUnmapped]: issue('The destination requires a field that is not mapped.'),
   [ErrorCode.ForeignKeyTargetUnmapped]: issue('A linked-record field points at a table not in the mappings.'),
-  [ErrorCode.ForeignKeyTargetMismatch]: issue('The two sides\' link fields point at tables not mapped to each other.'),
-  [ErrorCode.OrphanedTable]: issue('The reference resolves to a table the app no longer has; refresh the schema.'),
-  [ErrorCode.OrphanedField]: issue('The reference resolves to a field the app no longer has; refresh the schema.'),
+  [ErrorCode.ForeignKeyTargetMismatch]: issue(
+    "The two sides' link fields point at tables not mapped to each other.",
+  ),
+  [ErrorCode.OrphanedTable]: issue(
+    'The reference resolves to a table the app no longer has; refresh the schema.',
+  ),
+  [ErrorCode.OrphanedField]: issue(
+    'The reference resolves to a field the app no longer has; refresh the schema.',
+  ),
   [ErrorCode.CreateUnsupported]: issue('The connector cannot create tables or fields.'),
   [ErrorCode.CreateNameCollision]: issue('The same name exists and the create will adopt it.'),
-  [ErrorCode.NothingMapped]: issue('The mappings hold no table pair, so the sync cannot start; map at least one table pair.'),
-  [ErrorCode.Internal]: { status: 500, type: 'api_error', description: 'Live export validation failed unexpectedly; retry.' },
+  [ErrorCode.NothingMapped]: issue(
+    'The mappings hold no table pair, so the sync cannot start; map at least one table pair.',
+  ),
+  [ErrorCode.Internal]: {
+    status: 500,
+    type: 'api_error',
+    description: 'Live export validation failed unexpectedly; retry.',
+  },
 };
 
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);

@@ -21,7 +21,14 @@ describe('scopes', () => {
     ['readwrite', 'read', true],
     ['readwrite', 'operate', true],
     ['readwrite', 'readwrite', true],
-  ] as const)('a %s key may call a %s endpoint: %p', (have, need, ok) => expect(scopeAllows(have, need)).toBe(ok));
+  ] as const)('a %s key may call a %s endpoint: %p', (have, need, ok) =>
+    expect(scopeAllows(have, need)).toBe(ok),
+  );
 
-  it.each([['read', true], ['admin', false], ['', false], [undefined, false]])('isScope(%p) = %p', (v, ok) => expect(isScope(v)).toBe(ok));
+  it.each([
+    ['read', true],
+    ['admin', false],
+    ['', false],
+    [undefined, false],
+  ])('isScope(%p) = %p', (v, ok) => expect(isScope(v)).toBe(ok));
 });

@@ -14,7 +14,13 @@ describe('planIncludes', () => {
     expect(planIncludes(have, need)).toBe(expected);
   });
 
-  it.each([['free', true], ['business', true], ['Free', false], ['', false], [undefined, false]])('isPlan(%p) = %p', (value, expected) => {
+  it.each([
+    ['free', true],
+    ['business', true],
+    ['Free', false],
+    ['', false],
+    [undefined, false],
+  ])('isPlan(%p) = %p', (value, expected) => {
     expect(isPlan(value)).toBe(expected);
   });
 });

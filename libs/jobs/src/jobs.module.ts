@@ -21,7 +21,12 @@ export class JobProducer {
     return queue;
   }
 
-  async add<Q extends QueueName, N extends JobName<Q>>(queue: Q, name: N, payload: JobMap[Q][N], options: { jobId?: string; delay?: number } = {}) {
+  async add<Q extends QueueName, N extends JobName<Q>>(
+    queue: Q,
+    name: N,
+    payload: JobMap[Q][N],
+    options: { jobId?: string; delay?: number } = {},
+  ) {
     return this.queue(queue).add(name, payload, { ...DEFAULT_JOB_OPTIONS, ...options });
   }
 
@@ -30,12 +35,16 @@ export class JobProducer {
     const result: Record<string, Record<string, number>> = {};
     for (const [name, queue] of this.queues) {
       const counts = await queue.getJobCounts();
-      result[name] = { waiting: counts.waiting, active: counts.active, delayed: counts.delayed, failed: counts.failed };
+      result[name] = {
+        waiting: counts.waiting,
+        active: counts.active,
+        delayed: counts.delayed,
+        failed: counts.failed,
+      };
     }
     return result;
   }
 }
-
 
 /** Bull on Redis with every queue of `QUEUES` registered, for the API (producer) and the worker (consumers). */
 @Global()
@@ -53,7 +62,11 @@ export class JobsModule {
         ...queues,
       ],
       providers: [
-        { provide: QUEUE_LIST, inject: ALL_QUEUES.map((n) => getQueueToken(n)), useFactory: (...qs: Queue[]) => qs },
+        {
+          provide: QUEUE_LIST,
+          inject: ALL_QUEUES.map((n) => getQueueToken(n)),
+          useFactory: (...qs: Queue[]) => qs,
+        },
         JobProducer,
       ],
       exports: [...queues, JobProducer],

@@ -3,7 +3,10 @@ import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 /** Options for the service store. Never `synchronize`: the schema only changes through migrations. */
-export function dataSourceOptions(url: string, overrides: Partial<DataSourceOptions> = {}): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  overrides: Partial<DataSourceOptions> = {},
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,

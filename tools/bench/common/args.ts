@@ -17,7 +17,12 @@ export interface BenchArgs {
 export function benchArgs(argv: string[], spec: Spec, usage: string): BenchArgs {
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: argv, options: { ...spec, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { ...spec, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (error) {
     throw new Error(`${(error as Error).message}\n${usage}`);
   }
@@ -41,8 +46,13 @@ export function benchArgs(argv: string[], spec: Spec, usage: string): BenchArgs 
     list(name, allowed, fallback) {
       const value = raw(name);
       if (value === undefined) return fallback;
-      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
-      for (const item of items) if (!allowed.includes(item as never)) throw new Error(`--${name}: unknown "${item}" (${allowed.join(', ')})`);
+      const items = value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
+      for (const item of items)
+        if (!allowed.includes(item as never))
+          throw new Error(`--${name}: unknown "${item}" (${allowed.join(', ')})`);
       return items as typeof fallback;
     },
     text(name, fallback) {

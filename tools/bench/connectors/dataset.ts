@@ -12,7 +12,18 @@ export const NATIVE_TARGET_TABLE = 'bench_native_dst';
 /** Written by the connector's `createRecords`. */
 export const CONNECTOR_TARGET_TABLE = 'bench_connector_dst';
 
-export const COLUMNS = ['id', 'n_int', 'n_big', 'amount', 'ratio', 'flag', 'code', 'note', 'day', 'at'] as const;
+export const COLUMNS = [
+  'id',
+  'n_int',
+  'n_big',
+  'amount',
+  'ratio',
+  'flag',
+  'code',
+  'note',
+  'day',
+  'at',
+] as const;
 
 const NOTE = ' lorem ipsum dolor sit amet, consectetur adipiscing elit';
 const EPOCH_MS = Date.UTC(2020, 0, 1);

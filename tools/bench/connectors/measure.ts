@@ -40,7 +40,12 @@ export interface ReadResult {
   maxPageMs: number;
 }
 
-export async function connectorRead(connection: Connection, table: string, pageSize: number, sampler: RssSampler): Promise<ReadResult> {
+export async function connectorRead(
+  connection: Connection,
+  table: string,
+  pageSize: number,
+  sampler: RssSampler,
+): Promise<ReadResult> {
   let after: string | null = null;
   let rows = 0;
   let pages = 0;
@@ -88,7 +93,8 @@ export async function connectorWrite(
     const callStarted = performance.now();
     const results = await connection.createRecords(table, batch);
     callMs += performance.now() - callStarted;
-    if (results.length !== batch.length) throw new Error(`createRecords returned ${results.length} results for ${batch.length} rows`);
+    if (results.length !== batch.length)
+      throw new Error(`createRecords returned ${results.length} results for ${batch.length} rows`);
     for (const result of results) {
       if (result.ok) {
         written += 1;
@@ -99,5 +105,11 @@ export async function connectorWrite(
     }
     sampler.sample();
   }
-  return { rows: written, failed, firstError, seconds: (performance.now() - started) / 1000, callSeconds: callMs / 1000 };
+  return {
+    rows: written,
+    failed,
+    firstError,
+    seconds: (performance.now() - started) / 1000,
+    callSeconds: callMs / 1000,
+  };
 }

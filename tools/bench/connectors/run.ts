@@ -45,11 +45,21 @@ const USAGE = `usage: run.sh [--rows N] [--page-size N] [--batch-size N] [--repe
   --mysql-url URL   MariaDB admin URL (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
 
 function parseOptions(argv: string[]): Options {
-  const args = benchArgs(argv, {
-    rows: { type: 'string' }, 'page-size': { type: 'string' }, 'batch-size': { type: 'string' }, repeat: { type: 'string' },
-    only: { type: 'string' }, 'change-capture': { type: 'boolean' }, child: { type: 'boolean' }, 'pg-url': { type: 'string' },
-    'mysql-url': { type: 'string' },
-  }, USAGE);
+  const args = benchArgs(
+    argv,
+    {
+      rows: { type: 'string' },
+      'page-size': { type: 'string' },
+      'batch-size': { type: 'string' },
+      repeat: { type: 'string' },
+      only: { type: 'string' },
+      'change-capture': { type: 'boolean' },
+      child: { type: 'boolean' },
+      'pg-url': { type: 'string' },
+      'mysql-url': { type: 'string' },
+    },
+    USAGE,
+  );
   const options: Options = {
     rows: args.count('rows', 200_000),
     pageSize: args.count('page-size', 5_000),
@@ -88,7 +98,8 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const secs = (s: number) => `${s.toFixed(2)} s`;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const pct = (ratio: number | null) => (ratio === null ? 'n/a' : `${(ratio * 100).toFixed(1)}%`);
-const verdict = (ratio: number | null, target: number) => (ratio === null ? '' : ratio >= target ? 'ok' : 'BELOW TARGET');
+const verdict = (ratio: number | null, target: number) =>
+  ratio === null ? '' : ratio >= target ? 'ok' : 'BELOW TARGET';
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 async function best<T extends { seconds: number }>(repeat: number, run: () => Promise<T>): Promise<T> {
@@ -103,7 +114,10 @@ async function best<T extends { seconds: number }>(repeat: number, run: () => Pr
 async function tableId(connection: Connection, name: string): Promise<string> {
   const tables = await connection.listTables();
   const table = tables.find((info) => info.name === name || info.remoteId === name);
-  if (!table) throw new Error(`listTables() does not list ${name} (got: ${tables.map((info) => info.name).join(', ')})`);
+  if (!table)
+    throw new Error(
+      `listTables() does not list ${name} (got: ${tables.map((info) => info.name).join(', ')})`,
+    );
   return table.remoteId;
 }
 
@@ -130,13 +144,17 @@ async function benchTarget(target: BenchTarget, options: Options): Promise<Figur
   const setupStarted = Date.now();
   await target.setup(rows);
   figures.server = target.server;
-  say(`  ${target.server}: throw-away database ready, ${int(rows)} source rows generated in ${secs((Date.now() - setupStarted) / 1000)}`);
+  say(
+    `  ${target.server}: throw-away database ready, ${int(rows)} source rows generated in ${secs((Date.now() - setupStarted) / 1000)}`,
+  );
 
   // Native figures (child processes; not part of the benchmark's RSS).
   try {
     const read = await best(options.repeat, async () => ({ seconds: await target.timeNativeRead() }));
     figures.nativeRead = { seconds: read.seconds, rowsPerSecond: rows / read.seconds };
-    say(`  native read      ${secs(read.seconds).padStart(9)}  ${int(rows / read.seconds).padStart(10)} rows/s   ${target.nativeRead}`);
+    say(
+      `  native read      ${secs(read.seconds).padStart(9)}  ${int(rows / read.seconds).padStart(10)} rows/s   ${target.nativeRead}`,
+    );
   } catch (error) {
     figures.errors.push(`native read: ${message(error)}`);
     say(`  native read      FAILED: ${message(error)}`);
@@ -149,7 +167,9 @@ async function benchTarget(target: BenchTarget, options: Options): Promise<Figur
       return { seconds };
     });
     figures.nativeWrite = { seconds: write.seconds, rowsPerSecond: rows / write.seconds };
-    say(`  native write     ${secs(write.seconds).padStart(9)}  ${int(rows / write.seconds).padStart(10)} rows/s   ${target.nativeWrite}`);
+    say(
+      `  native write     ${secs(write.seconds).padStart(9)}  ${int(rows / write.seconds).padStart(10)} rows/s   ${target.nativeWrite}`,
+    );
   } catch (error) {
     figures.errors.push(`native write: ${message(error)}`);
     say(`  native write     FAILED: ${message(error)}`);
@@ -159,17 +179,23 @@ async function benchTarget(target: BenchTarget, options: Options): Promise<Figur
   const sampler = new RssSampler(100);
   let connection: Connection | null = null;
   try {
-    connection = await target.declaration.connect(target.credentials, target.base, { egress: DEFAULT_EGRESS_POLICY });
+    connection = await target.declaration.connect(target.credentials, target.base, {
+      egress: DEFAULT_EGRESS_POLICY,
+    });
     const source = await tableId(connection, SOURCE_TABLE);
     const destination = await tableId(connection, CONNECTOR_TARGET_TABLE);
     const prepared = await connection.prepareTable(destination, { changeCapture: options.changeCapture });
-    if (prepared.serviceIdField !== null) say(`  note: prepareTable added a service id column (${prepared.serviceIdField}) to the target table`);
+    if (prepared.serviceIdField !== null)
+      say(`  note: prepareTable added a service id column (${prepared.serviceIdField}) to the target table`);
     figures.baselineRssBytes = process.memoryUsage.rss();
     sampler.start();
 
     try {
-      const read = await best(options.repeat, () => connectorRead(connection as Connection, source, options.pageSize, sampler));
-      if (read.rows !== rows) figures.errors.push(`connector read: readPage returned ${read.rows} rows, not ${rows}`);
+      const read = await best(options.repeat, () =>
+        connectorRead(connection as Connection, source, options.pageSize, sampler),
+      );
+      if (read.rows !== rows)
+        figures.errors.push(`connector read: readPage returned ${read.rows} rows, not ${rows}`);
       figures.connectorRead = { ...read, rowsPerSecond: read.rows / read.seconds };
       say(
         `  connector read   ${secs(read.seconds).padStart(9)}  ${int(read.rows / read.seconds).padStart(10)} rows/s   ` +
@@ -194,13 +220,17 @@ async function benchTarget(target: BenchTarget, options: Options): Promise<Figur
         figures.errors.push(`connector write: ${write.failed} rows refused, first: ${write.firstError}`);
         say(`  connector write: ${int(write.failed)} rows refused; first: ${write.firstError}`);
       }
-      const [expected, written] = [await target.summary(SOURCE_TABLE), await target.summary(CONNECTOR_TARGET_TABLE)];
+      const [expected, written] = [
+        await target.summary(SOURCE_TABLE),
+        await target.summary(CONNECTOR_TARGET_TABLE),
+      ];
       figures.writtenMatchesSource = expected.rows === written.rows && expected.checksum === written.checksum;
       say(
         `  written table vs source: ${written.rows === expected.rows ? 'same row count' : `${written.rows} rows, source has ${expected.rows}`}, ` +
           `${written.checksum === expected.checksum ? 'same checksum (identical values)' : 'DIFFERENT checksum (values differ)'}`,
       );
-      if (!figures.writtenMatchesSource) figures.errors.push('connector write: the written rows differ from the source rows');
+      if (!figures.writtenMatchesSource)
+        figures.errors.push('connector write: the written rows differ from the source rows');
     } catch (error) {
       figures.errors.push(`connector write: ${message(error)}`);
       say(`  connector write  FAILED: ${message(error)}`);
@@ -211,19 +241,37 @@ async function benchTarget(target: BenchTarget, options: Options): Promise<Figur
   } finally {
     const peak = sampler.stop();
     if (figures.baselineRssBytes !== null) figures.peakRssBytes = peak;
-    if (connection) await connection.close().catch((error: unknown) => figures.errors.push(`close: ${message(error)}`));
+    if (connection)
+      await connection.close().catch((error: unknown) => figures.errors.push(`close: ${message(error)}`));
   }
   if (figures.peakRssBytes !== null && figures.baselineRssBytes !== null) {
-    say(`  peak RSS while the connector ran: ${mb(figures.peakRssBytes)} (${mb(figures.baselineRssBytes)} before it started; bound ${mb(RSS_BOUND)})`);
+    say(
+      `  peak RSS while the connector ran: ${mb(figures.peakRssBytes)} (${mb(figures.baselineRssBytes)} before it started; bound ${mb(RSS_BOUND)})`,
+    );
   }
 
-  if (figures.nativeRead && figures.connectorRead) figures.readRatio = figures.connectorRead.rowsPerSecond / figures.nativeRead.rowsPerSecond;
-  if (figures.nativeWrite && figures.connectorWrite) figures.writeRatio = figures.connectorWrite.rowsPerSecond / figures.nativeWrite.rowsPerSecond;
+  if (figures.nativeRead && figures.connectorRead)
+    figures.readRatio = figures.connectorRead.rowsPerSecond / figures.nativeRead.rowsPerSecond;
+  if (figures.nativeWrite && figures.connectorWrite)
+    figures.writeRatio = figures.connectorWrite.rowsPerSecond / figures.nativeWrite.rowsPerSecond;
   return figures;
 }
 
 function printSummary(all: Figures[], options: Options): void {
-  const header = ['connector', 'native read/s', 'conn. read/s', 'read ratio', '(>=50%)', 'native write/s', 'conn. write/s', 'write ratio', '(>=30%)', 'peak RSS', 'proc. max RSS', '(<300 MB)'];
+  const header = [
+    'connector',
+    'native read/s',
+    'conn. read/s',
+    'read ratio',
+    '(>=50%)',
+    'native write/s',
+    'conn. write/s',
+    'write ratio',
+    '(>=30%)',
+    'peak RSS',
+    'proc. max RSS',
+    '(<300 MB)',
+  ];
   const rows = all.map((f) => [
     f.connector,
     f.nativeRead ? int(f.nativeRead.rowsPerSecond) : 'n/a',
@@ -236,16 +284,27 @@ function printSummary(all: Figures[], options: Options): void {
     verdict(f.writeRatio, WRITE_TARGET),
     f.peakRssBytes === null ? 'n/a' : mb(f.peakRssBytes),
     f.processMaxRssBytes === null ? 'n/a' : mb(f.processMaxRssBytes),
-    f.peakRssBytes === null ? '' : Math.max(f.peakRssBytes, f.processMaxRssBytes ?? 0) < RSS_BOUND ? 'ok' : 'OVER BOUND',
+    f.peakRssBytes === null
+      ? ''
+      : Math.max(f.peakRssBytes, f.processMaxRssBytes ?? 0) < RSS_BOUND
+        ? 'ok'
+        : 'OVER BOUND',
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ');
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column].length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .join('  ');
   say();
   say(`== summary: ${int(options.rows)} rows x 10 columns (rows per second; ratio = connector / native) ==`);
   say(line(header));
   say(line(widths.map((width) => '-'.repeat(width))));
   for (const row of rows) say(line(row));
-  say('peak RSS: sampled every 100 ms while the connector read and wrote; proc. max RSS: getrusage max of the process that ran it');
+  say(
+    'peak RSS: sampled every 100 ms while the connector read and wrote; proc. max RSS: getrusage max of the process that ran it',
+  );
   for (const f of all) for (const error of f.errors) say(`! ${f.connector}: ${error}`);
 }
 
@@ -274,7 +333,9 @@ async function runInProcess(options: Options): Promise<{ all: Figures[]; failed:
       failed = true;
       say(`  ${target.name}: FAILED before measuring: ${message(error)}`);
     } finally {
-      await target.teardown().catch((error: unknown) => say(`  ${target.name}: cleanup failed: ${message(error)}`));
+      await target
+        .teardown()
+        .catch((error: unknown) => say(`  ${target.name}: cleanup failed: ${message(error)}`));
     }
   }
   const processMaxRss = process.resourceUsage().maxRSS * 1024;
@@ -290,16 +351,22 @@ const CHILD_FIGURES = 'BENCH_CHILD_FIGURES ';
  */
 function runInChild(name: string): Promise<{ all: Figures[]; failed: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, __filename, ...process.argv.slice(2), '--only', name, '--child'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, __filename, ...process.argv.slice(2), '--only', name, '--child'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let result: { all: Figures[]; failed: boolean } = { all: [], failed: true };
     createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.startsWith(CHILD_FIGURES)) result = JSON.parse(line.slice(CHILD_FIGURES.length)) as typeof result;
+      if (line.startsWith(CHILD_FIGURES))
+        result = JSON.parse(line.slice(CHILD_FIGURES.length)) as typeof result;
       else say(line);
     });
     child.on('close', (code) => {
-      if (code !== 0 && result.all.length === 0) say(`  ${name}: the benchmark process exited with code ${code}`);
+      if (code !== 0 && result.all.length === 0)
+        say(`  ${name}: the benchmark process exited with code ${code}`);
       resolve(code === 0 || result.all.length > 0 ? result : { all: [], failed: true });
     });
   });
@@ -315,7 +382,9 @@ async function main(): Promise<number> {
     `Lockstep connector benchmark: ${int(options.rows)} rows x 10 columns; readPage page size ${int(options.pageSize)}, ` +
       `createRecords batch ${int(options.batchSize)}, best of ${options.repeat}${options.changeCapture ? ', change capture on' : ''}`,
   );
-  say(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform} ${process.arch}`);
+  say(
+    `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform} ${process.arch}`,
+  );
 
   let all: Figures[] = [];
   let failed = false;

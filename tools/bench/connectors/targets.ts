@@ -127,9 +127,12 @@ export function postgresTarget(adminUrl: string): BenchTarget {
     },
 
     async timeNativeRead() {
-      return timeShell(`psql "$BENCH_DB" -X -q -v ON_ERROR_STOP=1 -c 'COPY ${q(SOURCE_TABLE)} TO STDOUT' > /dev/null`, {
-        BENCH_DB: databaseUrl,
-      });
+      return timeShell(
+        `psql "$BENCH_DB" -X -q -v ON_ERROR_STOP=1 -c 'COPY ${q(SOURCE_TABLE)} TO STDOUT' > /dev/null`,
+        {
+          BENCH_DB: databaseUrl,
+        },
+      );
     },
 
     async timeNativeWrite() {
@@ -210,9 +213,18 @@ export function mariadbTarget(adminUrl: string): BenchTarget {
     base: database,
 
     async setup(rows) {
-      conn = await createConnection({ host, port: Number(port), user, password, multipleStatements: false, dateStrings: true });
+      conn = await createConnection({
+        host,
+        port: Number(port),
+        user,
+        password,
+        multipleStatements: false,
+        dateStrings: true,
+      });
       const [version] = await conn.query<RowDataPacket[]>('SELECT VERSION() AS v');
-      this.server = /mariadb/i.test(String(version[0].v)) ? `MariaDB ${version[0].v}` : `MySQL ${version[0].v}`;
+      this.server = /mariadb/i.test(String(version[0].v))
+        ? `MariaDB ${version[0].v}`
+        : `MySQL ${version[0].v}`;
       await conn.query(`CREATE DATABASE \`${database}\``);
       created = true;
       await conn.query(`CREATE DATABASE \`${copyDatabase}\``);
@@ -227,7 +239,10 @@ export function mariadbTarget(adminUrl: string): BenchTarget {
     },
 
     async timeNativeRead() {
-      return timeShell(`mysqldump ${cli} "$BENCH_DB" ${SOURCE_TABLE} > /dev/null`, { ...cliEnv, BENCH_DB: database });
+      return timeShell(`mysqldump ${cli} "$BENCH_DB" ${SOURCE_TABLE} > /dev/null`, {
+        ...cliEnv,
+        BENCH_DB: database,
+      });
     },
 
     async timeNativeWrite() {
@@ -240,7 +255,9 @@ export function mariadbTarget(adminUrl: string): BenchTarget {
     },
 
     async nativeTargetRows() {
-      const [rows] = await db().query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM \`${copyDatabase}\`.\`${SOURCE_TABLE}\``);
+      const [rows] = await db().query<RowDataPacket[]>(
+        `SELECT COUNT(*) AS n FROM \`${copyDatabase}\`.\`${SOURCE_TABLE}\``,
+      );
       return Number(rows[0].n);
     },
 

@@ -61,9 +61,11 @@ export async function postgresApp(adminUrl: string): Promise<AppSide> {
   const client = new Client({ connectionString: url.toString() });
   await client.connect();
   await client.query(`CREATE SCHEMA ${schema}`);
-  const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+  const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!
+    .server_version;
   const q = (table: string) => `"${schema}"."${table}"`;
-  const sql = async <T>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows as T[];
+  const sql = async <T>(text: string, params: unknown[] = []) =>
+    (await client.query(text, params)).rows as T[];
   return {
     kind: 'postgres',
     server: `PostgreSQL ${version}`,
@@ -71,7 +73,9 @@ export async function postgresApp(adminUrl: string): Promise<AppSide> {
     base: schema,
     sql,
     async createTable(name) {
-      await client.query(`CREATE TABLE ${q(name)} (id integer PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, note text, updated_at timestamptz)`);
+      await client.query(
+        `CREATE TABLE ${q(name)} (id integer PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, note text, updated_at timestamptz)`,
+      );
     },
     async generate(name, rows) {
       await client.query(
@@ -82,13 +86,24 @@ export async function postgresApp(adminUrl: string): Promise<AppSide> {
     },
     async summary(name) {
       const row = (
-        await sql<{ n: string; s: string | null; ok: string }>(`SELECT count(*) AS n, sum(qty) AS s, count(*) FILTER (WHERE name = 'name ' || id) AS ok FROM ${q(name)}`)
+        await sql<{ n: string; s: string | null; ok: string }>(
+          `SELECT count(*) AS n, sum(qty) AS s, count(*) FILTER (WHERE name = 'name ' || id) AS ok FROM ${q(name)}`,
+        )
       )[0]!;
       return { rows: Number(row.n), qtySum: Number(row.s ?? 0), namesOk: Number(row.ok) };
     },
-    connect: () => findConnector('postgres')!.connect({ connectionString: url.toString() }, schema, { egress: DEFAULT_EGRESS_POLICY }),
+    connect: () =>
+      findConnector('postgres')!.connect({ connectionString: url.toString() }, schema, {
+        egress: DEFAULT_EGRESS_POLICY,
+      }),
     async openConnections() {
-      return Number((await sql<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1`, [database]))[0]!.n);
+      return Number(
+        (
+          await sql<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1`, [
+            database,
+          ])
+        )[0]!.n,
+      );
     },
     async teardown() {
       await client.end().catch(() => undefined);
@@ -107,7 +122,9 @@ export async function mariadbApp(adminUrl: string): Promise<AppSide> {
   await conn.query(`SET time_zone = '+00:00'`);
   const [version] = await conn.query<RowDataPacket[]>('SELECT VERSION() AS v');
   const sql = async <T>(text: string, params: unknown[] = []) => (await conn.query(text, params))[0] as T[];
-  const credentials = { connectionString: `${url.protocol}//${url.username ? `${url.username}${url.password ? `:${url.password}` : ''}@` : ''}${url.host}` };
+  const credentials = {
+    connectionString: `${url.protocol}//${url.username ? `${url.username}${url.password ? `:${url.password}` : ''}@` : ''}${url.host}`,
+  };
   return {
     kind: 'mysql',
     server: /mariadb/i.test(String(version[0]!.v)) ? `MariaDB ${version[0]!.v}` : `MySQL ${version[0]!.v}`,
@@ -129,12 +146,22 @@ export async function mariadbApp(adminUrl: string): Promise<AppSide> {
       await conn.query(`ANALYZE TABLE \`${name}\``);
     },
     async summary(name) {
-      const row = (await sql<{ n: number; s: string | null; ok: string | null }>(`SELECT COUNT(*) AS n, SUM(qty) AS s, SUM(name = CONCAT('name ', id)) AS ok FROM \`${name}\``))[0]!;
+      const row = (
+        await sql<{ n: number; s: string | null; ok: string | null }>(
+          `SELECT COUNT(*) AS n, SUM(qty) AS s, SUM(name = CONCAT('name ', id)) AS ok FROM \`${name}\``,
+        )
+      )[0]!;
       return { rows: Number(row.n), qtySum: Number(row.s ?? 0), namesOk: Number(row.ok ?? 0) };
     },
     connect: () => findConnector('mysql')!.connect(credentials, database, { egress: DEFAULT_EGRESS_POLICY }),
     async openConnections() {
-      return Number((await sql<{ n: number }>(`SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ?`, [database]))[0]!.n);
+      return Number(
+        (
+          await sql<{ n: number }>(`SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ?`, [
+            database,
+          ])
+        )[0]!.n,
+      );
     },
     async teardown() {
       await conn.query(`DROP DATABASE IF EXISTS \`${database}\``).catch(() => undefined);
@@ -156,7 +183,12 @@ export interface RawWrite {
  * ids, in batches of `batch`, into a fresh table prepared with a service id column (and change capture
  * triggers when `changeCapture`, as the engine prepares its targets). The table is dropped afterwards.
  */
-export async function rawWrite(app: AppSide, rows: number, batch: number, changeCapture: boolean): Promise<RawWrite> {
+export async function rawWrite(
+  app: AppSide,
+  rows: number,
+  batch: number,
+  changeCapture: boolean,
+): Promise<RawWrite> {
   const table = `raw_write_${changeCapture ? 'cc' : 'plain'}`;
   await app.createTable(table);
   const connection = await app.connect();
@@ -168,7 +200,8 @@ export async function rawWrite(app: AppSide, rows: number, batch: number, change
     for (let first = 1; first <= rows; first += batch) {
       const last = Math.min(rows, first + batch - 1);
       const records: RecordCreate[] = [];
-      for (let i = first; i <= last; i += 1) records.push({ serviceId: randomUUID(), values: canonicalRow(i) });
+      for (let i = first; i <= last; i += 1)
+        records.push({ serviceId: randomUUID(), values: canonicalRow(i) });
       for (const result of await connection.createRecords(table, records)) {
         if (result.ok) written += 1;
         else failed += 1;
@@ -179,6 +212,12 @@ export async function rawWrite(app: AppSide, rows: number, batch: number, change
     return { rows: written, failed, seconds, rowsPerSecond: written / seconds, changeCapture };
   } finally {
     await connection.close().catch(() => undefined);
-    await app.sql(app.kind === 'postgres' ? `DROP TABLE IF EXISTS "${app.base}"."${table}" CASCADE` : `DROP TABLE IF EXISTS \`${table}\``).catch(() => undefined);
+    await app
+      .sql(
+        app.kind === 'postgres'
+          ? `DROP TABLE IF EXISTS "${app.base}"."${table}" CASCADE`
+          : `DROP TABLE IF EXISTS \`${table}\``,
+      )
+      .catch(() => undefined);
   }
 }

@@ -38,8 +38,10 @@ export interface WriteCeiling {
 
 const TARGET_BATCH = 500;
 const STORE_PAGE = 1000;
-const LINK_COLUMNS = 'id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash, left_seen_at, right_seen_at';
-const OPERATION_COLUMNS = 'id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details';
+const LINK_COLUMNS =
+  'id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash, left_seen_at, right_seen_at';
+const OPERATION_COLUMNS =
+  'id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details';
 
 /** An id of the service's form (`rec_` / `op_` and 20 lowercase letters and digits), unique per `i`. */
 const serviceId = (prefix: string, i: number) => `${prefix}_${i.toString(36).padStart(20, '0')}`;
@@ -47,7 +49,15 @@ const serviceId = (prefix: string, i: number) => `${prefix}_${i.toString(36).pad
 /** A 27-character base64url text, the length of a content hash. */
 const hashText = (i: number) => Buffer.from(`${i}`.padStart(20, '0')).toString('base64url');
 
-function storePages(rows: number, syncId: string, tableId: string, table: string, targetSide: 'left' | 'right', serviceIds: string[], now: string): { links: Buffer; operations: Buffer }[] {
+function storePages(
+  rows: number,
+  syncId: string,
+  tableId: string,
+  table: string,
+  targetSide: 'left' | 'right',
+  serviceIds: string[],
+  now: string,
+): { links: Buffer; operations: Buffer }[] {
   const pages: { links: Buffer; operations: Buffer }[] = [];
   for (let first = 1; first <= rows; first += STORE_PAGE) {
     const links: string[] = [];
@@ -56,19 +66,65 @@ function storePages(rows: number, syncId: string, tableId: string, table: string
       const values = canonicalRow(i);
       const sorted = Object.keys(values).sort();
       const shadow = `{${sorted.map((field) => `${JSON.stringify(field)}:${JSON.stringify(values[field])}`).join(',')}}`;
-      const changes = `[${Object.entries(values).map(([field, value]) => `{"field":${JSON.stringify(field)},"after":${JSON.stringify(value)}}`).join(',')}]`;
+      const changes = `[${Object.entries(values)
+        .map(([field, value]) => `{"field":${JSON.stringify(field)},"after":${JSON.stringify(value)}}`)
+        .join(',')}]`;
       const record = serviceId('rec', i);
       const name = String(values['name']);
-      links.push([record, syncId, 0, serviceIds[i - 1], name, i, i, shadow, '"="', hashText(i), hashText(i), now, now].join('\t'));
-      operations.push([serviceId('op', i), syncId, record, 0, targetSide, tableId, table, i, name, 'created', 'push', changes, '\\N'].join('\t'));
+      links.push(
+        [
+          record,
+          syncId,
+          0,
+          serviceIds[i - 1],
+          name,
+          i,
+          i,
+          shadow,
+          '"="',
+          hashText(i),
+          hashText(i),
+          now,
+          now,
+        ].join('\t'),
+      );
+      operations.push(
+        [
+          serviceId('op', i),
+          syncId,
+          record,
+          0,
+          targetSide,
+          tableId,
+          table,
+          i,
+          name,
+          'created',
+          'push',
+          changes,
+          '\\N',
+        ].join('\t'),
+      );
     }
-    pages.push({ links: Buffer.from(`${links.join('\n')}\n`), operations: Buffer.from(`${operations.join('\n')}\n`) });
+    pages.push({
+      links: Buffer.from(`${links.join('\n')}\n`),
+      operations: Buffer.from(`${operations.join('\n')}\n`),
+    });
   }
   return pages;
 }
 
 /** The target writes as statements or COPY texts, one per batch, and the function that sends one. */
-async function targetWriter(target: AppSide, table: string, serviceIds: string[], rows: number): Promise<{ batches: (string | Buffer)[]; send(batch: string | Buffer): Promise<void>; close(): Promise<void> }> {
+async function targetWriter(
+  target: AppSide,
+  table: string,
+  serviceIds: string[],
+  rows: number,
+): Promise<{
+  batches: (string | Buffer)[];
+  send(batch: string | Buffer): Promise<void>;
+  close(): Promise<void>;
+}> {
   const batches: (string | Buffer)[] = [];
   for (let first = 1; first <= rows; first += TARGET_BATCH) {
     const lines: string[] = [];
@@ -81,14 +137,22 @@ async function targetWriter(target: AppSide, table: string, serviceIds: string[]
           : `(${row['id']},'${String(row['name'])}',${row['qty']},'${String(row['note'])}','${at}','${serviceIds[i - 1]}')`,
       );
     }
-    batches.push(target.kind === 'postgres' ? Buffer.from(`${lines.join('\n')}\n`) : `INSERT INTO \`${table}\` (id, name, qty, note, updated_at, lockstep_id) VALUES ${lines.join(',')}`);
+    batches.push(
+      target.kind === 'postgres'
+        ? Buffer.from(`${lines.join('\n')}\n`)
+        : `INSERT INTO \`${table}\` (id, name, qty, note, updated_at, lockstep_id) VALUES ${lines.join(',')}`,
+    );
   }
   const url = target.credentials['connectionString']!;
   if (target.kind === 'postgres') {
     const client = new Client({ connectionString: url });
     await client.connect();
     const statement = `COPY "${target.base}"."${table}" (id, name, qty, note, updated_at, lockstep_id) FROM STDIN`;
-    return { batches, send: (batch) => copyBuffer(client, statement, batch as Buffer), close: () => client.end() };
+    return {
+      batches,
+      send: (batch) => copyBuffer(client, statement, batch as Buffer),
+      close: () => client.end(),
+    };
   }
   const connection = await mysql.createConnection({ uri: url, database: target.base });
   await connection.query(`SET time_zone = '+00:00'`);
@@ -105,7 +169,12 @@ async function targetWriter(target: AppSide, table: string, serviceIds: string[]
  * Writes the ceiling's rows (see the file comment) and times them: from the first statement to the last
  * commit, the texts already built.
  */
-export async function writeCeiling(store: ServiceStore, target: AppSide, rows: number, storeConnections: 1 | 2): Promise<WriteCeiling> {
+export async function writeCeiling(
+  store: ServiceStore,
+  target: AppSide,
+  rows: number,
+  storeConnections: 1 | 2,
+): Promise<WriteCeiling> {
   const table = `ceiling_write_${storeConnections}`;
   const syncId = uniqueName('sync_ceiling');
   await target.createTable(table);
@@ -118,7 +187,15 @@ export async function writeCeiling(store: ServiceStore, target: AppSide, rows: n
   const serviceIds = Array.from({ length: rows }, () => randomUUID());
   const now = (await store.sql<{ now: string }>(`SELECT now()::text AS now`))[0]!.now;
   const building = performance.now();
-  const pages = storePages(rows, syncId, uniqueName('table_ceiling'), table, target.kind === 'postgres' ? 'left' : 'right', serviceIds, now);
+  const pages = storePages(
+    rows,
+    syncId,
+    uniqueName('table_ceiling'),
+    table,
+    target.kind === 'postgres' ? 'left' : 'right',
+    serviceIds,
+    now,
+  );
   const writer = await targetWriter(target, table, serviceIds, rows);
   const buildSeconds = (performance.now() - building) / 1000;
   const clients = Array.from({ length: storeConnections }, () => new Client({ connectionString: store.url }));
@@ -136,13 +213,24 @@ export async function writeCeiling(store: ServiceStore, target: AppSide, rows: n
           await client.query('BEGIN');
           await client.query('SET LOCAL synchronous_commit = off');
           await copyBuffer(client, `COPY record_links (${LINK_COLUMNS}) FROM STDIN`, pages[page]!.links);
-          await copyBuffer(client, `COPY operations (${OPERATION_COLUMNS}) FROM STDIN`, pages[page]!.operations);
+          await copyBuffer(
+            client,
+            `COPY operations (${OPERATION_COLUMNS}) FROM STDIN`,
+            pages[page]!.operations,
+          );
           await client.query('COMMIT');
         }
       }),
     ]);
     const seconds = (performance.now() - started) / 1000;
-    return { rows, storeConnections, seconds, rowsPerSecond: rows / seconds, buildSeconds, serverCpuSeconds: servers.stop() };
+    return {
+      rows,
+      storeConnections,
+      seconds,
+      rowsPerSecond: rows / seconds,
+      buildSeconds,
+      serverCpuSeconds: servers.stop(),
+    };
   } finally {
     for (const client of clients) await client.end().catch(() => undefined);
     await writer.close().catch(() => undefined);
@@ -150,6 +238,10 @@ export async function writeCeiling(store: ServiceStore, target: AppSide, rows: n
     await store.sql(`DELETE FROM operations WHERE sync_id = $1`, [syncId]);
     // Their dead index entries would otherwise slow down whatever writes the store next.
     await store.sql(`VACUUM record_links, operations`);
-    await target.sql(target.kind === 'postgres' ? `DROP TABLE IF EXISTS "${target.base}"."${table}" CASCADE` : `DROP TABLE IF EXISTS \`${table}\``);
+    await target.sql(
+      target.kind === 'postgres'
+        ? `DROP TABLE IF EXISTS "${target.base}"."${table}" CASCADE`
+        : `DROP TABLE IF EXISTS \`${table}\``,
+    );
   }
 }

@@ -16,9 +16,30 @@
 import { benchArgs } from '../common/args';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
-import { type AppKind, type AppSide, canonicalRow, FIELDS, mariadbApp, postgresApp, rawWrite, type RawWrite } from './apps';
+import {
+  type AppKind,
+  type AppSide,
+  canonicalRow,
+  FIELDS,
+  mariadbApp,
+  postgresApp,
+  rawWrite,
+  type RawWrite,
+} from './apps';
 import { writeCeiling, type WriteCeiling } from './ceiling';
-import { createAccount, createDraftSync, procStats, RssSampler, ServerCpuSampler, serviceStore, type ServiceStore, startSyncs, startWorker, type SyncSide, type Worker } from './service';
+import {
+  createAccount,
+  createDraftSync,
+  procStats,
+  RssSampler,
+  ServerCpuSampler,
+  serviceStore,
+  type ServiceStore,
+  startSyncs,
+  startWorker,
+  type SyncSide,
+  type Worker,
+} from './service';
 
 const INITIAL_RATIO_TARGET = 0.4;
 const RSS_BOUND = 500 * 1024 * 1024;
@@ -57,11 +78,23 @@ const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--updates
   --mysql-url URL    MariaDB admin URL (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
 
 function parseOptions(argv: string[]): Options {
-  const args = benchArgs(argv, {
-    rows: { type: 'string' }, only: { type: 'string' }, updates: { type: 'string' }, 'latency-rows': { type: 'string' },
-    syncs: { type: 'string' }, 'idle-rows': { type: 'string' }, 'idle-seconds': { type: 'string' }, timeout: { type: 'string' },
-    'worker-log': { type: 'string' }, 'pg-url': { type: 'string' }, 'mysql-url': { type: 'string' },
-  }, USAGE);
+  const args = benchArgs(
+    argv,
+    {
+      rows: { type: 'string' },
+      only: { type: 'string' },
+      updates: { type: 'string' },
+      'latency-rows': { type: 'string' },
+      syncs: { type: 'string' },
+      'idle-rows': { type: 'string' },
+      'idle-seconds': { type: 'string' },
+      timeout: { type: 'string' },
+      'worker-log': { type: 'string' },
+      'pg-url': { type: 'string' },
+      'mysql-url': { type: 'string' },
+    },
+    USAGE,
+  );
   const options: Options = {
     rows: args.count('rows', 200_000),
     only: args.list<Bench>('only', ['initial', 'latency', 'idle'], ['initial', 'latency', 'idle']),
@@ -113,13 +146,21 @@ interface Env {
   workers: Worker[];
 }
 
-async function waitUntil<T>(what: string, timeoutMs: number, everyMs: number, check: () => Promise<T | null | false | undefined>, worker?: Worker): Promise<T> {
+async function waitUntil<T>(
+  what: string,
+  timeoutMs: number,
+  everyMs: number,
+  check: () => Promise<T | null | false | undefined>,
+  worker?: Worker,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (worker?.exited()) throw new Error(`the worker exited while waiting for ${what} (log: ${worker.logFile})`);
-    if (Date.now() > deadline) throw new Error(`timed out after ${(timeoutMs / 1000).toFixed(0)} s waiting for ${what}`);
+    if (worker?.exited())
+      throw new Error(`the worker exited while waiting for ${what} (log: ${worker.logFile})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${(timeoutMs / 1000).toFixed(0)} s waiting for ${what}`);
     await sleep(everyMs);
   }
 }
@@ -139,7 +180,10 @@ async function stopWorker(env: Env, worker: Worker): Promise<void> {
   env.workers = env.workers.filter((w) => w !== worker);
 }
 
-async function openIssues(store: ServiceStore, accountId: string): Promise<{ code: string; message: string; n: number }[]> {
+async function openIssues(
+  store: ServiceStore,
+  accountId: string,
+): Promise<{ code: string; message: string; n: number }[]> {
   return store.sql(
     `SELECT i.code, min(i.message) AS message, count(*)::int AS n FROM sync_issues i JOIN syncs s ON s.id = i.sync_id
      WHERE s.account_id = $1 AND i.resolved_at IS NULL GROUP BY i.code ORDER BY n DESC`,
@@ -162,21 +206,35 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   await source.createTable(table);
   await target.createTable(table);
   await source.generate(table, options.rows);
-  say(`  source table ${table} on ${source.server}: ${int(options.rows)} rows generated in ${secs((performance.now() - setupStarted) / 1000)}; target table on ${target.server} empty`);
+  say(
+    `  source table ${table} on ${source.server}: ${int(options.rows)} rows generated in ${secs((performance.now() - setupStarted) / 1000)}; target table on ${target.server} empty`,
+  );
 
   // The raw bulk write of the target connector on the same machine, now (the machine otherwise idle).
   const raw: RawWrite = await rawWrite(target, options.rows, WRITE_BATCH, false);
-  say(`  raw write (${target.kind} connector createRecords, batches of ${WRITE_BATCH}, fresh table)            ${secs(raw.seconds).padStart(9)}  ${int(raw.rowsPerSecond).padStart(8)} rows/s`);
+  say(
+    `  raw write (${target.kind} connector createRecords, batches of ${WRITE_BATCH}, fresh table)            ${secs(raw.seconds).padStart(9)}  ${int(raw.rowsPerSecond).padStart(8)} rows/s`,
+  );
   const rawCapture: RawWrite = await rawWrite(target, options.rows, WRITE_BATCH, true);
-  say(`  raw write, with change capture triggers (as the engine prepares its target)         ${secs(rawCapture.seconds).padStart(9)}  ${int(rawCapture.rowsPerSecond).padStart(8)} rows/s`);
-  if (raw.failed + rawCapture.failed > 0) errors.push(`${label}: the raw write refused ${raw.failed + rawCapture.failed} rows`);
+  say(
+    `  raw write, with change capture triggers (as the engine prepares its target)         ${secs(rawCapture.seconds).padStart(9)}  ${int(rawCapture.rowsPerSecond).padStart(8)} rows/s`,
+  );
+  if (raw.failed + rawCapture.failed > 0)
+    errors.push(`${label}: the raw write refused ${raw.failed + rawCapture.failed} rows`);
 
   const accountId = await createAccount(env.store);
   const left: SyncSide = { app: env.pg, connection: await env.pg.connect() };
   const right: SyncSide = { app: env.my, connection: await env.my.connect() };
   let syncId: string;
   try {
-    syncId = await createDraftSync(env.store, accountId, left, right, [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }], label);
+    syncId = await createDraftSync(
+      env.store,
+      accountId,
+      left,
+      right,
+      [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }],
+      label,
+    );
   } finally {
     await left.connection.close();
     await right.connection.close();
@@ -198,10 +256,17 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
       options.timeoutSeconds * 1000,
       100,
       async () => {
-        const [sync] = await env.store.sql<{ initial_sync_phase: string; progress: { pairs?: { stage: string; processed: { left: number; right: number }; created: { left: number; right: number }; failed: number }[] } | null }>(
-          `SELECT initial_sync_phase, initial_sync_progress AS progress FROM syncs WHERE id = $1`,
-          [syncId],
-        );
+        const [sync] = await env.store.sql<{
+          initial_sync_phase: string;
+          progress: {
+            pairs?: {
+              stage: string;
+              processed: { left: number; right: number };
+              created: { left: number; right: number };
+              failed: number;
+            }[];
+          } | null;
+        }>(`SELECT initial_sync_phase, initial_sync_progress AS progress FROM syncs WHERE id = $1`, [syncId]);
         const phase = sync!.initial_sync_phase;
         const at = (performance.now() - started) / 1000;
         if (!(phase in phases)) phases = { ...phases, [phase]: at };
@@ -229,31 +294,48 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
 
   const copied = await target.summary(table);
   const expected = await source.summary(table);
-  const same = copied.rows === expected.rows && copied.qtySum === expected.qtySum && copied.namesOk === expected.rows;
-  if (!same) errors.push(`${label}: the target has ${JSON.stringify(copied)}, the source ${JSON.stringify(expected)}`);
+  const same =
+    copied.rows === expected.rows && copied.qtySum === expected.qtySum && copied.namesOk === expected.rows;
+  if (!same)
+    errors.push(`${label}: the target has ${JSON.stringify(copied)}, the source ${JSON.stringify(expected)}`);
   const issues = await openIssues(env.store, accountId);
   const rate = options.rows / seconds;
-  say(`  engine: started -> initial_sync_phase 'done'                                        ${secs(seconds).padStart(9)}  ${int(rate).padStart(8)} rows/s`);
+  say(
+    `  engine: started -> initial_sync_phase 'done'                                        ${secs(seconds).padStart(9)}  ${int(rate).padStart(8)} rows/s`,
+  );
   // The raw write again, right after: this machine's speed drifts by a third and more between minutes (the raw
   // write alone measured 31,000 to 56,000 rows/s within an hour), so the engine is compared with the raw write of
   // both sides of its run: all rows of both raw writes over their total time.
   const rawAfter: RawWrite = await rawWrite(target, options.rows, WRITE_BATCH, false);
-  if (rawAfter.failed > 0) errors.push(`${label}: the raw write after the run refused ${rawAfter.failed} rows`);
+  if (rawAfter.failed > 0)
+    errors.push(`${label}: the raw write after the run refused ${rawAfter.failed} rows`);
   const rawRate = (raw.rows + rawAfter.rows) / (raw.seconds + rawAfter.seconds);
   const ratio = rate / rawRate;
-  say(`  raw write again, after the engine run                                                ${secs(rawAfter.seconds).padStart(9)}  ${int(rawAfter.rowsPerSecond).padStart(8)} rows/s`);
-  say(`    phases reached at: ${Object.entries(phases).map(([phase, at]) => `${phase} ${at.toFixed(1)} s`).join(', ')}`);
+  say(
+    `  raw write again, after the engine run                                                ${secs(rawAfter.seconds).padStart(9)}  ${int(rawAfter.rowsPerSecond).padStart(8)} rows/s`,
+  );
+  say(
+    `    phases reached at: ${Object.entries(phases)
+      .map(([phase, at]) => `${phase} ${at.toFixed(1)} s`)
+      .join(', ')}`,
+  );
   say(
     `    ratio to the raw write (before and after together, ${int(rawRate)} rows/s): ${pct(ratio)} (target >= ${pct(INITIAL_RATIO_TARGET)}); to the one before only: ${pct(rate / raw.rowsPerSecond)}; to the raw write with change capture: ${pct(rate / rawCapture.rowsPerSecond)}`,
   );
-  say(`    worker peak RSS: ${mb(peak)} sampled every 200 ms, VmHWM ${mb(stats?.hwmBytes ?? 0)} (target < ${mb(RSS_BOUND)}); worker CPU ${secs(cpu)} (${pct(cpu / seconds)} of one core)`);
+  say(
+    `    worker peak RSS: ${mb(peak)} sampled every 200 ms, VmHWM ${mb(stats?.hwmBytes ?? 0)} (target < ${mb(RSS_BOUND)}); worker CPU ${secs(cpu)} (${pct(cpu / seconds)} of one core)`,
+  );
   const perRow = (cpuSeconds: number) => `${((cpuSeconds * 1e6) / options.rows).toFixed(0)} us/row`;
   say(
     `    CPU time during the run: worker ${secs(cpu)} (${perRow(cpu)}), PostgreSQL processes ${secs(serverCpu.postgres)} (${perRow(serverCpu.postgres)}, service store and app), MariaDB ${secs(serverCpu.mariadb)} (${perRow(serverCpu.mariadb)})`,
   );
   // The write ceiling (ceiling.ts): the same writes with their text built beforehand, nothing read or decided.
-  const ceilings: WriteCeiling[] = [await writeCeiling(env.store, target, options.rows, 1), await writeCeiling(env.store, target, options.rows, 2)];
-  const connections = (c: WriteCeiling) => `${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}`;
+  const ceilings: WriteCeiling[] = [
+    await writeCeiling(env.store, target, options.rows, 1),
+    await writeCeiling(env.store, target, options.rows, 2),
+  ];
+  const connections = (c: WriteCeiling) =>
+    `${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}`;
   for (const ceiling of ceilings) {
     say(
       `  write ceiling (target rows + links + operations, text built beforehand), ${connections(ceiling).padEnd(20)}${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
@@ -262,13 +344,29 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   say(
     `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${connections(c)}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
   );
-  say(`    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`);
+  say(
+    `    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`,
+  );
   if (issues.length) say(`    open issues: ${JSON.stringify(issues)}`);
   const bench = `initial ${source.kind === 'postgres' ? 'PG -> MariaDB' : 'MariaDB -> PG'}`;
   row(bench, 'engine rows/s', int(rate));
-  row(bench, `raw ${target.kind} write rows/s`, `${int(rawRate)} (${int(raw.rowsPerSecond)} before, ${int(rawAfter.rowsPerSecond)} after)`);
-  row(bench, 'engine / raw write', pct(ratio), `>= ${pct(INITIAL_RATIO_TARGET)}`, ratio >= INITIAL_RATIO_TARGET);
-  row(bench, 'write ceiling / raw write', ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${c.storeConnections} conn.)`).join(', '));
+  row(
+    bench,
+    `raw ${target.kind} write rows/s`,
+    `${int(rawRate)} (${int(raw.rowsPerSecond)} before, ${int(rawAfter.rowsPerSecond)} after)`,
+  );
+  row(
+    bench,
+    'engine / raw write',
+    pct(ratio),
+    `>= ${pct(INITIAL_RATIO_TARGET)}`,
+    ratio >= INITIAL_RATIO_TARGET,
+  );
+  row(
+    bench,
+    'write ceiling / raw write',
+    ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${c.storeConnections} conn.)`).join(', '),
+  );
   const rss = Math.max(peak, stats?.hwmBytes ?? 0);
   row(bench, 'worker peak RSS', mb(rss), `< ${mb(RSS_BOUND)}`, rss < RSS_BOUND);
   figures[key] = {
@@ -289,8 +387,12 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
     targetMatchesSource: same,
     openIssues: issues,
   };
-  await source.sql(source.kind === 'postgres' ? `DROP TABLE "${source.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``);
-  await target.sql(target.kind === 'postgres' ? `DROP TABLE "${target.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``);
+  await source.sql(
+    source.kind === 'postgres' ? `DROP TABLE "${source.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
+  );
+  await target.sql(
+    target.kind === 'postgres' ? `DROP TABLE "${target.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -314,7 +416,14 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
   const right: SyncSide = { app: env.my, connection: await env.my.connect() };
   let syncId: string;
   try {
-    syncId = await createDraftSync(env.store, accountId, left, right, [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }], 'latency');
+    syncId = await createDraftSync(
+      env.store,
+      accountId,
+      left,
+      right,
+      [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }],
+      'latency',
+    );
   } finally {
     await left.connection.close();
     await right.connection.close();
@@ -322,18 +431,35 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
   const worker = await bootWorker(env, accountId, options);
   await startSyncs(env.store, worker, [syncId]);
   const initialStarted = performance.now();
-  await waitUntil('the initial sync of the latency table', options.timeoutSeconds * 1000, 100, async () => {
-    const [sync] = await env.store.sql<{ initial_sync_phase: string }>(`SELECT initial_sync_phase FROM syncs WHERE id = $1`, [syncId]);
-    return sync!.initial_sync_phase === 'done';
-  }, worker);
-  say(`  sync active, initial sync of ${int(options.latencyRows)} rows done in ${secs((performance.now() - initialStarted) / 1000)}; waiting 3 s for it to go idle`);
+  await waitUntil(
+    'the initial sync of the latency table',
+    options.timeoutSeconds * 1000,
+    100,
+    async () => {
+      const [sync] = await env.store.sql<{ initial_sync_phase: string }>(
+        `SELECT initial_sync_phase FROM syncs WHERE id = $1`,
+        [syncId],
+      );
+      return sync!.initial_sync_phase === 'done';
+    },
+    worker,
+  );
+  say(
+    `  sync active, initial sync of ${int(options.latencyRows)} rows done in ${secs((performance.now() - initialStarted) / 1000)}; waiting 3 s for it to go idle`,
+  );
   await sleep(3000);
 
   for (const sourceKind of ['postgres', 'mysql'] as AppKind[]) {
     const source = sourceKind === 'postgres' ? env.pg : env.my;
     const target = sourceKind === 'postgres' ? env.my : env.pg;
-    const updateSql = source.kind === 'postgres' ? `UPDATE "${source.base}"."${table}" SET note = $1 WHERE id = $2` : `UPDATE \`${table}\` SET note = ? WHERE id = ?`;
-    const readSql = target.kind === 'postgres' ? `SELECT note FROM "${target.base}"."${table}" WHERE id = $1` : `SELECT note FROM \`${table}\` WHERE id = ?`;
+    const updateSql =
+      source.kind === 'postgres'
+        ? `UPDATE "${source.base}"."${table}" SET note = $1 WHERE id = $2`
+        : `UPDATE \`${table}\` SET note = ? WHERE id = ?`;
+    const readSql =
+      target.kind === 'postgres'
+        ? `SELECT note FROM "${target.base}"."${table}" WHERE id = $1`
+        : `SELECT note FROM \`${table}\` WHERE id = ?`;
     const latencies: number[] = [];
     let lost = 0;
     const firstId = sourceKind === 'postgres' ? 1 : options.updates + 1;
@@ -353,7 +479,8 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
       }
       if (arrived === null) lost += 1;
       else latencies.push(arrived - committed);
-      if (worker.exited()) throw new Error(`the worker exited during the latency benchmark (log: ${worker.logFile})`);
+      if (worker.exited())
+        throw new Error(`the worker exited during the latency benchmark (log: ${worker.logFile})`);
       await sleep(100 + Math.random() * 100);
     }
     latencies.sort((a, b) => a - b);
@@ -369,7 +496,15 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
     const bench = `latency ${source.kind === 'postgres' ? 'PG -> MariaDB' : 'MariaDB -> PG'}`;
     row(bench, 'p50', ms(p50));
     row(bench, 'p95', ms(p95), `< ${ms(targetMs)}`, lost === 0 && p95 < targetMs);
-    figures[`latency_${source.kind}_source`] = { updates: options.updates, arrived: latencies.length, lost, p50Ms: p50, p95Ms: p95, maxMs: max, minMs: latencies[0] ?? null };
+    figures[`latency_${source.kind}_source`] = {
+      updates: options.updates,
+      arrived: latencies.length,
+      lost,
+      p50Ms: p50,
+      p95Ms: p95,
+      maxMs: max,
+      minMs: latencies[0] ?? null,
+    };
   }
   const issues = await openIssues(env.store, accountId);
   if (issues.length) say(`  open issues: ${JSON.stringify(issues)}`);
@@ -381,7 +516,9 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
 
 async function idleCost(env: Env, options: Options): Promise<void> {
   say();
-  say(`== idle cost: ${options.syncs} active syncs (each its own table pair of ${options.idleRows} rows, all on the same two databases), no changes ==`);
+  say(
+    `== idle cost: ${options.syncs} active syncs (each its own table pair of ${options.idleRows} rows, all on the same two databases), no changes ==`,
+  );
   const accountId = await createAccount(env.store);
   const left: SyncSide = { app: env.pg, connection: await env.pg.connect() };
   const right: SyncSide = { app: env.my, connection: await env.my.connect() };
@@ -396,10 +533,25 @@ async function idleCost(env: Env, options: Options): Promise<void> {
       if (values.length > 0) {
         await env.pg.sql(
           `INSERT INTO "${env.pg.base}"."${table}" (id, name, qty, note, updated_at) SELECT * FROM unnest($1::int[], $2::text[], $3::int[], $4::text[], $5::timestamptz[])`,
-          [values.map((v) => v['id']), values.map((v) => v['name']), values.map((v) => v['qty']), values.map((v) => v['note']), values.map((v) => v['updated_at'])],
+          [
+            values.map((v) => v['id']),
+            values.map((v) => v['name']),
+            values.map((v) => v['qty']),
+            values.map((v) => v['note']),
+            values.map((v) => v['updated_at']),
+          ],
         );
       }
-      syncIds.push(await createDraftSync(env.store, accountId, left, right, [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }], `idle ${n}`));
+      syncIds.push(
+        await createDraftSync(
+          env.store,
+          accountId,
+          left,
+          right,
+          [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }],
+          `idle ${n}`,
+        ),
+      );
     }
   } finally {
     await left.connection.close();
@@ -413,7 +565,10 @@ async function idleCost(env: Env, options: Options): Promise<void> {
   let maxPg = 0;
   let maxMy = 0;
   const counts = async () => {
-    const [pgConnections, myConnections] = await Promise.all([env.pg.openConnections(), env.my.openConnections()]);
+    const [pgConnections, myConnections] = await Promise.all([
+      env.pg.openConnections(),
+      env.my.openConnections(),
+    ]);
     maxPg = Math.max(maxPg, pgConnections);
     maxMy = Math.max(maxMy, myConnections);
     return { pgConnections, myConnections };
@@ -425,7 +580,10 @@ async function idleCost(env: Env, options: Options): Promise<void> {
       options.timeoutSeconds * 1000,
       500,
       async () => {
-        const [row0] = await env.store.sql<{ done: number }>(`SELECT count(*) FILTER (WHERE initial_sync_phase = 'done')::int AS done FROM syncs WHERE account_id = $1`, [accountId]);
+        const [row0] = await env.store.sql<{ done: number }>(
+          `SELECT count(*) FILTER (WHERE initial_sync_phase = 'done')::int AS done FROM syncs WHERE account_id = $1`,
+          [accountId],
+        );
         const { pgConnections, myConnections } = await counts();
         if (performance.now() - lastReport >= 10_000) {
           lastReport = performance.now();
@@ -445,20 +603,37 @@ async function idleCost(env: Env, options: Options): Promise<void> {
     errors.push(`idle cost: ${message(error)}`);
     say(`  FAILED: ${message(error)}`);
     say(`  open issues: ${JSON.stringify(issues)}`);
-    figures['idle'] = { syncs: options.syncs, failed: message(error), openIssues: issues, maxPgConnections: maxPg, maxMyConnections: maxMy };
+    figures['idle'] = {
+      syncs: options.syncs,
+      failed: message(error),
+      openIssues: issues,
+      maxPgConnections: maxPg,
+      maxMyConnections: maxMy,
+    };
     row('idle', `all ${options.syncs} initial syncs done`, 'NO (timed out)', '', false);
     await stopWorker(env, worker);
     return;
   }
   const allDone = (performance.now() - started) / 1000;
   const issuesAtDone = await openIssues(env.store, accountId);
-  say(`  all ${options.syncs} initial syncs done ${secs(allDone)} after the start; most connections seen meanwhile: PostgreSQL app db ${maxPg}, MariaDB app db ${maxMy}`);
-  if (issuesSeen.length || issuesAtDone.length) say(`  issues seen while starting: ${JSON.stringify(issuesSeen)}; still open: ${JSON.stringify(issuesAtDone)}`);
+  say(
+    `  all ${options.syncs} initial syncs done ${secs(allDone)} after the start; most connections seen meanwhile: PostgreSQL app db ${maxPg}, MariaDB app db ${maxMy}`,
+  );
+  if (issuesSeen.length || issuesAtDone.length)
+    say(
+      `  issues seen while starting: ${JSON.stringify(issuesSeen)}; still open: ${JSON.stringify(issuesAtDone)}`,
+    );
   const settle = 15;
   say(`  settling ${settle} s, then measuring the worker's CPU for ${options.idleSeconds} s`);
   await sleep(settle * 1000);
   const storeTx = async () =>
-    Number((await env.store.sql<{ n: string }>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`))[0]!.n);
+    Number(
+      (
+        await env.store.sql<{ n: string }>(
+          `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+        )
+      )[0]!.n,
+    );
   const before = procStats(worker.pid);
   const txBefore = await storeTx();
   const windowStarted = performance.now();
@@ -480,12 +655,24 @@ async function idleCost(env: Env, options: Options): Promise<void> {
   const share = cpu / window;
   const issuesAfter = await openIssues(env.store, accountId);
   // The bench's own connection to each app database is counted by the server too.
-  say(`  worker CPU over ${secs(window)}: ${secs(cpu)} = ${pct(share)} of one core (target < ${pct(IDLE_CPU_TARGET)}); worker RSS ${mb(after?.rssBytes ?? 0)}`);
-  say(`  service store transactions during the window: ${int(txAfter - txBefore)} (${((txAfter - txBefore) / window).toFixed(1)}/s, the bench's own few included)`);
-  say(`  open connections to the app databases during the window (PostgreSQL/MariaDB, every 5 s, the bench's own 1 each included): ${samples.join(' ')}`);
+  say(
+    `  worker CPU over ${secs(window)}: ${secs(cpu)} = ${pct(share)} of one core (target < ${pct(IDLE_CPU_TARGET)}); worker RSS ${mb(after?.rssBytes ?? 0)}`,
+  );
+  say(
+    `  service store transactions during the window: ${int(txAfter - txBefore)} (${((txAfter - txBefore) / window).toFixed(1)}/s, the bench's own few included)`,
+  );
+  say(
+    `  open connections to the app databases during the window (PostgreSQL/MariaDB, every 5 s, the bench's own 1 each included): ${samples.join(' ')}`,
+  );
   if (issuesAfter.length) say(`  open issues: ${JSON.stringify(issuesAfter)}`);
   row('idle', `${options.syncs} syncs: all initial syncs done`, secs(allDone));
-  row('idle', 'worker CPU, share of one core', pct(share), `< ${pct(IDLE_CPU_TARGET)}`, share < IDLE_CPU_TARGET);
+  row(
+    'idle',
+    'worker CPU, share of one core',
+    pct(share),
+    `< ${pct(IDLE_CPU_TARGET)}`,
+    share < IDLE_CPU_TARGET,
+  );
   row('idle', 'app db connections while idle (PG/MariaDB)', `${idleMaxPg}/${idleMaxMy}`);
   figures['idle'] = {
     syncs: options.syncs,
@@ -508,8 +695,15 @@ async function idleCost(env: Env, options: Options): Promise<void> {
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  say(`Lockstep engine benchmark: the real worker (dist/apps/worker/src/main.js) between PostgreSQL and MariaDB`);
-  const env: Env = { store: null as unknown as ServiceStore, pg: null as unknown as AppSide, my: null as unknown as AppSide, workers: [] };
+  say(
+    `Lockstep engine benchmark: the real worker (dist/apps/worker/src/main.js) between PostgreSQL and MariaDB`,
+  );
+  const env: Env = {
+    store: null as unknown as ServiceStore,
+    pg: null as unknown as AppSide,
+    my: null as unknown as AppSide,
+    workers: [],
+  };
   let cleaning: Promise<void> | null = null;
   const cleanup = () =>
     (cleaning ??= (async () => {
@@ -526,7 +720,9 @@ async function main(): Promise<number> {
     env.store = await serviceStore(options.pgUrl);
     env.pg = await postgresApp(options.pgUrl);
     env.my = await mariadbApp(options.mysqlUrl);
-    say(`  service store: throw-away database ${env.store.name} (migrated); app databases on ${env.pg.server} and ${env.my.server}`);
+    say(
+      `  service store: throw-away database ${env.store.name} (migrated); app databases on ${env.pg.server} and ${env.my.server}`,
+    );
     const run = async (name: string, work: () => Promise<void>) => {
       try {
         await work();
@@ -554,8 +750,13 @@ async function main(): Promise<number> {
     value: Math.max(5, ...summary.map((r) => r.value.length)),
     target: Math.max(6, ...summary.map((r) => r.target.length)),
   };
-  say(`  ${'benchmark'.padEnd(widths.benchmark)}  ${'figure'.padEnd(widths.figure)}  ${'value'.padStart(widths.value)}  ${'target'.padEnd(widths.target)}  verdict`);
-  for (const r of summary) say(`  ${r.benchmark.padEnd(widths.benchmark)}  ${r.figure.padEnd(widths.figure)}  ${r.value.padStart(widths.value)}  ${r.target.padEnd(widths.target)}  ${r.verdict}`);
+  say(
+    `  ${'benchmark'.padEnd(widths.benchmark)}  ${'figure'.padEnd(widths.figure)}  ${'value'.padStart(widths.value)}  ${'target'.padEnd(widths.target)}  verdict`,
+  );
+  for (const r of summary)
+    say(
+      `  ${r.benchmark.padEnd(widths.benchmark)}  ${r.figure.padEnd(widths.figure)}  ${r.value.padStart(widths.value)}  ${r.target.padEnd(widths.target)}  ${r.verdict}`,
+    );
   for (const error of errors) say(`  ERROR: ${error}`);
   say(JSON.stringify({ options, figures, errors }));
   return errors.length > 0 ? 1 : 0;
@@ -564,7 +765,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`engine benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `engine benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -67,21 +67,40 @@ export interface PairSpec {
 /** An account for the benchmark's syncs (the worker runs only this account's syncs). */
 export async function createAccount(store: ServiceStore): Promise<string> {
   const accountId = newId('account');
-  await store.sql(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+  await store.sql(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [
+    accountId,
+    `${accountId}@example.com`,
+  ]);
   return accountId;
 }
 
-const cipher = () => new CredentialCipher(loadConfig({ DATABASE_URL: 'postgres://unused/unused', LOCKSTEP_MASTER_KEY: MASTER_KEY }));
+const cipher = () =>
+  new CredentialCipher(
+    loadConfig({ DATABASE_URL: 'postgres://unused/unused', LOCKSTEP_MASTER_KEY: MASTER_KEY }),
+  );
 
 /**
  * Writes a sync with connected sides, cached schema and mappings, still a draft (so that the worker can be
  * started first and the clock starts at `startSyncs`). The default match is the primary field pair (`id`).
  */
-export async function createDraftSync(store: ServiceStore, accountId: string, left: SyncSide, right: SyncSide, pairs: PairSpec[], name = 'engine bench'): Promise<string> {
+export async function createDraftSync(
+  store: ServiceStore,
+  accountId: string,
+  left: SyncSide,
+  right: SyncSide,
+  pairs: PairSpec[],
+  name = 'engine bench',
+): Promise<string> {
   const sealer = cipher();
   const syncId = newId('sync');
-  await store.sql(`INSERT INTO syncs (id, account_id, name, delete_approval) VALUES ($1, $2, $3, 'review_required')`, [syncId, accountId, name]);
-  const ids: Record<'left' | 'right', Map<string, { id: string; fields: Map<string, string> }>> = { left: new Map(), right: new Map() };
+  await store.sql(
+    `INSERT INTO syncs (id, account_id, name, delete_approval) VALUES ($1, $2, $3, 'review_required')`,
+    [syncId, accountId, name],
+  );
+  const ids: Record<'left' | 'right', Map<string, { id: string; fields: Map<string, string> }>> = {
+    left: new Map(),
+    right: new Map(),
+  };
   for (const [sideName, side] of [
     ['left', left],
     ['right', right],
@@ -89,12 +108,22 @@ export async function createDraftSync(store: ServiceStore, accountId: string, le
     await store.sql(
       `INSERT INTO sync_sides (sync_id, side, connector, auth_method, base_id, base_name, credentials, credential_fingerprint, auth_status, connected_via, connected_at)
        VALUES ($1, $2, $3, 'api_key', $4, $4, $5, $6, 'ok', 'api', now())`,
-      [syncId, sideName, side.app.kind, side.app.base, sealer.encrypt(side.app.credentials, sideOwner(syncId, sideName)), sealer.fingerprint(side.app.kind, side.app.credentials)],
+      [
+        syncId,
+        sideName,
+        side.app.kind,
+        side.app.base,
+        sealer.encrypt(side.app.credentials, sideOwner(syncId, sideName)),
+        sealer.fingerprint(side.app.kind, side.app.credentials),
+      ],
     );
     for (const table of new Set(pairs.map((pair) => pair[sideName]))) {
       await side.connection.prepareTable(table, { changeCapture: false, serviceIdColumn: true });
       const tableId = newId('table');
-      await store.sql(`INSERT INTO sync_tables (id, sync_id, side, remote_id, name, fields_fetched_at) VALUES ($1, $2, $3, $4, $4, now())`, [tableId, syncId, sideName, table]);
+      await store.sql(
+        `INSERT INTO sync_tables (id, sync_id, side, remote_id, name, fields_fetched_at) VALUES ($1, $2, $3, $4, $4, now())`,
+        [tableId, syncId, sideName, table],
+      );
       const fields = new Map<string, string>();
       for (const [position, field] of (await side.connection.listFields(table)).entries()) {
         const fieldId = newId('field');
@@ -102,7 +131,20 @@ export async function createDraftSync(store: ServiceStore, accountId: string, le
         await store.sql(
           `INSERT INTO sync_fields (id, table_id, remote_id, name, type, type_class, read, write, required, is_primary, type_details, position)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          [fieldId, tableId, field.remoteId, field.name, field.type, field.typeClass, field.read, field.write, field.required, field.primary, field.typeDetails ? JSON.stringify(field.typeDetails) : null, position],
+          [
+            fieldId,
+            tableId,
+            field.remoteId,
+            field.name,
+            field.type,
+            field.typeClass,
+            field.read,
+            field.write,
+            field.required,
+            field.primary,
+            field.typeDetails ? JSON.stringify(field.typeDetails) : null,
+            position,
+          ],
         );
       }
       ids[sideName].set(table, { id: tableId, fields });
@@ -120,14 +162,16 @@ export async function createDraftSync(store: ServiceStore, accountId: string, le
       direction: 'two_way',
       left: { record_delete_behavior: 'sync' },
       right: { record_delete_behavior: 'sync' },
-      fields: pair.fields.map(([l, r]) => ({ left_field: field('left', pair.left, l), right_field: field('right', pair.right, r) })),
+      fields: pair.fields.map(([l, r]) => ({
+        left_field: field('left', pair.left, l),
+        right_field: field('right', pair.right, r),
+      })),
     })),
   };
-  await store.sql(`UPDATE syncs SET mappings = $2, reviewed_revision = mappings_revision, start_options = $3 WHERE id = $1`, [
-    syncId,
-    JSON.stringify(mappings),
-    JSON.stringify({ prefer: 'left', match: [] }),
-  ]);
+  await store.sql(
+    `UPDATE syncs SET mappings = $2, reviewed_revision = mappings_revision, start_options = $3 WHERE id = $1`,
+    [syncId, JSON.stringify(mappings), JSON.stringify({ prefer: 'left', match: [] })],
+  );
   return syncId;
 }
 
@@ -140,7 +184,9 @@ export async function startSyncs(store: ServiceStore, worker: Worker, syncIds: s
     `UPDATE syncs SET status = 'active', initial_sync_phase = 'preparing', initial_sync_started_at = now(), started_at = now() WHERE id = ANY($1::text[])`,
     [syncIds],
   );
-  const queue = new Bull(QUEUES.syncs, process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', { prefix: worker.queuePrefix });
+  const queue = new Bull(QUEUES.syncs, process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', {
+    prefix: worker.queuePrefix,
+  });
   try {
     for (const syncId of syncIds) await queue.add(SYNC_JOBS.activate, { syncId }, DEFAULT_JOB_OPTIONS);
   } finally {
@@ -158,27 +204,36 @@ export interface Worker {
 }
 
 /** The real worker process, limited to one account, its output appended to a log file. */
-export function startWorker(store: ServiceStore, accountId: string, logLevel: string, extra: Record<string, string> = {}): Worker {
+export function startWorker(
+  store: ServiceStore,
+  accountId: string,
+  logLevel: string,
+  extra: Record<string, string> = {},
+): Worker {
   const queuePrefix = `lockstep-bench-${randomBytes(4).toString('hex')}`;
   const logFile = join(tmpdir(), `${queuePrefix}-worker.log`);
   const fd = openSync(logFile, 'a');
   // BENCH_WORKER_NODE_ARGS: extra node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
   const nodeArgs = (process.env['BENCH_WORKER_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
   // Started the way `npm start` and the worker's Dockerfile start it (tools/dev/start.ts NODE_FLAGS).
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', ...nodeArgs, join(ROOT, 'dist/apps/worker/src/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: store.url,
-      REDIS_URL: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
-      LOCKSTEP_MASTER_KEY: MASTER_KEY,
-      QUEUE_PREFIX: queuePrefix,
-      ENGINE_ACCOUNT_ID: accountId,
-      LOG_LEVEL: logLevel,
-      ...extra,
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=64', ...nodeArgs, join(ROOT, 'dist/apps/worker/src/main.js')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: store.url,
+        REDIS_URL: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
+        LOCKSTEP_MASTER_KEY: MASTER_KEY,
+        QUEUE_PREFIX: queuePrefix,
+        ENGINE_ACCOUNT_ID: accountId,
+        LOG_LEVEL: logLevel,
+        ...extra,
+      },
+      stdio: ['ignore', fd, fd],
     },
-    stdio: ['ignore', fd, fd],
-  });
+  );
   closeSync(fd);
   let exitedFlag = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exitedFlag = true), resolve())));
@@ -202,7 +257,10 @@ export function startWorker(store: ServiceStore, accountId: string, logLevel: st
 }
 
 async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redis = new Redis(process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+  });
   try {
     await redis.connect();
     let cursor = '0';
@@ -241,13 +299,18 @@ export interface ProcStats {
 function parseStat(stat: string): { name: string; cpuSeconds: number; startTime: string } {
   // Fields 14 and 15 (utime, stime) and 22 (start time); the slice after the name starts at field 3.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond(), startTime: fields[19]! };
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond(),
+    startTime: fields[19]!,
+  };
 }
 
 export function procStats(pid: number): ProcStats | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    const kb = (key: string) =>
+      Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
     const { cpuSeconds } = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     return { rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM'), cpuSeconds };
   } catch {
@@ -315,7 +378,11 @@ export class ServerCpuSampler {
         continue;
       }
       const { name, cpuSeconds: seconds, startTime } = parseStat(stat);
-      const server = name.startsWith('postgres') ? 'postgres' : name === 'mariadbd' || name === 'mysqld' ? 'mariadb' : null;
+      const server = name.startsWith('postgres')
+        ? 'postgres'
+        : name === 'mariadbd' || name === 'mysqld'
+          ? 'mariadb'
+          : null;
       if (!server) continue;
       // The pid and the process's start time identify it (a pid can be reused).
       const key = `${pid}:${startTime}`;

@@ -62,8 +62,16 @@ interface DirectionFigures {
   copyMatchesSource: boolean;
 }
 
-async function createExport(store: ServiceStore, accountId: string, source: AppSide, destination: AppSide, destinationTable: string): Promise<string> {
-  const cipher = new CredentialCipher(loadConfig({ DATABASE_URL: 'postgres://unused/unused', LOCKSTEP_MASTER_KEY: MASTER_KEY }));
+async function createExport(
+  store: ServiceStore,
+  accountId: string,
+  source: AppSide,
+  destination: AppSide,
+  destinationTable: string,
+): Promise<string> {
+  const cipher = new CredentialCipher(
+    loadConfig({ DATABASE_URL: 'postgres://unused/unused', LOCKSTEP_MASTER_KEY: MASTER_KEY }),
+  );
   const id = newId('liveExport');
   const plan: LiveExportPlan = {
     source: { connector: source.kind, base: source.base },
@@ -89,26 +97,49 @@ async function createExport(store: ServiceStore, accountId: string, source: AppS
   // What the API's save does: provision the destination table.
   const connection = await destination.connect();
   try {
-    await connection.liveExport!.provisionExportTable({ name: destinationTable, columns: COLUMNS.map((column) => ({ name: column.column, typeClass: column.typeClass })) });
+    await connection.liveExport!.provisionExportTable({
+      name: destinationTable,
+      columns: COLUMNS.map((column) => ({ name: column.column, typeClass: column.typeClass })),
+    });
   } finally {
     await connection.close();
   }
   return id;
 }
 
-async function runOnce(store: ServiceStore, queue: Bull.Queue, accountId: string, exportId: string): Promise<RunFigures> {
+async function runOnce(
+  store: ServiceStore,
+  queue: Bull.Queue,
+  accountId: string,
+  exportId: string,
+): Promise<RunFigures> {
   const runId = newId('run');
-  await store.sql(`INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger) VALUES ($1, $2, $3, 'queued', 'manual')`, [runId, exportId, accountId]);
+  await store.sql(
+    `INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger) VALUES ($1, $2, $3, 'queued', 'manual')`,
+    [runId, exportId, accountId],
+  );
   await queue.add('run', { runId }, { jobId: `run:${runId}` });
   const deadline = performance.now() + 30 * 60_000;
   for (;;) {
-    const [run] = await store.sql<{ state: string; started_at: Date | null; finished_at: Date | null; rows_read: string; rows_written: string; error: unknown }>(
+    const [run] = await store.sql<{
+      state: string;
+      started_at: Date | null;
+      finished_at: Date | null;
+      rows_read: string;
+      rows_written: string;
+      error: unknown;
+    }>(
       `SELECT state, started_at, finished_at, rows_read, rows_written, error FROM live_export_runs WHERE id = $1`,
       [runId],
     );
     if (run && ['succeeded', 'failed', 'canceled'].includes(run.state)) {
-      if (run.state !== 'succeeded') throw new Error(`run ${runId} ended ${run.state}: ${JSON.stringify(run.error)}`);
-      return { seconds: (run.finished_at!.getTime() - run.started_at!.getTime()) / 1000, rowsRead: Number(run.rows_read), rowsWritten: Number(run.rows_written) };
+      if (run.state !== 'succeeded')
+        throw new Error(`run ${runId} ended ${run.state}: ${JSON.stringify(run.error)}`);
+      return {
+        seconds: (run.finished_at!.getTime() - run.started_at!.getTime()) / 1000,
+        rowsRead: Number(run.rows_read),
+        rowsWritten: Number(run.rows_written),
+      };
     }
     if (performance.now() > deadline) throw new Error(`run ${runId} did not finish`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -118,20 +149,34 @@ async function runOnce(store: ServiceStore, queue: Bull.Queue, accountId: string
 async function changeRows(source: AppSide, percent: number, round: number): Promise<void> {
   const every = Math.max(1, Math.round(100 / percent));
   const table = source.kind === 'postgres' ? `"${source.base}"."src"` : '`src`';
-  await source.sql(`UPDATE ${table} SET qty = qty + 1, note = ${source.kind === 'postgres' ? `note || ' r${round}'` : `CONCAT(note, ' r${round}')`} WHERE id % ${every} = 0`);
+  await source.sql(
+    `UPDATE ${table} SET qty = qty + 1, note = ${source.kind === 'postgres' ? `note || ' r${round}'` : `CONCAT(note, ' r${round}')`} WHERE id % ${every} = 0`,
+  );
 }
 
 async function main(): Promise<void> {
-  const args = benchArgs(process.argv.slice(2), {
-    rows: { type: 'string' }, repeat: { type: 'string' }, only: { type: 'string' }, 'changed-percent': { type: 'string' },
-    'batch-rows': { type: 'string' }, 'pg-url': { type: 'string' }, 'mysql-url': { type: 'string' },
-  }, USAGE);
+  const args = benchArgs(
+    process.argv.slice(2),
+    {
+      rows: { type: 'string' },
+      repeat: { type: 'string' },
+      only: { type: 'string' },
+      'changed-percent': { type: 'string' },
+      'batch-rows': { type: 'string' },
+      'pg-url': { type: 'string' },
+      'mysql-url': { type: 'string' },
+    },
+    USAGE,
+  );
   const rows = args.count('rows', 200_000);
   const repeat = args.count('repeat', 1);
   const only = args.list('only', DIRECTIONS, [...DIRECTIONS]);
   const percent = args.count('changed-percent', 1);
   const batchRows = args.count('batch-rows', 5000, 100);
-  const pgUrl = args.text('pg-url', process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres');
+  const pgUrl = args.text(
+    'pg-url',
+    process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres',
+  );
   const mysqlUrl = args.text('mysql-url', process.env['BENCH_MYSQL_URL'] || 'mysql://root@127.0.0.1:3306');
 
   const store = await serviceStore(pgUrl, 'lockstep_bench_lx');
@@ -147,28 +192,43 @@ async function main(): Promise<void> {
       await app.generate('src', rows);
     }
     const accountId = newId('account');
-    await store.sql(`INSERT INTO accounts (id, email, password_hash, plan) VALUES ($1, $2, 'x', 'business')`, [accountId, `${accountId}@example.com`]);
-    worker = startWorker(store, accountId, 'warn', { LIVE_EXPORT_BATCH_ROWS: String(batchRows), ENGINE_ENABLED: 'false' });
-    queue = new Bull('live-export', process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', { prefix: worker.queuePrefix });
-    process.stdout.write(`live export benchmark: ${rows} rows, ${pg.server} and ${my.server}, best of ${repeat}\n`);
+    await store.sql(
+      `INSERT INTO accounts (id, email, password_hash, plan) VALUES ($1, $2, 'x', 'business')`,
+      [accountId, `${accountId}@example.com`],
+    );
+    worker = startWorker(store, accountId, 'warn', {
+      LIVE_EXPORT_BATCH_ROWS: String(batchRows),
+      ENGINE_ENABLED: 'false',
+    });
+    queue = new Bull('live-export', process.env['REDIS_URL'] || 'redis://127.0.0.1:6379', {
+      prefix: worker.queuePrefix,
+    });
+    process.stdout.write(
+      `live export benchmark: ${rows} rows, ${pg.server} and ${my.server}, best of ${repeat}\n`,
+    );
     let round = 0;
     for (const direction of only) {
       const [source, destination] = direction === 'pg-to-mysql' ? [pg, my] : [my, pg];
       let raw = 0;
-      for (let attempt = 0; attempt < repeat; attempt += 1) raw = Math.max(raw, (await rawWrite(destination, rows, 1000, false)).rowsPerSecond);
+      for (let attempt = 0; attempt < repeat; attempt += 1)
+        raw = Math.max(raw, (await rawWrite(destination, rows, 1000, false)).rowsPerSecond);
       let best = null as DirectionFigures | null;
       for (let attempt = 0; attempt < repeat; attempt += 1) {
         round += 1;
         const table = `copy_${round}`;
         const exportId = await createExport(store, accountId, source, destination, table);
         const first = await runOnce(store, queue, accountId, exportId);
-        if (first.rowsWritten !== rows) throw new Error(`${direction}: the first run wrote ${first.rowsWritten} rows, expected ${rows}`);
+        if (first.rowsWritten !== rows)
+          throw new Error(`${direction}: the first run wrote ${first.rowsWritten} rows, expected ${rows}`);
         await changeRows(source, percent, round);
         const second = await runOnce(store, queue, accountId, exportId);
         // For reference: the same change again, with the capture's last full compare made old enough that the
         // run compares every row's hash (what a run does without change capture).
         await changeRows(source, percent, round + 1000);
-        await store.sql(`UPDATE live_export_captures SET full_compare_at = now() - interval '400 days' WHERE live_export_id = $1`, [exportId]);
+        await store.sql(
+          `UPDATE live_export_captures SET full_compare_at = now() - interval '400 days' WHERE live_export_id = $1`,
+          [exportId],
+        );
         const full = await runOnce(store, queue, accountId, exportId);
         const [want, got] = [await source.summary('src'), await destination.summary(table)];
         const figures: DirectionFigures = {
@@ -187,11 +247,27 @@ async function main(): Promise<void> {
         };
         if (!figures.copyMatchesSource) failed = true;
         // Best of the repeats: the fastest first run and the fastest second run.
-        const secondBest: number = Math.min(figures.secondRunSeconds, best === null ? Infinity : best.secondRunSeconds);
-        const firstBest: DirectionFigures = best === null || figures.firstRunSeconds < best.firstRunSeconds ? figures : best;
-        const fullBest: number = Math.min(figures.fullCompareSeconds, best === null ? Infinity : best.fullCompareSeconds);
-        best = { ...firstBest, secondRunSeconds: secondBest, secondRunPercentOfFirst: (secondBest / firstBest.firstRunSeconds) * 100, fullCompareSeconds: fullBest };
-        await destination.sql(destination.kind === 'postgres' ? `DROP TABLE "${destination.base}"."${table}"` : `DROP TABLE \`${table}\``);
+        const secondBest: number = Math.min(
+          figures.secondRunSeconds,
+          best === null ? Infinity : best.secondRunSeconds,
+        );
+        const firstBest: DirectionFigures =
+          best === null || figures.firstRunSeconds < best.firstRunSeconds ? figures : best;
+        const fullBest: number = Math.min(
+          figures.fullCompareSeconds,
+          best === null ? Infinity : best.fullCompareSeconds,
+        );
+        best = {
+          ...firstBest,
+          secondRunSeconds: secondBest,
+          secondRunPercentOfFirst: (secondBest / firstBest.firstRunSeconds) * 100,
+          fullCompareSeconds: fullBest,
+        };
+        await destination.sql(
+          destination.kind === 'postgres'
+            ? `DROP TABLE "${destination.base}"."${table}"`
+            : `DROP TABLE \`${table}\``,
+        );
       }
       results.push(best!);
       const b = best!;
@@ -207,7 +283,9 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${JSON.stringify({ benchmark: 'live-export', results })}\n`);
   } catch (error) {
     failed = true;
-    process.stderr.write(`live export benchmark failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.stderr.write(
+      `live export benchmark failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
   } finally {
     await queue?.close().catch(() => undefined);
     await worker?.stop().catch(() => undefined);

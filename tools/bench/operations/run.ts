@@ -109,7 +109,10 @@ interface Seeded {
 async function seed(store: ServiceStore, options: Options): Promise<Seeded> {
   const started = performance.now();
   const accountId = newId('account');
-  await store.sql(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+  await store.sql(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [
+    accountId,
+    `${accountId}@example.com`,
+  ]);
   const syncId = newId('sync');
   const otherSyncId = newId('sync');
   const tables: [string, string][] = [];
@@ -117,13 +120,23 @@ async function seed(store: ServiceStore, options: Options): Promise<Seeded> {
     [syncId, 'operations bench'],
     [otherSyncId, 'operations bench (other)'],
   ]) {
-    await store.sql(`INSERT INTO syncs (id, account_id, name, status) VALUES ($1, $2, $3, 'active')`, [id, accountId, name]);
+    await store.sql(`INSERT INTO syncs (id, account_id, name, status) VALUES ($1, $2, $3, 'active')`, [
+      id,
+      accountId,
+      name,
+    ]);
     for (const side of ['left', 'right']) {
-      await store.sql(`INSERT INTO sync_sides (sync_id, side, connector, auth_method, auth_status) VALUES ($1, $2, $3, 'api_key', 'ok')`, [id, side, side === 'left' ? 'postgres' : 'mysql']);
+      await store.sql(
+        `INSERT INTO sync_sides (sync_id, side, connector, auth_method, auth_status) VALUES ($1, $2, $3, 'api_key', 'ok')`,
+        [id, side, side === 'left' ? 'postgres' : 'mysql'],
+      );
     }
     for (const [index, [left, right]] of PAIR_NAMES.slice(0, PAIRS).entries()) {
       const pair: [string, string] = [newId('table'), newId('table')];
-      await store.sql(`INSERT INTO sync_tables (id, sync_id, side, remote_id, name, position) VALUES ($1, $3, 'left', $4, $4, $6), ($2, $3, 'right', $5, $5, $6)`, [pair[0], pair[1], id, left, right, index]);
+      await store.sql(
+        `INSERT INTO sync_tables (id, sync_id, side, remote_id, name, position) VALUES ($1, $3, 'left', $4, $4, $6), ($2, $3, 'right', $5, $5, $6)`,
+        [pair[0], pair[1], id, left, right, index],
+      );
       if (id === syncId) tables.push(pair);
     }
   }
@@ -144,11 +157,23 @@ async function seed(store: ServiceStore, options: Options): Promise<Seeded> {
          FROM (SELECT g, (g - 1) / 2 AS e, ((((g - 1) / 2) * 7919) % $3) + 1 AS r FROM generate_series(1, $2::bigint) AS g) numbered
        ) v
        ORDER BY g`,
-      [target, rows, options.records, new Date().toISOString(), pairs.flat(), pairs.flatMap((_, index) => [PAIR_NAMES[index]![0], PAIR_NAMES[index]![1]])],
+      [
+        target,
+        rows,
+        options.records,
+        new Date().toISOString(),
+        pairs.flat(),
+        pairs.flatMap((_, index) => [PAIR_NAMES[index]![0], PAIR_NAMES[index]![1]]),
+      ],
     );
   };
   if (options.otherRows > 0) {
-    const other = (await store.sql<{ id: string; side: string; position: number }>(`SELECT id, side, position FROM sync_tables WHERE sync_id = $1 ORDER BY position, side`, [otherSyncId])).map((row) => row.id);
+    const other = (
+      await store.sql<{ id: string; side: string; position: number }>(
+        `SELECT id, side, position FROM sync_tables WHERE sync_id = $1 ORDER BY position, side`,
+        [otherSyncId],
+      )
+    ).map((row) => row.id);
     const otherPairs: [string, string][] = [];
     for (let index = 0; index < other.length; index += 2) otherPairs.push([other[index]!, other[index + 1]!]);
     await insert(otherSyncId, options.otherRows, otherPairs);
@@ -180,9 +205,15 @@ function fromDist<T>(path: string): T {
 }
 
 async function startApi(store: ServiceStore, seeded: Seeded): Promise<Api> {
-  const { createApp } = fromDist<{ createApp(config: AppConfig): Promise<INestApplication> }>('apps/api/src/app.factory.js');
-  const { ApiKeysService } = fromDist<{ ApiKeysService: new (...args: never[]) => unknown }>('apps/api/src/api-keys/api-keys.service.js');
-  const { CursorService } = fromDist<{ CursorService: new (...args: never[]) => unknown }>('apps/api/src/common/pagination/cursor.service.js');
+  const { createApp } = fromDist<{ createApp(config: AppConfig): Promise<INestApplication> }>(
+    'apps/api/src/app.factory.js',
+  );
+  const { ApiKeysService } = fromDist<{ ApiKeysService: new (...args: never[]) => unknown }>(
+    'apps/api/src/api-keys/api-keys.service.js',
+  );
+  const { CursorService } = fromDist<{ CursorService: new (...args: never[]) => unknown }>(
+    'apps/api/src/common/pagination/cursor.service.js',
+  );
   const queuePrefix = `lockstep-bench-ops-${randomBytes(4).toString('hex')}`;
   const config = loadConfig(process.env, {
     DATABASE_URL: store.url,
@@ -202,7 +233,12 @@ async function startApi(store: ServiceStore, seeded: Seeded): Promise<Api> {
       last = performance.now() - start;
     });
   });
-  const keys = app.get(ApiKeysService) as { create(accountId: string, input: { name: string; scope: string; syncId: string | null }): Promise<{ secret: string }> };
+  const keys = app.get(ApiKeysService) as {
+    create(
+      accountId: string,
+      input: { name: string; scope: string; syncId: string | null },
+    ): Promise<{ secret: string }>;
+  };
   const key = (await keys.create(seeded.accountId, { name: 'bench', scope: 'read', syncId: null })).secret;
   const cursors = app.get(CursorService) as CursorEncoder;
   return {
@@ -210,7 +246,8 @@ async function startApi(store: ServiceStore, seeded: Seeded): Promise<Api> {
     port: (server.address() as AddressInfo).port,
     lastServerMs: () => last,
     key,
-    cursorAt: (position) => cursors.encode(`GET /sync/operations?sync=${seeded.syncId}`, seeded.accountId, position),
+    cursorAt: (position) =>
+      cursors.encode(`GET /sync/operations?sync=${seeded.syncId}`, seeded.accountId, position),
   };
 }
 
@@ -226,19 +263,27 @@ interface Response {
 function get(api: Api, path: string): Promise<Response> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: api.port, path, agent, headers: { Authorization: `Bearer ${api.key}` } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const clientMs = performance.now() - started;
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), clientMs, serverMs: api.lastServerMs() });
-        } catch (error) {
-          reject(error);
-        }
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port: api.port, path, agent, headers: { Authorization: `Bearer ${api.key}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const clientMs = performance.now() - started;
+          try {
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+              clientMs,
+              serverMs: api.lastServerMs(),
+            });
+          } catch (error) {
+            reject(error);
+          }
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -275,9 +320,15 @@ async function run(api: Api, testCase: Case, options: Options): Promise<Figures>
   for (let i = 0; i < options.warmup + options.requests; i += 1) {
     const path = testCase.path(i, previous);
     const response = await get(api, path);
-    if (response.status !== 200) throw new Error(`${testCase.name}: ${path} answered ${response.status} ${JSON.stringify(response.body.error ?? response.body)}`);
+    if (response.status !== 200)
+      throw new Error(
+        `${testCase.name}: ${path} answered ${response.status} ${JSON.stringify(response.body.error ?? response.body)}`,
+      );
     const count = response.body.data?.length ?? 0;
-    if (count < testCase.minRows) throw new Error(`${testCase.name}: ${path} returned ${count} rows, expected at least ${testCase.minRows}`);
+    if (count < testCase.minRows)
+      throw new Error(
+        `${testCase.name}: ${path} returned ${count} rows, expected at least ${testCase.minRows}`,
+      );
     previous = response;
     if (i < options.warmup) continue;
     server.push(response.serverMs);
@@ -290,7 +341,12 @@ async function run(api: Api, testCase: Case, options: Options): Promise<Figures>
     name: testCase.name,
     requests: options.requests,
     rows: rows / options.requests,
-    server: { p50: percentile(server, 50), p95: percentile(server, 95), p99: percentile(server, 99), max: server[server.length - 1] ?? 0 },
+    server: {
+      p50: percentile(server, 50),
+      p95: percentile(server, 95),
+      p99: percentile(server, 99),
+      max: server[server.length - 1] ?? 0,
+    },
     client: { p50: percentile(client, 50), p95: percentile(client, 95) },
   };
 }
@@ -308,11 +364,18 @@ async function cases(store: ServiceStore, api: Api, seeded: Seeded, options: Opt
   );
   // Keep the deep positions away from the newest rows so that every page is full.
   const deep = positions.filter((_, index) => index < positions.length - 2);
-  const records = (await store.sql<{ record_id: string }>(`SELECT DISTINCT record_id FROM operations WHERE sync_id = $1 AND seq % 997 = 0 LIMIT $2`, [seeded.syncId, n])).map((row) => row.record_id);
+  const records = (
+    await store.sql<{ record_id: string }>(
+      `SELECT DISTINCT record_id FROM operations WHERE sync_id = $1 AND seq % 997 = 0 LIMIT $2`,
+      [seeded.syncId, n],
+    )
+  ).map((row) => row.record_id);
   const busyTables = seeded.tables.slice(0, PAIRS - 1).flat();
   const rareTables = seeded.tables[PAIRS - 1]!;
   const walk = (first: string) => (i: number, previous: Response | null) =>
-    previous?.body.next_cursor && i % 50 !== 0 ? `${first}&cursor=${encodeURIComponent(previous.body.next_cursor)}` : first;
+    previous?.body.next_cursor && i % 50 !== 0
+      ? `${first}&cursor=${encodeURIComponent(previous.body.next_cursor)}`
+      : first;
   return [
     { name: 'first page (limit 20, the default)', minRows: 20, path: () => base },
     { name: 'first page, limit 100', minRows: 100, path: () => `${base}&limit=100` },
@@ -325,8 +388,16 @@ async function cases(store: ServiceStore, api: Api, seeded: Seeded, options: Opt
         return `${base}&cursor=${encodeURIComponent(api.cursorAt({ createdAt: position.occurred_key, id: position.seq }))}`;
       },
     },
-    { name: 'table (a busy table, either side)', minRows: 20, path: (i) => `${base}&table=${spread(busyTables, i)}` },
-    { name: 'table (a rare table, ~1% of the log)', minRows: 20, path: (i) => `${base}&table=${spread(rareTables, i)}` },
+    {
+      name: 'table (a busy table, either side)',
+      minRows: 20,
+      path: (i) => `${base}&table=${spread(busyTables, i)}`,
+    },
+    {
+      name: 'table (a rare table, ~1% of the log)',
+      minRows: 20,
+      path: (i) => `${base}&table=${spread(rareTables, i)}`,
+    },
     { name: 'table by remote id, next pages via cursor', minRows: 20, path: walk(`${base}&table=contacts`) },
     { name: 'record (both sides)', minRows: 1, path: (i) => `${base}&record=${spread(records, i)}` },
     {
@@ -348,7 +419,9 @@ async function cases(store: ServiceStore, api: Api, seeded: Seeded, options: Opt
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  say(`Operations-list benchmark: ${int(options.rows)} operations (+${int(options.otherRows)} of another sync), ${int(options.records)} records, ${options.requests} requests per case`);
+  say(
+    `Operations-list benchmark: ${int(options.rows)} operations (+${int(options.otherRows)} of another sync), ${int(options.records)} records, ${options.requests} requests per case`,
+  );
   const store = await serviceStore(options.pgUrl, 'lockstep_bench_ops');
   let api: Api | null = null;
   const cleanup = async () => {
@@ -360,23 +433,43 @@ async function main(): Promise<void> {
   try {
     say(`service store: ${store.name}${options.keep ? ' (kept)' : ' (dropped at the end)'}`);
     const seeded = await seed(store, options);
-    const [{ size }] = await store.sql<{ size: string }>(`SELECT pg_size_pretty(pg_total_relation_size('operations')) AS size`);
-    say(`seeded ${int(seeded.rows + options.otherRows)} operations in ${seeded.seconds.toFixed(1)} s (table with indexes: ${size})`);
+    const [{ size }] = await store.sql<{ size: string }>(
+      `SELECT pg_size_pretty(pg_total_relation_size('operations')) AS size`,
+    );
+    say(
+      `seeded ${int(seeded.rows + options.otherRows)} operations in ${seeded.seconds.toFixed(1)} s (table with indexes: ${size})`,
+    );
     api = await startApi(store, seeded);
     const results: Figures[] = [];
     say();
-    say(`| case | requests | rows/page | server p50 | server p95 | server p99 | server max | client p50 | client p95 |`);
+    say(
+      `| case | requests | rows/page | server p50 | server p95 | server p99 | server max | client p50 | client p95 |`,
+    );
     say(`|---|---:|---:|---:|---:|---:|---:|---:|---:|`);
     for (const testCase of await cases(store, api, seeded, options)) {
       const figures = await run(api, testCase, options);
       results.push(figures);
       const s = figures.server;
-      say(`| ${figures.name} | ${figures.requests} | ${figures.rows.toFixed(1)} | ${fixed(s.p50)} ms | ${fixed(s.p95)} ms | ${fixed(s.p99)} ms | ${fixed(s.max)} ms | ${fixed(figures.client.p50)} ms | ${fixed(figures.client.p95)} ms |`);
+      say(
+        `| ${figures.name} | ${figures.requests} | ${figures.rows.toFixed(1)} | ${fixed(s.p50)} ms | ${fixed(s.p95)} ms | ${fixed(s.p99)} ms | ${fixed(s.max)} ms | ${fixed(figures.client.p50)} ms | ${fixed(figures.client.p95)} ms |`,
+      );
     }
     const worst = results.reduce((max, figures) => Math.max(max, figures.server.p95), 0);
     say();
-    say(`worst server p95: ${fixed(worst)} ms (target < ${P95_TARGET_MS} ms): ${worst < P95_TARGET_MS ? 'met' : 'MISSED'}`);
-    say(JSON.stringify({ rows: seeded.rows, other_rows: options.otherRows, records: options.records, requests: options.requests, target_p95_ms: P95_TARGET_MS, worst_p95_ms: worst, cases: results }));
+    say(
+      `worst server p95: ${fixed(worst)} ms (target < ${P95_TARGET_MS} ms): ${worst < P95_TARGET_MS ? 'met' : 'MISSED'}`,
+    );
+    say(
+      JSON.stringify({
+        rows: seeded.rows,
+        other_rows: options.otherRows,
+        records: options.records,
+        requests: options.requests,
+        target_p95_ms: P95_TARGET_MS,
+        worst_p95_ms: worst,
+        cases: results,
+      }),
+    );
   } finally {
     await cleanup();
   }
@@ -385,7 +478,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`bench:operations failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench:operations failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

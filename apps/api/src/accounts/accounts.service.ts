@@ -55,8 +55,10 @@ export class AccountsService {
 
   async create(input: CreateAccountInput): Promise<AccountView> {
     const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new DomainError(ErrorCode.InvalidRequest, `"${input.email}" is not an email address.`);
-    if (input.password.length < 8) throw new DomainError(ErrorCode.InvalidRequest, 'The password needs at least 8 characters.');
+    if (!EMAIL.test(email))
+      throw new DomainError(ErrorCode.InvalidRequest, `"${input.email}" is not an email address.`);
+    if (input.password.length < 8)
+      throw new DomainError(ErrorCode.InvalidRequest, 'The password needs at least 8 characters.');
     this.checkPlan(input.plan);
     const entity = this.accounts.create({
       id: newId('account'),
@@ -69,7 +71,10 @@ export class AccountsService {
     try {
       await this.accounts.insert(entity);
     } catch (error) {
-      if (error instanceof QueryFailedError && (error as QueryFailedError & { code?: string }).code === '23505') {
+      if (
+        error instanceof QueryFailedError &&
+        (error as QueryFailedError & { code?: string }).code === '23505'
+      ) {
         throw new DomainError(ErrorCode.Conflict, `An account with email ${email} already exists.`);
       }
       throw error;
@@ -113,7 +118,10 @@ export class AccountsService {
 
   private checkPlan(plan: string | undefined): void {
     if (plan !== undefined && !isPlan(plan)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `Unknown plan "${plan}"; plans are ${PLANS.join(', ')}.`);
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `Unknown plan "${plan}"; plans are ${PLANS.join(', ')}.`,
+      );
     }
   }
 }

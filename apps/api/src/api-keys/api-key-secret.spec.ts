@@ -12,7 +12,13 @@ describe('API key secrets', () => {
     expect(secretMatches(a.secret, null)).toBe(false);
   });
 
-  it.each(['', 'lsk_', 'lsk_abc_def', 'Bearer lsk_0123456789abcdef_' + 'a'.repeat(43), 'lsk_0123456789ABCDEF_' + 'a'.repeat(43)])('treats %p as malformed', (secret) => {
+  it.each([
+    '',
+    'lsk_',
+    'lsk_abc_def',
+    'Bearer lsk_0123456789abcdef_' + 'a'.repeat(43),
+    'lsk_0123456789ABCDEF_' + 'a'.repeat(43),
+  ])('treats %p as malformed', (secret) => {
     expect(parseKeySecret(secret)).toBeNull();
   });
 

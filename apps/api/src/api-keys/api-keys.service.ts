@@ -64,15 +64,27 @@ export class ApiKeysService {
 
   private readonly cache: KeyCache;
 
-  async create(accountId: string, input: { name: string; scope: string; syncId?: string | null }): Promise<CreatedApiKey> {
+  async create(
+    accountId: string,
+    input: { name: string; scope: string; syncId?: string | null },
+  ): Promise<CreatedApiKey> {
     const name = input.name.trim();
-    if (!name || name.length > 100) throw new DomainError(ErrorCode.InvalidRequest, 'A key needs a name of 1 to 100 characters.');
-    if (!isScope(input.scope)) throw new DomainError(ErrorCode.InvalidRequest, `Scope must be read, operate or readwrite, not "${input.scope}".`);
+    if (!name || name.length > 100)
+      throw new DomainError(ErrorCode.InvalidRequest, 'A key needs a name of 1 to 100 characters.');
+    if (!isScope(input.scope))
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `Scope must be read, operate or readwrite, not "${input.scope}".`,
+      );
     if (input.syncId != null && !isId('sync', input.syncId)) {
       throw new DomainError(ErrorCode.InvalidSync, `"${input.syncId}" is not a sync id.`);
     }
-    if (!(await this.accounts.exist({ where: { id: accountId } }))) throw new DomainError(ErrorCode.NotFound, `No account ${accountId}.`);
-    if (input.syncId != null && !(await this.syncs.exists({ where: { id: input.syncId, accountId, deletedAt: IsNull() } }))) {
+    if (!(await this.accounts.exist({ where: { id: accountId } })))
+      throw new DomainError(ErrorCode.NotFound, `No account ${accountId}.`);
+    if (
+      input.syncId != null &&
+      !(await this.syncs.exists({ where: { id: input.syncId, accountId, deletedAt: IsNull() } }))
+    ) {
       throw new DomainError(ErrorCode.NotFound, `No sync ${input.syncId} on account ${accountId}.`);
     }
     const { secret, lookup, hash } = generateKeySecret();
@@ -131,7 +143,8 @@ export class ApiKeysService {
     const generation = lookup ? await this.generation.current() : null;
     const key = lookup ? await this.keys.findByLookup(lookup) : null;
     const matches = secretMatches(secret, key?.secretHash ?? null);
-    const account = key && matches && !key.revokedAt ? await this.accounts.findOne({ where: { id: key.accountId } }) : null;
+    const account =
+      key && matches && !key.revokedAt ? await this.accounts.findOne({ where: { id: key.accountId } }) : null;
     if (!key || !account) {
       this.cache.delete(hash);
       return null;

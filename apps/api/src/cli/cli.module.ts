@@ -19,7 +19,18 @@ export class CliModule {
     loadConnectorPlugins(config.CONNECTOR_PLUGINS);
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), PersistenceModule.forRoot(), JobsModule.forRoot(), CommonModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        PersistenceModule.forRoot(),
+        JobsModule.forRoot(),
+        CommonModule,
+        AccountsModule,
+        ApiKeysModule,
+        ConnectorsModule,
+        SyncsModule,
+        MappingsModule,
+        PendingDeletesModule,
+      ],
     };
   }
 }

@@ -16,7 +16,10 @@ async function main(argv: string[]): Promise<number> {
   try {
     const { command, values } = findCommand(words, options);
     const config = loadConfig(resolveLocalEnv(process.env));
-    const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
+    const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), {
+      logger: false,
+      abortOnError: false,
+    });
     try {
       const result = await command.run(app, values);
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -32,7 +35,8 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof DomainError) {
       process.stderr.write(`lockstep: ${error.code}: ${error.message}\n`);
       const issues = error.details?.['issues'];
-      if (Array.isArray(issues) && issues.length > 0) process.stderr.write(`${JSON.stringify({ issues }, null, 2)}\n`);
+      if (Array.isArray(issues) && issues.length > 0)
+        process.stderr.write(`${JSON.stringify({ issues }, null, 2)}\n`);
       return 1;
     }
     if (error instanceof ConfigError) {

@@ -25,6 +25,14 @@ import { RedisModule } from './redis/redis.module';
     { provide: APP_GUARD, useClass: ApiAuthGuard },
     { provide: APP_FILTER, useClass: ErrorFilter },
   ],
-  exports: [RateLimitService, CursorService, IdempotencyInterceptor, MetricsService, HttpMetricsMiddleware, OpenApiDocument, RedisModule],
+  exports: [
+    RateLimitService,
+    CursorService,
+    IdempotencyInterceptor,
+    MetricsService,
+    HttpMetricsMiddleware,
+    OpenApiDocument,
+    RedisModule,
+  ],
 })
 export class CommonModule {}

@@ -17,10 +17,15 @@ export class ConnectorsController {
   @ApiOperation({
     operationId: 'listConnectors',
     summary: 'List connectors',
-    description: 'Every connector a side can use, with the credential fields it declares (spec 2.6). Connectors above the account\'s plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.',
+    description:
+      "Every connector a side can use, with the credential fields it declares (spec 2.6). Connectors above the account's plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.",
   })
   @ApiOkResponse({ type: ConnectorListDto })
   list(@Auth() auth: AuthContext): ConnectorListDto {
-    return { data: this.catalog.list().map((c) => toConnectorDto(c, auth.plan)), has_more: false, next_cursor: null };
+    return {
+      data: this.catalog.list().map((c) => toConnectorDto(c, auth.plan)),
+      has_more: false,
+      next_cursor: null,
+    };
   }
 }

@@ -11,7 +11,14 @@ export function toConnectorDto(connector: ConnectorDeclaration, accountPlan: str
       method: auth.method,
       fields:
         auth.method === 'api_key'
-          ? auth.fields.map((f) => ({ id: f.id, label: f.label, optional: f.optional, placeholder: f.placeholder, options: f.options, help: { label: f.help.label, url: f.help.url } }))
+          ? auth.fields.map((f) => ({
+              id: f.id,
+              label: f.label,
+              optional: f.optional,
+              placeholder: f.placeholder,
+              options: f.options,
+              help: { label: f.help.label, url: f.help.url },
+            }))
           : null,
     },
     available: planIncludes(accountPlan, connector.plan),

@@ -83,7 +83,8 @@ export function readCookie(request: Request, name: string): string | undefined {
 
 /** Only a local console path is accepted as a post-sign-in destination (no open redirect). */
 export function safeNext(next: unknown): string {
-  if (typeof next !== 'string' || !next.startsWith('/app') || next.startsWith('//') || /[\\\s]/.test(next)) return '/app';
+  if (typeof next !== 'string' || !next.startsWith('/app') || next.startsWith('//') || /[\\\s]/.test(next))
+    return '/app';
   if (!/^\/app(\/|\?|$)/.test(next)) return '/app';
   return next;
 }
@@ -111,7 +112,11 @@ export class ConsolePageError extends Error {
 }
 
 export const consoleNotFound = (): ConsolePageError =>
-  new ConsolePageError(404, 'Page not found', 'There is no such page, or it belongs to another account. Check that you are signed in to the right account.');
+  new ConsolePageError(
+    404,
+    'Page not found',
+    'There is no such page, or it belongs to another account. Check that you are signed in to the right account.',
+  );
 
 // ---- sessions ----
 
@@ -159,7 +164,8 @@ export class ConsoleSessionService {
     }
     const account = await this.accounts.findOne({ where: { id: row.accountId } });
     if (!account) return null;
-    if (now - row.lastSeenAt.getTime() > 60_000) await this.sessions.update({ tokenHash: hash }, { lastSeenAt: new Date(now) });
+    if (now - row.lastSeenAt.getTime() > 60_000)
+      await this.sessions.update({ tokenHash: hash }, { lastSeenAt: new Date(now) });
     return { accountId: account.id, email: account.email, plan: account.plan, csrfToken: row.csrfToken };
   }
 
@@ -199,7 +205,13 @@ export class ConsoleSessionService {
 
 /** The caller context of the signed-in owner for the services: every scope, every sync of the account. */
 export function consoleAuth(session: ConsoleSession): AuthContext {
-  return { accountId: session.accountId, keyId: 'console', scope: 'readwrite', syncId: null, plan: session.plan };
+  return {
+    accountId: session.accountId,
+    keyId: 'console',
+    scope: 'readwrite',
+    syncId: null,
+    plan: session.plan,
+  };
 }
 
 // ---- guard, decorators ----
@@ -209,7 +221,11 @@ const CONSOLE_OPEN = 'lockstep:console-open';
 export const ConsoleOpen = () => SetMetadata(CONSOLE_OPEN, true);
 
 export const csrfRefused = (): ConsolePageError =>
-  new ConsolePageError(403, 'Form expired', 'This form could not be verified (it is out of date or was sent from another site). Go back, reload the page and try again.');
+  new ConsolePageError(
+    403,
+    'Form expired',
+    'This form could not be verified (it is out of date or was sent from another site). Go back, reload the page and try again.',
+  );
 
 /**
  * Every console route: a signed-in session (otherwise a redirect to the sign-in page with `next`), and on
@@ -224,14 +240,21 @@ export class ConsoleGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    const open = this.reflector.getAllAndOverride<boolean>(CONSOLE_OPEN, [context.getHandler(), context.getClass()]);
+    const open = this.reflector.getAllAndOverride<boolean>(CONSOLE_OPEN, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     const post = request.method !== 'GET' && request.method !== 'HEAD';
     if (post && !this.sessions.sameOrigin(request)) throw csrfRefused();
     const session = await this.sessions.find(request);
     if (session) request.consoleSession = session;
     if (open) return true;
     if (!session) {
-      const next = post ? (typeof request.headers.referer === 'string' ? safeNext(pathOf(request.headers.referer)) : '/app') : safeNext(request.originalUrl);
+      const next = post
+        ? typeof request.headers.referer === 'string'
+          ? safeNext(pathOf(request.headers.referer))
+          : '/app'
+        : safeNext(request.originalUrl);
       throw new ConsoleRedirect(`/app/sign-in?next=${encodeURIComponent(next)}`);
     }
     if (post && !sameSecret(request.form?.[CSRF_FIELD], session.csrfToken)) throw csrfRefused();
@@ -256,11 +279,14 @@ export const Session = createParamDecorator((_data: unknown, context: ExecutionC
 });
 
 /** `@Form() form: Record<string, string>`: the urlencoded body (empty object when none). */
-export const Form = createParamDecorator((_data: unknown, context: ExecutionContext): Record<string, string> => context.switchToHttp().getRequest<Request>().form ?? {});
+export const Form = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Record<string, string> =>
+    context.switchToHttp().getRequest<Request>().form ?? {},
+);
 
 /** The hidden CSRF field for a form of the signed-in person. */
 export function csrfInput(session: ConsoleSession): SafeHtml {
-  return html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">`;
+  return html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}" />`;
 }
 
 // ---- rendering ----
@@ -272,16 +298,26 @@ export function sendPage(response: Response, status: number, page: SafeHtml): vo
   response.setHeader('Cache-Control', 'no-store');
   response.setHeader('X-Frame-Options', 'DENY');
   response.setHeader('Referrer-Policy', 'same-origin');
-  response.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'");
+  response.setHeader(
+    'Content-Security-Policy',
+    "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
+  );
   response.send(page.value);
 }
 
 /** An error page: a heading, the message and a way back. */
-export function errorPage(session: ConsoleSession | undefined, status: number, title: string, message: string): SafeHtml {
+export function errorPage(
+  session: ConsoleSession | undefined,
+  status: number,
+  title: string,
+  message: string,
+): SafeHtml {
   return layout({
     title,
     session,
-    body: html`<h1>${title}</h1><p class="lead">${message}</p><p><a class="button secondary" href="/app">Back to your syncs</a></p>`,
+    body: html`<h1>${title}</h1>
+      <p class="lead">${message}</p>
+      <p><a class="button secondary" href="/app">Back to your syncs</a></p>`,
   });
 }
 
@@ -303,7 +339,11 @@ export class ConsoleErrorFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof ConsolePageError) {
-      sendPage(response, exception.status, errorPage(session, exception.status, exception.title, exception.message));
+      sendPage(
+        response,
+        exception.status,
+        errorPage(session, exception.status, exception.title, exception.message),
+      );
       return;
     }
     if (exception instanceof DomainError) {
@@ -323,7 +363,16 @@ export class ConsoleErrorFilter implements ExceptionFilter {
     }
     const requestId = String(request.id ?? '');
     this.logger.error({ err: exception, request_id: requestId }, 'unexpected console error');
-    sendPage(response, 500, errorPage(session, 500, 'Something went wrong', `An unexpected error occurred. Try again; if it persists, report request id ${requestId}.`));
+    sendPage(
+      response,
+      500,
+      errorPage(
+        session,
+        500,
+        'Something went wrong',
+        `An unexpected error occurred. Try again; if it persists, report request id ${requestId}.`,
+      ),
+    );
   }
 }
 
@@ -332,7 +381,13 @@ export class ConsoleErrorFilter implements ExceptionFilter {
  * left out of the OpenAPI document. `@ConsoleController('syncs')` serves `/app/syncs/...`.
  */
 export const ConsoleController = (path = ''): ClassDecorator =>
-  applyDecorators(ApiExcludeController(), Public(), Controller(path ? `app/${path}` : 'app'), UseGuards(ConsoleGuard), UseFilters(ConsoleErrorFilter));
+  applyDecorators(
+    ApiExcludeController(),
+    Public(),
+    Controller(path ? `app/${path}` : 'app'),
+    UseGuards(ConsoleGuard),
+    UseFilters(ConsoleErrorFilter),
+  );
 
 // ---- form bodies ----
 
@@ -352,7 +407,16 @@ export class ConsoleFormMiddleware implements NestMiddleware {
     }
     parseForm(request, response, (error?: unknown) => {
       if (error) {
-        sendPage(response, 400, errorPage(undefined, 400, 'Form not accepted', 'The form could not be read (it may be too large). Go back and try again.'));
+        sendPage(
+          response,
+          400,
+          errorPage(
+            undefined,
+            400,
+            'Form not accepted',
+            'The form could not be read (it may be too large). Go back and try again.',
+          ),
+        );
         return;
       }
       const form: Record<string, string> = {};

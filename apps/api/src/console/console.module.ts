@@ -36,7 +36,27 @@ export class ConsoleCoreModule implements NestModule {
 
 /** Lockstep's web console under `/app` (issue 7): sign-in, API keys, connect, review and start, overview, pending deletes. */
 @Module({
-  imports: [ConsoleCoreModule, AccountsModule, ApiKeysModule, ConnectorsModule, SyncsModule, MappingsModule, PendingDeletesModule, IssuesModule, OperationsModule, RecordsModule, LiveExportModule, SchemaModule],
-  controllers: [SignInController, ApiKeysConsoleController, SyncsConsoleController, ReviewConsoleController, PendingDeletesConsoleController, LiveExportsConsoleController],
+  imports: [
+    ConsoleCoreModule,
+    AccountsModule,
+    ApiKeysModule,
+    ConnectorsModule,
+    SyncsModule,
+    MappingsModule,
+    PendingDeletesModule,
+    IssuesModule,
+    OperationsModule,
+    RecordsModule,
+    LiveExportModule,
+    SchemaModule,
+  ],
+  controllers: [
+    SignInController,
+    ApiKeysConsoleController,
+    SyncsConsoleController,
+    ReviewConsoleController,
+    PendingDeletesConsoleController,
+    LiveExportsConsoleController,
+  ],
 })
 export class ConsoleModule {}

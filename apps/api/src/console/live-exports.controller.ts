@@ -8,11 +8,28 @@ import { LiveExportAccess, type LiveExportSide } from '../live-export/live-expor
 import { LiveExportConnections } from '../live-export/live-export-connections';
 import { LiveExportRunsService } from '../live-export/live-export-runs.service';
 import { LiveExportsService } from '../live-export/live-exports.service';
-import { type ConsoleSession, consoleAuth, ConsoleController, consoleNotFound, ConsolePageError, ConsoleRedirect, Form, sendPage, Session } from './console-session';
+import {
+  type ConsoleSession,
+  consoleAuth,
+  ConsoleController,
+  consoleNotFound,
+  ConsolePageError,
+  ConsoleRedirect,
+  Form,
+  sendPage,
+  Session,
+} from './console-session';
 import { layout } from './layout';
-import { type ConnectInput, connectBody, listBody, type LiveExportRow, overviewBody } from './live-exports-pages';
+import {
+  type ConnectInput,
+  connectBody,
+  listBody,
+  type LiveExportRow,
+  overviewBody,
+} from './live-exports-pages';
 
-const isLiveExportSide = (side: string): side is LiveExportSide => side === 'source' || side === 'destination';
+const isLiveExportSide = (side: string): side is LiveExportSide =>
+  side === 'source' || side === 'destination';
 
 /** The console's wording for the errors a connect can end in (the API's wording points at API endpoints). */
 function connectMessage(error: DomainError, side: LiveExportSide): string {
@@ -43,7 +60,11 @@ export class LiveExportsConsoleController {
   ) {}
 
   @Get()
-  async list(@Session() session: ConsoleSession, @Res() response: Response, @Query('cursor') cursor?: string): Promise<void> {
+  async list(
+    @Session() session: ConsoleSession,
+    @Res() response: Response,
+    @Query('cursor') cursor?: string,
+  ): Promise<void> {
     const auth = await this.available(session);
     const page = await this.exports.list(auth, 25, cursor);
     const ids = page.data.map((dto) => dto.id);
@@ -54,16 +75,33 @@ export class LiveExportsConsoleController {
       return {
         dto,
         sourceName: this.catalog.find(dto.source.connector)?.displayName ?? dto.source.connector,
-        destinationName: this.catalog.find(dto.destination.connector)?.displayName ?? dto.destination.connector,
-        schedule: schedule ? { cadence: schedule.cadence, enabled: schedule.enabled, timeOfDay: schedule.timeOfDay, timezone: schedule.timezone } : null,
+        destinationName:
+          this.catalog.find(dto.destination.connector)?.displayName ?? dto.destination.connector,
+        schedule: schedule
+          ? {
+              cadence: schedule.cadence,
+              enabled: schedule.enabled,
+              timeOfDay: schedule.timeOfDay,
+              timezone: schedule.timezone,
+            }
+          : null,
         lastRun: run ? { state: run.state, at: new Date(run.at).toISOString() } : null,
       };
     });
-    sendPage(response, 200, layout({ title: 'Live exports', session, nav: 'live-exports', body: listBody(rows, page.next_cursor) }));
+    sendPage(
+      response,
+      200,
+      layout({ title: 'Live exports', session, nav: 'live-exports', body: listBody(rows, page.next_cursor) }),
+    );
   }
 
   @Get(':id')
-  async overview(@Session() session: ConsoleSession, @Param('id') id: string, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async overview(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Res() response: Response,
+    @Query('notice') notice?: string,
+  ): Promise<void> {
     const auth = await this.available(session);
     const { entity } = await this.access.load(auth, id, 'read');
     const dto = this.exports.dto(entity);
@@ -89,13 +127,24 @@ export class LiveExportsConsoleController {
   }
 
   @Get(':id/connect/:side')
-  async connect(@Session() session: ConsoleSession, @Param('id') id: string, @Param('side') side: string, @Res() response: Response): Promise<void> {
+  async connect(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Param('side') side: string,
+    @Res() response: Response,
+  ): Promise<void> {
     const page = await this.loadSide(session, id, side);
     this.renderConnect(response, session, 200, page);
   }
 
   @Post(':id/connect/:side')
-  async connectAction(@Session() session: ConsoleSession, @Param('id') id: string, @Param('side') side: string, @Res() response: Response, @Form() form: Record<string, string>): Promise<void> {
+  async connectAction(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Param('side') side: string,
+    @Res() response: Response,
+    @Form() form: Record<string, string>,
+  ): Promise<void> {
     const page = await this.loadSide(session, id, side);
     const { auth, declaration } = page;
     const where = page.side;
@@ -108,7 +157,10 @@ export class LiveExportsConsoleController {
     for (const field of declaration.auth.fields) values[field.id] = form[`auth_${field.id}`] ?? '';
     const chosen = where === 'source' ? form['base'] : form['location'];
     try {
-      if (page.connected) throw new DomainError(ErrorCode.SideAlreadyConnected, `The ${where} is already connected.`, { side: where });
+      if (page.connected)
+        throw new DomainError(ErrorCode.SideAlreadyConnected, `The ${where} is already connected.`, {
+          side: where,
+        });
       const credentials = this.connections.credentialsFrom(declaration, values, where);
       if (form['step'] !== 'connect' || !chosen) {
         // Step 1: check the credentials live and list what they reach.
@@ -128,17 +180,29 @@ export class LiveExportsConsoleController {
         return;
       }
       // Step 2: the same call as PATCH /v1/live-export/live-exports/{id} with `{source: {auth, base}}` or `{destination: {auth, location}}`.
-      await this.exports.update(auth, page.dto.id, where === 'source' ? { source: { auth: values, base: chosen } } : { destination: { auth: values, location: chosen } });
+      await this.exports.update(
+        auth,
+        page.dto.id,
+        where === 'source'
+          ? { source: { auth: values, base: chosen } }
+          : { destination: { auth: values, location: chosen } },
+      );
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === ErrorCode.NotFound) throw error;
       if (error.code === ErrorCode.LiveExportUnavailable) throw this.unavailable(session);
       const fresh = await this.loadSide(session, id, side);
       const status = error.code === ErrorCode.SideAlreadyConnected ? 409 : 400;
       // Credentials are re-filled only while the side still needs them.
-      this.renderConnect(response, session, status, { ...fresh, values: fresh.connected ? undefined : values, error: connectMessage(error, where) });
+      this.renderConnect(response, session, status, {
+        ...fresh,
+        values: fresh.connected ? undefined : values,
+        error: connectMessage(error, where),
+      });
       return;
     }
-    throw new ConsoleRedirect(`/app/live-exports/${page.dto.id}?notice=${encodeURIComponent(`Connected ${declaration.displayName} as the ${where} of the live export.`)}`);
+    throw new ConsoleRedirect(
+      `/app/live-exports/${page.dto.id}?notice=${encodeURIComponent(`Connected ${declaration.displayName} as the ${where} of the live export.`)}`,
+    );
   }
 
   // ---- helpers ----
@@ -158,7 +222,11 @@ export class LiveExportsConsoleController {
     );
   }
 
-  private async loadSide(session: ConsoleSession, id: string, side: string): Promise<ConnectInput & { auth: AuthContext }> {
+  private async loadSide(
+    session: ConsoleSession,
+    id: string,
+    side: string,
+  ): Promise<ConnectInput & { auth: AuthContext }> {
     if (!isLiveExportSide(side)) throw consoleNotFound();
     const auth = await this.available(session);
     const { entity } = await this.access.load(auth, id, 'read');
@@ -171,8 +239,17 @@ export class LiveExportsConsoleController {
     };
   }
 
-  private renderConnect(response: Response, session: ConsoleSession, status: number, input: ConnectInput): void {
+  private renderConnect(
+    response: Response,
+    session: ConsoleSession,
+    status: number,
+    input: ConnectInput,
+  ): void {
     const title = `Connect the ${input.side}`;
-    sendPage(response, status, layout({ title, session, nav: 'live-exports', body: connectBody(session, input) }));
+    sendPage(
+      response,
+      status,
+      layout({ title, session, nav: 'live-exports', body: connectBody(session, input) }),
+    );
   }
 }

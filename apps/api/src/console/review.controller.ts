@@ -11,7 +11,17 @@ import { SideBuilder } from '../syncs/side-builder';
 import { SideConnections } from '../syncs/side-connections';
 import { isConnected, isSideName, type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
 import { SyncsService } from '../syncs/syncs.service';
-import { type ConsoleSession, consoleAuth, ConsoleController, consoleNotFound, ConsoleRedirect, csrfInput, Form, sendPage, Session } from './console-session';
+import {
+  type ConsoleSession,
+  consoleAuth,
+  ConsoleController,
+  consoleNotFound,
+  ConsoleRedirect,
+  csrfInput,
+  Form,
+  sendPage,
+  Session,
+} from './console-session';
 import { badge, direction, sideLabel } from './format';
 import { html, type SafeHtml } from './html';
 import { layout } from './layout';
@@ -75,16 +85,33 @@ export class ReviewConsoleController {
   // ---- review and start ----
 
   @Get(':id/review')
-  async review(@Session() session: ConsoleSession, @Param('id') id: string, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async review(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Res() response: Response,
+    @Query('notice') notice?: string,
+  ): Promise<void> {
     const loaded = await this.access.load(consoleAuth(session), id);
-    await this.renderReview(response, session, loaded, 200, { notice, choices: { match: {}, prefer: {}, deleteApproval: 'review_required' } });
+    await this.renderReview(response, session, loaded, 200, {
+      notice,
+      choices: { match: {}, prefer: {}, deleteApproval: 'review_required' },
+    });
   }
 
   @Post(':id/review')
-  async reviewAction(@Session() session: ConsoleSession, @Param('id') id: string, @Res() response: Response, @Form() form: Record<string, string>): Promise<void> {
+  async reviewAction(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Res() response: Response,
+    @Form() form: Record<string, string>,
+  ): Promise<void> {
     const auth = consoleAuth(session);
     const loaded = await this.access.load(auth, id);
-    const choices: ReviewChoices = { match: {}, prefer: {}, deleteApproval: form['delete_approval'] === 'auto_approve' ? 'auto_approve' : 'review_required' };
+    const choices: ReviewChoices = {
+      match: {},
+      prefer: {},
+      deleteApproval: form['delete_approval'] === 'auto_approve' ? 'auto_approve' : 'review_required',
+    };
     for (const [name, raw] of Object.entries(form)) {
       const match = /^match_(\d+)$/.exec(name);
       if (match && raw) choices.match[Number(match[1])] = raw;
@@ -106,14 +133,22 @@ export class ReviewConsoleController {
       await this.starter.start(auth, id, { match: matches, prefer });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      await this.renderReview(response, session, await this.access.load(auth, id), error.code === 'not_found' ? 404 : 409, { choices, error: error.message });
+      await this.renderReview(
+        response,
+        session,
+        await this.access.load(auth, id),
+        error.code === 'not_found' ? 404 : 409,
+        { choices, error: error.message },
+      );
       return;
     }
     if (choices.deleteApproval === 'auto_approve') {
       // As `lockstep sync start --delete-approval`: set once the start succeeded.
       await this.syncs.setDeleteApproval(id, 'auto_approve');
     }
-    throw new ConsoleRedirect(`/app/syncs/${id}?notice=${encodeURIComponent('The sync is started: the initial sync runs now.')}`);
+    throw new ConsoleRedirect(
+      `/app/syncs/${id}?notice=${encodeURIComponent('The sync is started: the initial sync runs now.')}`,
+    );
   }
 
   private async renderReview(
@@ -135,7 +170,8 @@ export class ReviewConsoleController {
         pairs = pairsOf((await this.mappings.get(auth, loaded.sync.id)).document);
         issues = (await this.mappings.validateStored(loaded)).issues;
         if (loaded.sync.status === 'draft') {
-          for (const pair of pairs) previews.set(pair.index, await this.preview(loaded, pair, input.choices.match[pair.index]));
+          for (const pair of pairs)
+            previews.set(pair.index, await this.preview(loaded, pair, input.choices.match[pair.index]));
         }
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
@@ -148,75 +184,186 @@ export class ReviewConsoleController {
     const blockers: string[] = [];
     if (!isDraft) blockers.push(`The sync is ${loaded.sync.status}: it has been started already.`);
     if (!bothConnected) blockers.push('Both sides must be connected first.');
-    if (errors.length > 0) blockers.push(`${errors.length} validation error(s) must be fixed in the mappings first.`);
+    if (errors.length > 0)
+      blockers.push(`${errors.length} validation error(s) must be fixed in the mappings first.`);
     if (loadError) blockers.push(loadError);
     const canStart = blockers.length === 0;
 
-    const body = html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review</p>
-<h1>Review and start "${sync.name}"</h1>
-${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))}
-<section class="grid" aria-label="Sides">
-${SIDES.map((side) => {
-  const s = sync[side];
-  return html`<div class="card"><h2>${sideLabel(side)} side</h2>${s
-    ? html`<dl class="facts"><dt>App</dt><dd>${s.connector_name}</dd><dt>Base</dt><dd><code>${s.base.name}</code></dd><dt>Credentials</dt><dd>${s.auth_status === 'ok' ? badge('ok') : badge('error', s.auth_error ?? 'error')}</dd></dl>`
-    : html`<p>${badge('draft', 'not connected')} <a href="/app/syncs/${sync.id}/connect/${side}">Connect the ${side} side</a></p>`}</div>`;
-})}
-</section>
-<section aria-labelledby="validation"><h2 id="validation">Validation</h2>
-${errors.length === 0 && warnings.length === 0 && bothConnected && !loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
-${errors.length > 0
-  ? html`<div class="error" role="alert"><strong>${errors.length} error(s)</strong><ul id="validation-errors">${errors.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}</ul></div>`
-  : null}
-${warnings.length > 0
-  ? html`<div class="warning"><strong>${warnings.length} warning(s)</strong><ul id="validation-warnings">${warnings.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}</ul></div>`
-  : null}
-</section>
-<form method="post" action="/app/syncs/${sync.id}/review">
-${csrfInput(session)}
-<section aria-labelledby="tables"><h2 id="tables">Mapped tables</h2>
-${pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
-${pairs.map((pair) => this.pairSection(pair, previews.get(pair.index), input.choices))}
-</section>
-<fieldset><legend>Deletes</legend>
-  <label class="choice"><input type="radio" name="delete_approval" value="review_required"${input.choices.deleteApproval === 'review_required' ? html` checked` : null}> Hold deletes for my review (recommended)</label>
-  <label class="choice"><input type="radio" name="delete_approval" value="auto_approve"${input.choices.deleteApproval === 'auto_approve' ? html` checked` : null}> Apply deletes automatically</label>
-</fieldset>
-${blockers.length > 0 ? html`<div class="warning" id="start-blockers"><strong>Start is not possible yet:</strong><ul>${blockers.map((b) => html`<li>${b}</li>`)}</ul></div>` : null}
-<div class="actions">
-  <button type="submit" name="action" value="start" id="start"${canStart ? null : html` disabled aria-describedby="start-blockers"`}>Start sync</button>
-  ${isDraft && pairs.length > 0 ? html`<button type="submit" name="action" value="preview" class="secondary">Update preview</button>` : null}
-</div>
-</form>`;
-    sendPage(response, status, layout({ title: `Review ${sync.name}`, session, nav: 'syncs', body, notice: input.notice, error: input.error }));
+    const body = html`<p class="muted">
+        <a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review
+      </p>
+      <h1>Review and start "${sync.name}"</h1>
+      ${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))}
+      <section class="grid" aria-label="Sides">
+        ${SIDES.map((side) => {
+          const s = sync[side];
+          return html`<div class="card">
+            <h2>${sideLabel(side)} side</h2>
+            ${
+              s
+                ? html`<dl class="facts">
+                    <dt>App</dt>
+                    <dd>${s.connector_name}</dd>
+                    <dt>Base</dt>
+                    <dd><code>${s.base.name}</code></dd>
+                    <dt>Credentials</dt>
+                    <dd>${s.auth_status === 'ok' ? badge('ok') : badge('error', s.auth_error ?? 'error')}</dd>
+                  </dl>`
+                : html`<p>
+                    ${badge('draft', 'not connected')}
+                    <a href="/app/syncs/${sync.id}/connect/${side}">Connect the ${side} side</a>
+                  </p>`
+            }
+          </div>`;
+        })}
+      </section>
+      <section aria-labelledby="validation">
+        <h2 id="validation">Validation</h2>
+        ${errors.length === 0 && warnings.length === 0 && bothConnected && !loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
+        ${
+          errors.length > 0
+            ? html`<div class="error" role="alert">
+                <strong>${errors.length} error(s)</strong>
+                <ul id="validation-errors">
+                  ${errors.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}
+                </ul>
+              </div>`
+            : null
+        }
+        ${
+          warnings.length > 0
+            ? html`<div class="warning">
+                <strong>${warnings.length} warning(s)</strong>
+                <ul id="validation-warnings">
+                  ${warnings.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}
+                </ul>
+              </div>`
+            : null
+        }
+      </section>
+      <form method="post" action="/app/syncs/${sync.id}/review">
+        ${csrfInput(session)}
+        <section aria-labelledby="tables">
+          <h2 id="tables">Mapped tables</h2>
+          ${pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
+          ${pairs.map((pair) => this.pairSection(pair, previews.get(pair.index), input.choices))}
+        </section>
+        <fieldset>
+          <legend>Deletes</legend>
+          <label class="choice"
+            ><input
+              type="radio"
+              name="delete_approval"
+              value="review_required"
+              ${input.choices.deleteApproval === 'review_required' ? html` checked` : null}
+            />
+            Hold deletes for my review (recommended)</label
+          >
+          <label class="choice"
+            ><input
+              type="radio"
+              name="delete_approval"
+              value="auto_approve"
+              ${input.choices.deleteApproval === 'auto_approve' ? html` checked` : null}
+            />
+            Apply deletes automatically</label
+          >
+        </fieldset>
+        ${
+          blockers.length > 0
+            ? html`<div class="warning" id="start-blockers">
+                <strong>Start is not possible yet:</strong>
+                <ul>
+                  ${blockers.map((b) => html`<li>${b}</li>`)}
+                </ul>
+              </div>`
+            : null
+        }
+        <div class="actions">
+          <button
+            type="submit"
+            name="action"
+            value="start"
+            id="start"
+            ${canStart ? null : html` disabled aria-describedby="start-blockers"`}
+          >
+            Start sync
+          </button>
+          ${isDraft && pairs.length > 0 ? html`<button type="submit" name="action" value="preview" class="secondary">Update preview</button>` : null}
+        </div>
+      </form>`;
+    sendPage(
+      response,
+      status,
+      layout({
+        title: `Review ${sync.name}`,
+        session,
+        nav: 'syncs',
+        body,
+        notice: input.notice,
+        error: input.error,
+      }),
+    );
   }
 
   private pairSection(pair: PairView, preview: PairPreview | undefined, choices: ReviewChoices): SafeHtml {
     const counts = preview?.counts;
     const both = !!counts?.left && !!counts.right && counts.left.records > 0 && counts.right.records > 0;
-    const count = (c: { records: number; capped: boolean } | null) => (c ? `${c.capped ? 'more than ' : ''}${c.records}` : '?');
+    const count = (c: { records: number; capped: boolean } | null) =>
+      c ? `${c.capped ? 'more than ' : ''}${c.records}` : '?';
     const selected = choices.match[pair.index] ?? '';
     return html`<div class="card" id="pair-${pair.index}">
-<h3>${pair.leftTable} ${direction(pair.direction)} ${pair.rightTable}</h3>
-<table><caption class="visually-hidden">Fields of ${pair.leftTable} and ${pair.rightTable}</caption>
-<thead><tr><th scope="col">Left field</th><th scope="col">Direction</th><th scope="col">Right field</th></tr></thead>
-<tbody>${pair.fields.map((field) => html`<tr><td>${field.left}</td><td>${direction(field.direction)}</td><td>${field.right}</td></tr>`)}</tbody></table>
-${preview
-  ? html`<p class="preview">Initial sync preview: <strong>${count(counts!.left)}</strong> record(s) on the left, <strong>${count(counts!.right)}</strong> on the right${preview.matched !== null ? html`; <strong>${preview.matched}</strong> match on the chosen field` : null}.
-${!both ? html`Every record is copied to the other side where the direction allows.` : preview.matched === null ? html`Both sides hold data: pick a match field so the same record is not created twice.` : html`Matched records are linked, the others are copied.`}</p>
-${preview.error ? html`<p class="error">${preview.error}</p>` : null}`
-  : null}
-${both
-  ? html`<label for="match-${pair.index}">Match field <span class="hint">Records with equal values are treated as the same record.</span></label>
-<select id="match-${pair.index}" name="match_${pair.index}">
-  <option value="">No match field (copy every record)</option>
-  ${pair.fields.map((field) => html`<option value="${matchValue(field)}"${matchValue(field) === selected ? html` selected` : null}>${field.left} = ${field.right}</option>`)}
-</select>
-<fieldset><legend>When matched records differ, which side wins?</legend>
-  ${(['left', 'right'] as const).map((side) => html`<label class="choice"><input type="radio" name="prefer_${pair.index}" value="${side}"${(choices.prefer[pair.index] ?? 'left') === side ? html` checked` : null}> ${sideLabel(side)} (${side === 'left' ? pair.leftTable : pair.rightTable})</label>`)}
-</fieldset>`
-  : null}
-</div>`;
+      <h3>${pair.leftTable} ${direction(pair.direction)} ${pair.rightTable}</h3>
+      <table>
+        <caption class="visually-hidden">
+          Fields of ${pair.leftTable} and ${pair.rightTable}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Left field</th>
+            <th scope="col">Direction</th>
+            <th scope="col">Right field</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${pair.fields.map(
+            (field) =>
+              html`<tr>
+                <td>${field.left}</td>
+                <td>${direction(field.direction)}</td>
+                <td>${field.right}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${
+        preview
+          ? html`<p class="preview">
+                Initial sync preview: <strong>${count(counts!.left)}</strong> record(s) on the left,
+                <strong>${count(counts!.right)}</strong> on the
+                right${preview.matched !== null ? html`; <strong>${preview.matched}</strong> match on the chosen field` : null}.
+                ${!both ? html`Every record is copied to the other side where the direction allows.` : preview.matched === null ? html`Both sides hold data: pick a match field so the same record is not created twice.` : html`Matched records are linked, the others are copied.`}
+              </p>
+              ${preview.error ? html`<p class="error">${preview.error}</p>` : null}`
+          : null
+      }
+      ${
+        both
+          ? html`<label for="match-${pair.index}"
+                >Match field
+                <span class="hint">Records with equal values are treated as the same record.</span></label
+              >
+              <select id="match-${pair.index}" name="match_${pair.index}">
+                <option value="">No match field (copy every record)</option>
+                ${pair.fields.map((field) => html`<option value="${matchValue(field)}" ${matchValue(field) === selected ? html` selected` : null}>${field.left} = ${field.right}</option>`)}
+              </select>
+              <fieldset>
+                <legend>When matched records differ, which side wins?</legend>
+                ${(['left', 'right'] as const).map((side) => html`<label class="choice"><input type="radio" name="prefer_${pair.index}" value="${side}" ${(choices.prefer[pair.index] ?? 'left') === side ? html` checked` : null} /> ${sideLabel(side)} (${side === 'left' ? pair.leftTable : pair.rightTable})</label>`)}
+              </fieldset>`
+          : null
+      }
+    </div>`;
   }
 
   /** Records per side (up to PREVIEW_CAP) and, with a match field, how many values occur once on each side and match. */
@@ -232,7 +379,11 @@ ${both
           let records = 0;
           let after: string | null = null;
           do {
-            const page = await connection.readPage(table, { after, pageSize: 2000, fields: fieldId ? [fieldId] : [] });
+            const page = await connection.readPage(table, {
+              after,
+              pageSize: 2000,
+              fields: fieldId ? [fieldId] : [],
+            });
             records += page.records.length;
             if (fieldId) {
               for (const record of page.records) {
@@ -275,13 +426,22 @@ ${both
   }
 
   @Post(':id/connect/:side')
-  async connectAction(@Session() session: ConsoleSession, @Param('id') id: string, @Param('side') side: string, @Res() response: Response, @Form() form: Record<string, string>): Promise<void> {
+  async connectAction(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Param('side') side: string,
+    @Res() response: Response,
+    @Form() form: Record<string, string>,
+  ): Promise<void> {
     if (!isSideName(side)) throw consoleNotFound();
     const auth = consoleAuth(session);
     const loaded = await this.access.load(auth, id);
     const declaration = this.declarationFor(loaded, side, form['connector'], session.plan);
     if (!declaration || declaration.auth.method !== 'api_key') {
-      await this.renderConnect(response, session, loaded, side, 400, { connector: form['connector'], error: 'Pick an app to connect.' });
+      await this.renderConnect(response, session, loaded, side, 400, {
+        connector: form['connector'],
+        error: 'Pick an app to connect.',
+      });
       return;
     }
     const values: Record<string, string> = {};
@@ -293,25 +453,54 @@ ${both
           await connection.checkCredentials();
           return connection.listBases();
         });
-        await this.renderConnect(response, session, loaded, side, 200, { connector: declaration.type, values, bases });
+        await this.renderConnect(response, session, loaded, side, 200, {
+          connector: declaration.type,
+          values,
+          bases,
+        });
         return;
       }
       const changesConnector = declaration.type !== loaded.sides[side]?.connector;
       // `console` is a valid connected_via value (the service's parameter type names only its first callers).
-      await this.syncs.update(auth, id, { [side]: { ...(changesConnector ? { connector: declaration.type } : {}), auth: values, base: form['base'] } }, 'console');
+      await this.syncs.update(
+        auth,
+        id,
+        {
+          [side]: {
+            ...(changesConnector ? { connector: declaration.type } : {}),
+            auth: values,
+            base: form['base'],
+          },
+        },
+        'console',
+      );
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      await this.renderConnect(response, session, loaded, side, 400, { connector: declaration.type, values, error: error.message });
+      await this.renderConnect(response, session, loaded, side, 400, {
+        connector: declaration.type,
+        values,
+        error: error.message,
+      });
       return;
     }
     const after = await this.syncs.get(auth, id);
-    const next = after.pending_actions.find((a) => a.type === 'user_authorization') ? `/app/syncs/${id}` : `/app/syncs/${id}/review`;
-    throw new ConsoleRedirect(`${next}?notice=${encodeURIComponent(`Connected ${declaration.displayName} as the ${side} side.`)}`);
+    const next = after.pending_actions.find((a) => a.type === 'user_authorization')
+      ? `/app/syncs/${id}`
+      : `/app/syncs/${id}/review`;
+    throw new ConsoleRedirect(
+      `${next}?notice=${encodeURIComponent(`Connected ${declaration.displayName} as the ${side} side.`)}`,
+    );
   }
 
-  private declarationFor(loaded: LoadedSync, side: SideName, wanted: string | undefined, plan: string): ConnectorDeclaration | undefined {
+  private declarationFor(
+    loaded: LoadedSync,
+    side: SideName,
+    wanted: string | undefined,
+    plan: string,
+  ): ConnectorDeclaration | undefined {
     const current = loaded.sides[side]?.connector;
-    if (wanted && wanted !== current) return loaded.sync.status === 'draft' ? this.catalog.available(wanted, plan) : undefined;
+    if (wanted && wanted !== current)
+      return loaded.sync.status === 'draft' ? this.catalog.available(wanted, plan) : undefined;
     return current ? this.catalog.find(current) : undefined;
   }
 
@@ -321,59 +510,112 @@ ${both
     loaded: LoadedSync,
     side: SideName,
     status: number,
-    input: { connector?: string; values?: Record<string, string>; bases?: { id: string; name: string }[]; error?: string },
+    input: {
+      connector?: string;
+      values?: Record<string, string>;
+      bases?: { id: string; name: string }[];
+      error?: string;
+    },
   ): Promise<void> {
     const sync = await this.syncs.view(loaded);
     const entity = loaded.sides[side];
-    const declaration = this.declarationFor(loaded, side, input.connector, session.plan) ?? (entity ? this.catalog.find(entity.connector) : undefined);
+    const declaration =
+      this.declarationFor(loaded, side, input.connector, session.plan) ??
+      (entity ? this.catalog.find(entity.connector) : undefined);
     const connected = isConnected(entity);
     const choices = this.catalog.list().filter((c) => this.catalog.available(c.type, session.plan));
     const canChoose = loaded.sync.status === 'draft';
     const action = `/app/syncs/${sync.id}/connect/${side}`;
     const values = input.values ?? {};
-    const body = html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / connect ${side}</p>
-<h1>Connect the ${side} side of "${sync.name}"</h1>
-${connected && entity ? html`<p class="notice" role="status">This side is connected to ${this.catalog.find(entity.connector)?.displayName ?? entity.connector} (base <code>${entity.baseName ?? entity.baseId ?? ''}</code>). Connecting again replaces its credentials.</p>` : null}
-${canChoose
-  ? html`<form method="get" action="${action}" class="card">
-  <label for="connector">App</label>
-  <select id="connector" name="connector">${choices.map((c) => html`<option value="${c.type}"${c.type === declaration?.type ? html` selected` : null}>${c.displayName}</option>`)}</select>
-  <div class="actions"><button type="submit" class="secondary">Choose app</button></div>
-</form>`
-  : null}
-${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
-${!declaration
-  ? html`<p>Pick the app to connect.</p>`
-  : declaration.auth.method === 'oauth'
-    ? html`<section class="card" aria-labelledby="oauth"><h2 id="oauth">${declaration.displayName}</h2>
-<p>You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you come back here afterwards.</p>
-<form method="post" action="/app/oauth/start">
-  ${csrfInput(session)}
-  <input type="hidden" name="sync" value="${sync.id}">
-  <input type="hidden" name="side" value="${side}">
-  <input type="hidden" name="connector" value="${declaration.type}">
-  <button type="submit">Sign in with ${declaration.displayName}</button>
-</form></section>`
-    : html`<section class="card" aria-labelledby="creds"><h2 id="creds">${declaration.displayName} credentials</h2>
-<form method="post" action="${action}">
-  ${csrfInput(session)}
-  <input type="hidden" name="connector" value="${declaration.type}">
-  ${declaration.auth.fields.map((field) => {
-    const inputId = `auth-${field.id}`;
-    return html`<label for="${inputId}">${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-  <span class="hint"><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span></label>
-  ${field.options
-    ? html`<select id="${inputId}" name="auth_${field.id}">${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}"${values[field.id] === o ? html` selected` : null}>${o}</option>`)}</select>`
-    : html`<input id="${inputId}" name="auth_${field.id}" type="${field.secret === false ? 'text' : 'password'}" placeholder="${field.placeholder}" autocomplete="off"${field.optional ? null : html` required`} value="${values[field.id] ?? ''}">`}`;
-  })}
-  ${input.bases
-    ? html`<input type="hidden" name="step" value="connect">
-  <label for="base">Base <span class="hint">The schema or database to sync, as your credentials reach it.</span></label>
-  <select id="base" name="base" required>${input.bases.map((base) => html`<option value="${base.id}">${base.name}</option>`)}</select>
-  <div class="actions"><button type="submit">Connect</button></div>`
-    : html`<input type="hidden" name="step" value="bases">
-  <div class="actions"><button type="submit">Check and list bases</button></div>`}
-</form></section>`}`;
-    sendPage(response, status, layout({ title: `Connect ${side} side`, session, nav: 'syncs', body, error: null }));
+    const body = html`<p class="muted">
+        <a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / connect ${side}
+      </p>
+      <h1>Connect the ${side} side of "${sync.name}"</h1>
+      ${connected && entity ? html`<p class="notice" role="status">This side is connected to ${this.catalog.find(entity.connector)?.displayName ?? entity.connector} (base <code>${entity.baseName ?? entity.baseId ?? ''}</code>). Connecting again replaces its credentials.</p>` : null}
+      ${
+        canChoose
+          ? html`<form method="get" action="${action}" class="card">
+              <label for="connector">App</label>
+              <select id="connector" name="connector">
+                ${choices.map((c) => html`<option value="${c.type}" ${c.type === declaration?.type ? html` selected` : null}>${c.displayName}</option>`)}
+              </select>
+              <div class="actions"><button type="submit" class="secondary">Choose app</button></div>
+            </form>`
+          : null
+      }
+      ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
+      ${
+        !declaration
+          ? html`<p>Pick the app to connect.</p>`
+          : declaration.auth.method === 'oauth'
+            ? html`<section class="card" aria-labelledby="oauth">
+                <h2 id="oauth">${declaration.displayName}</h2>
+                <p>
+                  You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you
+                  come back here afterwards.
+                </p>
+                <form method="post" action="/app/oauth/start">
+                  ${csrfInput(session)}
+                  <input type="hidden" name="sync" value="${sync.id}" />
+                  <input type="hidden" name="side" value="${side}" />
+                  <input type="hidden" name="connector" value="${declaration.type}" />
+                  <button type="submit">Sign in with ${declaration.displayName}</button>
+                </form>
+              </section>`
+            : html`<section class="card" aria-labelledby="creds">
+                <h2 id="creds">${declaration.displayName} credentials</h2>
+                <form method="post" action="${action}">
+                  ${csrfInput(session)}
+                  <input type="hidden" name="connector" value="${declaration.type}" />
+                  ${declaration.auth.fields.map((field) => {
+                    const inputId = `auth-${field.id}`;
+                    return html`<label for="${inputId}"
+                        >${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
+                        <span class="hint"
+                          ><a href="${field.help.url}" target="_blank" rel="noopener noreferrer"
+                            >${field.help.label}</a
+                          ></span
+                        ></label
+                      >
+                      ${
+                        field.options
+                          ? html`<select id="${inputId}" name="auth_${field.id}">
+                              ${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}" ${values[field.id] === o ? html` selected` : null}>${o}</option>`)}
+                            </select>`
+                          : html`<input
+                              id="${inputId}"
+                              name="auth_${field.id}"
+                              type="${field.secret === false ? 'text' : 'password'}"
+                              placeholder="${field.placeholder}"
+                              autocomplete="off"
+                              ${field.optional ? null : html` required`}
+                              value="${values[field.id] ?? ''}"
+                            />`
+                      }`;
+                  })}
+                  ${
+                    input.bases
+                      ? html`<input type="hidden" name="step" value="connect" />
+                          <label for="base"
+                            >Base
+                            <span class="hint"
+                              >The schema or database to sync, as your credentials reach it.</span
+                            ></label
+                          >
+                          <select id="base" name="base" required>
+                            ${input.bases.map((base) => html`<option value="${base.id}">${base.name}</option>`)}
+                          </select>
+                          <div class="actions"><button type="submit">Connect</button></div>`
+                      : html`<input type="hidden" name="step" value="bases" />
+                          <div class="actions"><button type="submit">Check and list bases</button></div>`
+                  }
+                </form>
+              </section>`
+      }`;
+    sendPage(
+      response,
+      status,
+      layout({ title: `Connect ${side} side`, session, nav: 'syncs', body, error: null }),
+    );
   }
 }

@@ -4,7 +4,19 @@ import { AppConfig } from '@lockstep/config';
 import { AccountsService } from '../accounts/accounts.service';
 import { RedisClient } from '../common/redis/redis.module';
 import { CONSOLE_CSS } from './console.css';
-import { ConsoleController, ConsoleOpen, ConsoleSessionService, CSRF_FIELD, csrfRefused, Form, safeNext, sameSecret, sendPage, SIGN_IN_CSRF_COOKIE, readCookie } from './console-session';
+import {
+  ConsoleController,
+  ConsoleOpen,
+  ConsoleSessionService,
+  CSRF_FIELD,
+  csrfRefused,
+  Form,
+  safeNext,
+  sameSecret,
+  sendPage,
+  SIGN_IN_CSRF_COOKIE,
+  readCookie,
+} from './console-session';
 import { html } from './html';
 import { layout } from './layout';
 
@@ -32,7 +44,11 @@ export class SignInController {
 
   @Get('sign-in')
   @ConsoleOpen()
-  async signInPage(@Req() request: Request, @Res() response: Response, @Query('next') next?: string): Promise<void> {
+  async signInPage(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query('next') next?: string,
+  ): Promise<void> {
     if (request.consoleSession) {
       response.redirect(303, safeNext(next));
       return;
@@ -42,7 +58,11 @@ export class SignInController {
 
   @Post('sign-in')
   @ConsoleOpen()
-  async signIn(@Req() request: Request, @Res() response: Response, @Form() form: Record<string, string>): Promise<void> {
+  async signIn(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Form() form: Record<string, string>,
+  ): Promise<void> {
     // Double submit: the hidden field must equal the pre-session cookie the sign-in page set.
     if (!sameSecret(form[CSRF_FIELD], readCookie(request, SIGN_IN_CSRF_COOKIE))) throw csrfRefused();
     const email = (form['email'] ?? '').trim().toLowerCase();
@@ -51,13 +71,21 @@ export class SignInController {
     const counter = `${this.config.QUEUE_PREFIX}:console:signin:${request.ip ?? ''}:${email}`;
     const wait = await this.lockedFor(counter);
     if (wait > 0) {
-      this.renderSignIn(request, response, 429, { next, email, error: `Too many failed sign-ins. Wait ${Math.ceil(wait / 60)} minute(s) and try again.` });
+      this.renderSignIn(request, response, 429, {
+        next,
+        email,
+        error: `Too many failed sign-ins. Wait ${Math.ceil(wait / 60)} minute(s) and try again.`,
+      });
       return;
     }
     const account = email && password ? await this.accounts.verifyCredentials(email, password) : null;
     if (!account) {
       await this.recordFailure(counter);
-      this.renderSignIn(request, response, 401, { next, email, error: 'The email or password is not right.' });
+      this.renderSignIn(request, response, 401, {
+        next,
+        email,
+        error: 'The email or password is not right.',
+      });
       return;
     }
     await this.sessions.create(response, account.id);
@@ -70,7 +98,12 @@ export class SignInController {
     response.redirect(303, '/app/sign-in?signed_out=1');
   }
 
-  private renderSignIn(request: Request, response: Response, status: number, input: { next: string; email?: string; error?: string }): void {
+  private renderSignIn(
+    request: Request,
+    response: Response,
+    status: number,
+    input: { next: string; email?: string; error?: string },
+  ): void {
     const csrf = this.sessions.signInCsrf(request, response);
     const signedOut = request.query['signed_out'] === '1';
     sendPage(
@@ -79,20 +112,31 @@ export class SignInController {
       layout({
         title: 'Sign in',
         body: html`<div class="card narrow">
-<h1>Sign in to Lockstep</h1>
-${signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
-${input.error ? html`<p class="error" role="alert" id="sign-in-error">${input.error}</p>` : null}
-<form method="post" action="/app/sign-in">
-  <input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
-  <input type="hidden" name="next" value="${input.next}">
-  <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ''}"${input.error ? html` aria-describedby="sign-in-error"` : null} autofocus>
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required>
-  <div class="actions"><button type="submit">Sign in</button></div>
-</form>
-<p class="muted">Accounts are created by the operator of this Lockstep (<code>lockstep account create</code>).</p>
-</div>`,
+          <h1>Sign in to Lockstep</h1>
+          ${signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
+          ${input.error ? html`<p class="error" role="alert" id="sign-in-error">${input.error}</p>` : null}
+          <form method="post" action="/app/sign-in">
+            <input type="hidden" name="${CSRF_FIELD}" value="${csrf}" />
+            <input type="hidden" name="next" value="${input.next}" />
+            <label for="email">Email</label>
+            <input
+              id="email"
+              name="email"
+              type="email"
+              autocomplete="username"
+              required
+              value="${input.email ?? ''}"
+              ${input.error ? html` aria-describedby="sign-in-error"` : null}
+              autofocus
+            />
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required />
+            <div class="actions"><button type="submit">Sign in</button></div>
+          </form>
+          <p class="muted">
+            Accounts are created by the operator of this Lockstep (<code>lockstep account create</code>).
+          </p>
+        </div>`,
       }),
     );
   }

@@ -65,7 +65,10 @@ export class DiscoveryController {
       const entry = ERROR_CATALOG[code];
       return `<tr id="${code}"><td><a href="/docs/errors/${code}"><code>${code}</code></a></td><td>${entry.status}</td><td><code>${entry.type}</code></td><td>${inlineCode(entry.description)}</td></tr>`;
     }).join('');
-    return page('Error codes', `<h1>Lockstep error codes</h1><p>Every error is <code>{"error": {"type", "code", "message", "doc_url", "details"?, "required_action"?}}</code>. Branch on <code>code</code>, never on <code>message</code>.</p><table><thead><tr><th>code</th><th>status</th><th>type</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>`);
+    return page(
+      'Error codes',
+      `<h1>Lockstep error codes</h1><p>Every error is <code>{"error": {"type", "code", "message", "doc_url", "details"?, "required_action"?}}</code>. Branch on <code>code</code>, never on <code>message</code>.</p><table><thead><tr><th>code</th><th>status</th><th>type</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>`,
+    );
   }
 
   @Get('docs/errors/:code')
@@ -73,6 +76,9 @@ export class DiscoveryController {
   error(@Param('code') code: string): string {
     if (!isErrorCode(code)) throw new DomainError(ErrorCode.NotFound, `No error code "${code}".`);
     const entry = ERROR_CATALOG[code];
-    return page(code, `<p><a href="/docs/errors">All error codes</a></p><h1><code>${code}</code></h1><p>HTTP ${entry.status}, type <code>${entry.type}</code>.</p><p>${inlineCode(entry.description)}</p>`);
+    return page(
+      code,
+      `<p><a href="/docs/errors">All error codes</a></p><h1><code>${code}</code></h1><p>HTTP ${entry.status}, type <code>${entry.type}</code>.</p><p>${inlineCode(entry.description)}</p>`,
+    );
   }
 }

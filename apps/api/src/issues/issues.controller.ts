@@ -1,5 +1,14 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { ISSUE_TYPES, IssueDto, IssueListDto, IssueRetryDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope } from '../common/auth/auth.decorators';
@@ -27,10 +36,23 @@ export class IssuesController {
   @ApiQuery({ name: 'sync', required: true, description: 'The sync (`sync_...`).' })
   @ApiQuery({ name: 'type', required: false, enum: ISSUE_TYPES, description: 'Only issues of this area.' })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-100 (default 20).' })
-  @ApiQuery({ name: 'cursor', required: false, description: '`next_cursor` of the previous page, unchanged (with the same `sync` and `type`).' })
+  @ApiQuery({
+    name: 'cursor',
+    required: false,
+    description: '`next_cursor` of the previous page, unchanged (with the same `sync` and `type`).',
+  })
   @ApiOkResponse({ type: IssueListDto })
-  @ApiErrors({ 400: ['missing_sync', 'invalid_sync', 'invalid_type', 'invalid_limit', 'invalid_cursor'], 404: ['not_found'] })
-  list(@Auth() auth: AuthContext, @Query('sync') sync?: unknown, @Query('type') type?: unknown, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown): Promise<IssueListDto> {
+  @ApiErrors({
+    400: ['missing_sync', 'invalid_sync', 'invalid_type', 'invalid_limit', 'invalid_cursor'],
+    404: ['not_found'],
+  })
+  list(
+    @Auth() auth: AuthContext,
+    @Query('sync') sync?: unknown,
+    @Query('type') type?: unknown,
+    @Query('limit') limit?: unknown,
+    @Query('cursor') cursor?: unknown,
+  ): Promise<IssueListDto> {
     return this.issues.list(auth, { sync, type, limit, cursor });
   }
 
@@ -39,7 +61,8 @@ export class IssuesController {
   @ApiOperation({
     operationId: 'getIssue',
     summary: 'Get an issue',
-    description: 'One issue with its remediation (resolved issues too). `404 not_found` for unknown ids, another account\'s issues and, for a one-sync key, other syncs\' issues.',
+    description:
+      "One issue with its remediation (resolved issues too). `404 not_found` for unknown ids, another account's issues and, for a one-sync key, other syncs' issues.",
   })
   @ApiParam(ISSUE_ID)
   @ApiOkResponse({ type: IssueDto })
@@ -56,7 +79,7 @@ export class IssuesController {
     summary: 'Retry an issue',
     description: [
       'Clears the issue (it leaves the open list) and gives the engine the work again; 202 with the confirmation.',
-      '- `record`: a `push` of the record joins the record\'s queue (after what is already queued there; the status document at `record_url` shows it under `queued_operations`). The worker runs it within about a second: it reads both copies and writes what the other side misses, like after a change.',
+      "- `record`: a `push` of the record joins the record's queue (after what is already queued there; the status document at `record_url` shows it under `queued_operations`). The worker runs it within about a second: it reads both copies and writes what the other side misses, like after a change.",
       '- `connection`: the sync tries the side again at once instead of at the end of its backoff; for rejected credentials (`authentication_error`) the stored credentials are tried again.',
       '- `sync_preview`, `webhook`, `other`: cleared.',
       'When the cause persists the engine runs into it again and the same issue opens again (same id, `resolved_at` back to null, `occurrence_count` and `last_seen_at` moved on), so polling the retried id tells whether the retry fixed it. Safe to repeat: a retry of an issue already cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and queues nothing.',

@@ -37,7 +37,11 @@ export function toIssueDto(row: IssueRow, links: SyncLinks): IssueDto {
     side: row.side,
     connector: row.connector,
     message: row.message,
-    remediation: { explanation: row.remediation.explanation, suggested_action: row.remediation.suggested_action, links: row.remediation.links ?? [] },
+    remediation: {
+      explanation: row.remediation.explanation,
+      suggested_action: row.remediation.suggested_action,
+      links: row.remediation.links ?? [],
+    },
     table: row.table_id === null ? null : { id: row.table_id, name: row.table_name ?? row.table_id },
     record: recordEntry(row, links),
     first_seen_at: row.first_seen_at.toISOString(),

@@ -53,7 +53,14 @@ export class IssuesService {
     await this.access.assertVisible(auth, syncId);
 
     const rows = await this.issues.openPage(syncId, type, position, limit + 1);
-    return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.seen_key, id: row.id }), (row) => toIssueDto(row, this.links));
+    return this.cursors.page(
+      rows,
+      limit,
+      endpoint,
+      auth.accountId,
+      (row) => ({ createdAt: row.seen_key, id: row.id }),
+      (row) => toIssueDto(row, this.links),
+    );
   }
 
   async get(auth: AuthContext, id: string): Promise<IssueDto> {
@@ -77,8 +84,18 @@ export class IssuesService {
       const issue = await this.find(issues, auth, id, true);
       const syncId = issue.sync_id;
       const recordUrl = issue.record_id === null ? null : this.links.record(syncId, issue.record_id);
-      const result = { issue_id: issue.id, record_url: recordUrl, issues_url: this.links.api(`/sync/issues?sync=${syncId}`) };
-      if (issue.resolved_at !== null) return { ...result, resolved_at: issue.resolved_at.toISOString(), already_resolved: true, records_queued: 0 };
+      const result = {
+        issue_id: issue.id,
+        record_url: recordUrl,
+        issues_url: this.links.api(`/sync/issues?sync=${syncId}`),
+      };
+      if (issue.resolved_at !== null)
+        return {
+          ...result,
+          resolved_at: issue.resolved_at.toISOString(),
+          already_resolved: true,
+          records_queued: 0,
+        };
 
       const cleared = await issues.resolve(issue.id);
       let queued = 0;
@@ -91,7 +108,12 @@ export class IssuesService {
         }
         await issues.wakeRunner(syncId);
       }
-      return { ...result, resolved_at: (cleared ?? new Date()).toISOString(), already_resolved: false, records_queued: queued };
+      return {
+        ...result,
+        resolved_at: (cleared ?? new Date()).toISOString(),
+        already_resolved: false,
+        records_queued: queued,
+      };
     });
   }
 

@@ -40,7 +40,13 @@ export class LiveExportLinks {
     return this.liveExport(id, `/source/tables/${encodeURIComponent(table)}/fields`);
   }
 
-  connectAction(id: string, side: LiveExportSide, connector: string, displayName: string, authMethod: 'api_key' | 'oauth'): PendingAction {
+  connectAction(
+    id: string,
+    side: LiveExportSide,
+    connector: string,
+    displayName: string,
+    authMethod: 'api_key' | 'oauth',
+  ): PendingAction {
     return {
       type: 'user_authorization',
       audience: 'end_user',
@@ -74,7 +80,12 @@ export class LiveExportAccess {
 
   async gate(auth: AuthContext): Promise<LiveExportGate> {
     const account = await this.accounts.plan(auth.accountId);
-    const allowedCadences = account ? liveExportAllowedCadences({ plan: account.plan, subscriptionActive: account.subscription === 'active' }) : [];
+    const allowedCadences = account
+      ? liveExportAllowedCadences({
+          plan: account.plan,
+          subscriptionActive: account.subscription === 'active',
+        })
+      : [];
     return { available: allowedCadences.length > 0, allowedCadences };
   }
 
@@ -82,13 +93,21 @@ export class LiveExportAccess {
   async requireWritable(auth: AuthContext): Promise<LiveExportGate> {
     const gate = await this.gate(auth);
     if (!gate.available) {
-      throw new DomainError(ErrorCode.LiveExportUnavailable, `Live export is not available to this account (plan "${auth.plan}"): it needs the pro or business plan and an active subscription.`, { plan: auth.plan });
+      throw new DomainError(
+        ErrorCode.LiveExportUnavailable,
+        `Live export is not available to this account (plan "${auth.plan}"): it needs the pro or business plan and an active subscription.`,
+        { plan: auth.plan },
+      );
     }
     return gate;
   }
 
   /** The caller's live export; `404 not_found` for another account's, an unknown id, or when live export is unavailable. */
-  async load(auth: AuthContext, id: string, mode: 'read' | 'write'): Promise<{ entity: LiveExportEntity; gate: LiveExportGate }> {
+  async load(
+    auth: AuthContext,
+    id: string,
+    mode: 'read' | 'write',
+  ): Promise<{ entity: LiveExportEntity; gate: LiveExportGate }> {
     const gate = mode === 'write' ? await this.requireWritable(auth) : await this.gate(auth);
     const notFound = () => new DomainError(ErrorCode.NotFound, `No live export ${id}.`);
     if (!gate.available || !isId('liveExport', id)) throw notFound();

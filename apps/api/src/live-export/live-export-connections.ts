@@ -33,7 +33,8 @@ export class LiveExportConnections {
   /** A connector the account's plan unlocks and that can take `role`; `connector_not_supported` otherwise. */
   connectorFor(type: string, role: LiveExportSide, plan: string): ConnectorDeclaration {
     const declaration = this.catalog.find(type);
-    const usable = declaration && planIncludes(plan, declaration.plan) && connectorRoles(declaration).includes(role);
+    const usable =
+      declaration && planIncludes(plan, declaration.plan) && connectorRoles(declaration).includes(role);
     if (!declaration || !usable) {
       const offered = this.catalog
         .list()
@@ -51,14 +52,28 @@ export class LiveExportConnections {
   }
 
   /** `auth` of an api_key connector checked against its declared fields (`invalid_request` naming each problem). */
-  credentialsFrom(declaration: ConnectorDeclaration, auth: Record<string, unknown>, side: LiveExportSide): Credentials {
+  credentialsFrom(
+    declaration: ConnectorDeclaration,
+    auth: Record<string, unknown>,
+    side: LiveExportSide,
+  ): Credentials {
     if (declaration.auth.method !== 'api_key') {
-      throw new DomainError(ErrorCode.OauthAuthNotAllowed, `${declaration.displayName} is connected by a person signing in through the browser; \`${side}.auth\` cannot be sent for it.`, { side });
+      throw new DomainError(
+        ErrorCode.OauthAuthNotAllowed,
+        `${declaration.displayName} is connected by a person signing in through the browser; \`${side}.auth\` cannot be sent for it.`,
+        { side },
+      );
     }
     return this.builder.credentialsFrom(declaration, auth, `${side}.auth`);
   }
 
-  async with<T>(declaration: ConnectorDeclaration, credentials: Credentials, base: string | null, side: LiveExportSide, work: (connection: Connection) => Promise<T>): Promise<T> {
+  async with<T>(
+    declaration: ConnectorDeclaration,
+    credentials: Credentials,
+    base: string | null,
+    side: LiveExportSide,
+    work: (connection: Connection) => Promise<T>,
+  ): Promise<T> {
     try {
       return await this.connections.with(declaration, credentials, base, work);
     } catch (error) {
@@ -66,9 +81,12 @@ export class LiveExportConnections {
     }
   }
 
-
   /** Live: the credentials work and the source base resolves (by id, else unique exact name). */
-  async checkSource(declaration: ConnectorDeclaration, credentials: Credentials, base: string): Promise<BaseInfo> {
+  async checkSource(
+    declaration: ConnectorDeclaration,
+    credentials: Credentials,
+    base: string,
+  ): Promise<BaseInfo> {
     const bases = await this.with(declaration, credentials, null, 'source', async (connection) => {
       await connection.checkCredentials();
       return connection.listBases();
@@ -97,25 +115,52 @@ export class LiveExportConnections {
   declaration(entity: LiveExportEntity, side: LiveExportSide): ConnectorDeclaration {
     const type = side === 'source' ? entity.sourceConnector : entity.destinationConnector;
     const declaration = this.catalog.find(type);
-    if (!declaration) throw new DomainError(ErrorCode.ConnectorNotSupported, `The ${side} uses connector "${type}", which this server no longer offers.`, { side, connector: type });
+    if (!declaration)
+      throw new DomainError(
+        ErrorCode.ConnectorNotSupported,
+        `The ${side} uses connector "${type}", which this server no longer offers.`,
+        { side, connector: type },
+      );
     return declaration;
   }
 
   /** The source with its stored credentials and base. */
   withSource<T>(entity: LiveExportEntity, work: (connection: Connection) => Promise<T>): Promise<T> {
-    return this.with(this.declaration(entity, 'source'), this.credentials(entity, 'source'), entity.sourceBase, 'source', work);
+    return this.with(
+      this.declaration(entity, 'source'),
+      this.credentials(entity, 'source'),
+      entity.sourceBase,
+      'source',
+      work,
+    );
   }
 
   /** The destination with its stored credentials; the connection's base is `location` (default: the stored one). */
-  withDestination<T>(entity: LiveExportEntity, work: (connection: Connection) => Promise<T>, location: string | null = entity.destinationLocation): Promise<T> {
-    return this.with(this.declaration(entity, 'destination'), this.credentials(entity, 'destination'), location, 'destination', work);
+  withDestination<T>(
+    entity: LiveExportEntity,
+    work: (connection: Connection) => Promise<T>,
+    location: string | null = entity.destinationLocation,
+  ): Promise<T> {
+    return this.with(
+      this.declaration(entity, 'destination'),
+      this.credentials(entity, 'destination'),
+      location,
+      'destination',
+      work,
+    );
   }
 }
 
 /** The sync side's `invalid_auth` / `connection_error` are live export's one `connection_failed`. */
 export function toConnectionFailed(error: unknown, side: LiveExportSide): unknown {
-  if (error instanceof DomainError && (error.code === ErrorCode.InvalidAuth || error.code === ErrorCode.ConnectionError)) {
-    return new DomainError(ErrorCode.ConnectionFailed, `The ${side} app: ${error.message}`, { side, ...(error.details ?? {}) });
+  if (
+    error instanceof DomainError &&
+    (error.code === ErrorCode.InvalidAuth || error.code === ErrorCode.ConnectionError)
+  ) {
+    return new DomainError(ErrorCode.ConnectionFailed, `The ${side} app: ${error.message}`, {
+      side,
+      ...(error.details ?? {}),
+    });
   }
   return error;
 }

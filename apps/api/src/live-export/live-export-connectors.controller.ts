@@ -39,14 +39,31 @@ export class LiveExportConnectorsController {
         type: connector.type,
         name: connector.displayName,
         roles: connectorRoles(connector),
-        location_kind: connector.capabilities.liveExport.destination ? connector.capabilities.liveExport.locationKind : null,
+        location_kind: connector.capabilities.liveExport.destination
+          ? connector.capabilities.liveExport.locationKind
+          : null,
         auth: {
           method: connector.auth.method,
-          fields: connector.auth.method === 'api_key' ? connector.auth.fields.map((f) => ({ id: f.id, label: f.label, optional: f.optional, placeholder: f.placeholder, options: f.options })) : null,
+          fields:
+            connector.auth.method === 'api_key'
+              ? connector.auth.fields.map((f) => ({
+                  id: f.id,
+                  label: f.label,
+                  optional: f.optional,
+                  placeholder: f.placeholder,
+                  options: f.options,
+                }))
+              : null,
         },
         available: gate.available && planIncludes(auth.plan, connector.plan),
         required_plan: connector.plan,
       }));
-    return { data, has_more: false, next_cursor: null, live_export_available: gate.available, allowed_cadences: gate.allowedCadences };
+    return {
+      data,
+      has_more: false,
+      next_cursor: null,
+      live_export_available: gate.available,
+      allowed_cadences: gate.allowedCadences,
+    };
   }
 }

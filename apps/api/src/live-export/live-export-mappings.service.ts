@@ -1,8 +1,19 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCode, type ExportValidationResultDto, type SavedTableDto, type SaveDto } from '@lockstep/contracts';
-import { type Connection, type ExportColumnExpectation, exportStructureProblems, isConnectorError } from '@lockstep/connectors-core';
+import {
+  DomainError,
+  ErrorCode,
+  type ExportValidationResultDto,
+  type SavedTableDto,
+  type SaveDto,
+} from '@lockstep/contracts';
+import {
+  type Connection,
+  type ExportColumnExpectation,
+  exportStructureProblems,
+  isConnectorError,
+} from '@lockstep/connectors-core';
 import {
   buildLiveExportPlan,
   type ExportSourceField,
@@ -44,10 +55,17 @@ const ISSUE_ERRORS: Record<Exclude<LiveExportIssue['code'], 'auth_required' | 'i
 /** `If-Match`: the version as `"3"`, `W/"3"` or `3`; required on the live export mappings PUT. */
 export function parseRequiredIfMatch(header: string | undefined): number {
   if (header === undefined || header.trim() === '') {
-    throw new DomainError(ErrorCode.InvalidRequest, 'The live export mappings PUT needs `If-Match` with the `ETag` of GET .../mappings (compare-and-set).');
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      'The live export mappings PUT needs `If-Match` with the `ETag` of GET .../mappings (compare-and-set).',
+    );
   }
   const match = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!match) throw new DomainError(ErrorCode.RevisionMismatch, `If-Match "${header.slice(0, 100)}" is not a version this API issued; send the ETag of GET .../mappings.`);
+  if (!match)
+    throw new DomainError(
+      ErrorCode.RevisionMismatch,
+      `If-Match "${header.slice(0, 100)}" is not a version this API issued; send the ETag of GET .../mappings.`,
+    );
   return Number(match[1]);
 }
 
@@ -81,21 +99,35 @@ export class LiveExportMappingsService {
     return { document: storedDocument(entity), version: entity.mappingsVersion };
   }
 
-  async put(auth: AuthContext, id: string, body: unknown, ifMatch: string | undefined, idempotencyKey: string | undefined): Promise<MappingsView> {
+  async put(
+    auth: AuthContext,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    idempotencyKey: string | undefined,
+  ): Promise<MappingsView> {
     const { entity } = await this.access.load(auth, id, 'write');
     if (idempotencyKey !== undefined) {
-      throw new DomainError(ErrorCode.InvalidRequest, 'The live export mappings PUT does not take `Idempotency-Key`: it is a compare-and-set on `If-Match`, so a retry is already safe (a repeated PUT with a now stale If-Match answers 412).');
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        'The live export mappings PUT does not take `Idempotency-Key`: it is a compare-and-set on `If-Match`, so a retry is already safe (a repeated PUT with a now stale If-Match answers 412).',
+      );
     }
     const expected = parseRequiredIfMatch(ifMatch);
     if (expected !== entity.mappingsVersion) {
-      throw new DomainError(ErrorCode.RevisionMismatch, staleRevisionMessage('version', expected, entity.mappingsVersion), { current_version: entity.mappingsVersion });
+      throw new DomainError(
+        ErrorCode.RevisionMismatch,
+        staleRevisionMessage('version', expected, entity.mappingsVersion),
+        { current_version: entity.mappingsVersion },
+      );
     }
     const input = this.parseOrThrow(body);
     this.schema.requireConnected(entity, 'source');
 
     const { document, issues } = await this.check(entity, input);
     this.refuse(issues);
-    if (canonicalJson(document) === canonicalJson(storedDocument(entity))) return { document, version: entity.mappingsVersion };
+    if (canonicalJson(document) === canonicalJson(storedDocument(entity)))
+      return { document, version: entity.mappingsVersion };
     if (!(await this.exports.replaceMappings(entity.id, expected, document))) {
       const now = await this.exports.find(entity.id);
       throw this.mismatch(now?.mappingsVersion ?? null);
@@ -110,16 +142,27 @@ export class LiveExportMappingsService {
     const input = candidate === null ? storedDocument(entity) : this.parseOrThrow(candidate);
     const issues: LiveExportIssue[] = [];
     for (const side of ['source', 'destination'] as const) {
-      const connected = side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;
-      if (!connected) issues.push({ code: 'auth_required', message: `The live export's ${side} is not connected yet; a person connects it (see the live export's pending_actions).`, path: null });
+      const connected =
+        side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;
+      if (!connected)
+        issues.push({
+          code: 'auth_required',
+          message: `The live export's ${side} is not connected yet; a person connects it (see the live export's pending_actions).`,
+          path: null,
+        });
     }
     if (entity.sourceCredentials !== null) {
       try {
         issues.push(...(await this.check(entity, input)).issues);
       } catch (error) {
-        if (!(error instanceof DomainError)) this.logger.error({ err: error, liveExport: entity.id }, 'live export validation failed');
+        if (!(error instanceof DomainError))
+          this.logger.error({ err: error, liveExport: entity.id }, 'live export validation failed');
         const reason = error instanceof DomainError ? error.message : 'an unexpected error';
-        issues.push({ code: 'internal', message: `Validation could not finish (${reason}); retry.`, path: null });
+        issues.push({
+          code: 'internal',
+          message: `Validation could not finish (${reason}); retry.`,
+          path: null,
+        });
       }
     }
     return { valid: issues.length === 0, issues };
@@ -127,7 +170,11 @@ export class LiveExportMappingsService {
 
   async lastSave(auth: AuthContext, id: string): Promise<SaveDto> {
     const { entity } = await this.access.load(auth, id, 'read');
-    if (entity.savedVersion === null || !entity.plan) throw new DomainError(ErrorCode.NotFound, `Live export ${entity.id} was never saved; POST .../save provisions the destination.`);
+    if (entity.savedVersion === null || !entity.plan)
+      throw new DomainError(
+        ErrorCode.NotFound,
+        `Live export ${entity.id} was never saved; POST .../save provisions the destination.`,
+      );
     return toSaveDto(entity, entity.plan, this.links);
   }
 
@@ -136,43 +183,76 @@ export class LiveExportMappingsService {
     this.schema.requireConnected(entity, 'source');
     this.schema.requireConnected(entity, 'destination');
     const location = entity.destinationLocation;
-    if (!location) throw new DomainError(ErrorCode.InvalidLocation, 'Choose the destination location first (PATCH the live export with `destination.location`; GET .../destination/locations lists them).', { side: 'destination' });
+    if (!location)
+      throw new DomainError(
+        ErrorCode.InvalidLocation,
+        'Choose the destination location first (PATCH the live export with `destination.location`; GET .../destination/locations lists them).',
+        { side: 'destination' },
+      );
     const input = storedDocument(entity);
-    if (input.tables.length === 0) throw new DomainError(ErrorCode.EmptyMappings, 'Nothing is mapped: PUT a mappings document with at least one table before saving.');
+    if (input.tables.length === 0)
+      throw new DomainError(
+        ErrorCode.EmptyMappings,
+        'Nothing is mapped: PUT a mappings document with at least one table before saving.',
+      );
 
     // 1. Validate against the apps as they are now (the destination is always inspected here).
     const { document, issues, sourceFields } = await this.check(entity, input, true);
     this.refuse(issues);
-    const plan = buildLiveExportPlan(document, { sourceFields }, {
-      source: { connector: entity.sourceConnector, base: entity.sourceBase },
-      destination: { connector: entity.destinationConnector, location },
-    });
+    const plan = buildLiveExportPlan(
+      document,
+      { sourceFields },
+      {
+        source: { connector: entity.sourceConnector, base: entity.sourceBase },
+        destination: { connector: entity.destinationConnector, location },
+      },
+    );
 
     // 2. Provision: create the tables and columns (idempotent; never drops), then check what the runs need.
     const tables: SavedTableDto[] = planTablesDto(plan);
-    await this.connections.withDestination(entity, async (connection) => {
-      const target = this.target(connection);
-      // Before touching anything: an existing table must already be writable by the export (the hidden columns
-      // in place, not a view, the columns it keeps still of a compatible type). Someone else's table is refused.
-      for (const table of plan.tables) {
-        const info = await target.inspectExportTable(table.destinationTable);
-        if (!info) continue;
-        const present = new Set(info.columns.map((column) => column.name.toLowerCase()));
-        const kept = table.columns.filter((column) => present.has(column.column.toLowerCase())).map((column) => ({ column: column.column, sourceClass: column.typeClass }));
-        this.refuseStructure(table.destinationTable, exportStructureProblems(info, table.destinationTable, kept));
-      }
-      for (const [i, table] of plan.tables.entries()) {
-        const result = await this.provision(() =>
-          target.provisionExportTable({
-            name: table.destinationTable,
-            columns: table.columns.map((column) => ({ name: column.column, typeClass: column.typeClass, sourceType: column.sourceType, typeDetails: column.typeDetails ?? null })),
-          }),
-        );
-        const expectations: ExportColumnExpectation[] = table.columns.map((column) => ({ column: column.column, sourceClass: column.typeClass }));
-        this.refuseStructure(table.destinationTable, exportStructureProblems(result.table, table.destinationTable, expectations));
-        tables[i] = { ...tables[i]!, created: result.created, added_columns: result.addedColumns };
-      }
-    }, location);
+    await this.connections.withDestination(
+      entity,
+      async (connection) => {
+        const target = this.target(connection);
+        // Before touching anything: an existing table must already be writable by the export (the hidden columns
+        // in place, not a view, the columns it keeps still of a compatible type). Someone else's table is refused.
+        for (const table of plan.tables) {
+          const info = await target.inspectExportTable(table.destinationTable);
+          if (!info) continue;
+          const present = new Set(info.columns.map((column) => column.name.toLowerCase()));
+          const kept = table.columns
+            .filter((column) => present.has(column.column.toLowerCase()))
+            .map((column) => ({ column: column.column, sourceClass: column.typeClass }));
+          this.refuseStructure(
+            table.destinationTable,
+            exportStructureProblems(info, table.destinationTable, kept),
+          );
+        }
+        for (const [i, table] of plan.tables.entries()) {
+          const result = await this.provision(() =>
+            target.provisionExportTable({
+              name: table.destinationTable,
+              columns: table.columns.map((column) => ({
+                name: column.column,
+                typeClass: column.typeClass,
+                sourceType: column.sourceType,
+                typeDetails: column.typeDetails ?? null,
+              })),
+            }),
+          );
+          const expectations: ExportColumnExpectation[] = table.columns.map((column) => ({
+            column: column.column,
+            sourceClass: column.typeClass,
+          }));
+          this.refuseStructure(
+            table.destinationTable,
+            exportStructureProblems(result.table, table.destinationTable, expectations),
+          );
+          tables[i] = { ...tables[i]!, created: result.created, added_columns: result.addedColumns };
+        }
+      },
+      location,
+    );
 
     // 3. Record the plan. An older concurrent save never overwrites a newer one.
     await this.exports.recordPlan(entity.id, plan, entity.mappingsVersion);
@@ -195,11 +275,20 @@ export class LiveExportMappingsService {
         if (!wanted.has(table.remoteId) && !wanted.has(table.name)) continue;
         fields.set(table.remoteId, await connection.listFields(table.remoteId));
       }
-      return { sourceTables: tables.map((table) => ({ remoteId: table.remoteId, name: table.name })), sourceFields: fields };
+      return {
+        sourceTables: tables.map((table) => ({ remoteId: table.remoteId, name: table.name })),
+        sourceFields: fields,
+      };
     });
     const location = entity.destinationLocation;
-    const applied: LiveExportPlan | null = entity.plan && location && entity.plan.destination.location === location ? entity.plan : null;
-    const context: LiveExportValidationContext = { sourceTables, sourceFields, destinationTables: null, applied };
+    const applied: LiveExportPlan | null =
+      entity.plan && location && entity.plan.destination.location === location ? entity.plan : null;
+    const context: LiveExportValidationContext = {
+      sourceTables,
+      sourceFields,
+      destinationTables: null,
+      applied,
+    };
     const first = validateLiveExportMappings(input, context);
     if (entity.destinationCredentials === null || !location) return { ...first, sourceFields };
 
@@ -229,7 +318,12 @@ export class LiveExportMappingsService {
   }
 
   private target(connection: Connection) {
-    if (!connection.liveExport) throw new DomainError(ErrorCode.ConnectorNotSupported, `The ${connection.type} connector cannot be a live export destination.`, { side: 'destination', connector: connection.type });
+    if (!connection.liveExport)
+      throw new DomainError(
+        ErrorCode.ConnectorNotSupported,
+        `The ${connection.type} connector cannot be a live export destination.`,
+        { side: 'destination', connector: connection.type },
+      );
     return connection.liveExport;
   }
 
@@ -239,7 +333,11 @@ export class LiveExportMappingsService {
       return await work();
     } catch (error) {
       if (isConnectorError(error) && (error.kind === 'invalid_data' || error.kind === 'unsupported')) {
-        throw new DomainError(ErrorCode.Unprocessable, `The destination refused to create the export's tables: ${error.message}`, { side: 'destination', connector_error: error.kind });
+        throw new DomainError(
+          ErrorCode.Unprocessable,
+          `The destination refused to create the export's tables: ${error.message}`,
+          { side: 'destination', connector_error: error.kind },
+        );
       }
       throw error;
     }
@@ -248,7 +346,11 @@ export class LiveExportMappingsService {
   private parseOrThrow(body: unknown): LiveExportMappingsInput {
     const parsed = parseLiveExportMappings(body);
     if (!parsed.ok) {
-      throw new DomainError(ErrorCode.InvalidMappings, `The mappings document is malformed: ${parsed.problems.map((p) => `${p.path || '(document)'}: ${p.message}`).join('; ')}`, { issues: parsed.problems });
+      throw new DomainError(
+        ErrorCode.InvalidMappings,
+        `The mappings document is malformed: ${parsed.problems.map((p) => `${p.path || '(document)'}: ${p.message}`).join('; ')}`,
+        { issues: parsed.problems },
+      );
     }
     return parsed.document;
   }
@@ -257,12 +359,27 @@ export class LiveExportMappingsService {
   private refuse(issues: LiveExportIssue[]): void {
     const first = issues[0];
     if (!first) return;
-    const code = first.code === 'auth_required' ? ErrorCode.AuthRequired : first.code === 'internal' ? ErrorCode.Internal : ISSUE_ERRORS[first.code];
-    throw new DomainError(code, issues.length === 1 ? first.message : `${first.message} (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''}; see details.issues)`, { issues });
+    const code =
+      first.code === 'auth_required'
+        ? ErrorCode.AuthRequired
+        : first.code === 'internal'
+          ? ErrorCode.Internal
+          : ISSUE_ERRORS[first.code];
+    throw new DomainError(
+      code,
+      issues.length === 1
+        ? first.message
+        : `${first.message} (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''}; see details.issues)`,
+      { issues },
+    );
   }
 
   private mismatch(current: number | null): DomainError {
-    return new DomainError(ErrorCode.RevisionMismatch, `The mappings changed while this request ran: the current version is ${current ?? 'unknown'}. GET them again and reapply your edit.`, { current_version: current });
+    return new DomainError(
+      ErrorCode.RevisionMismatch,
+      `The mappings changed while this request ran: the current version is ${current ?? 'unknown'}. GET them again and reapply your edit.`,
+      { current_version: current },
+    );
   }
 }
 

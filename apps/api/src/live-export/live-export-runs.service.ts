@@ -10,7 +10,14 @@ import {
   type SchedulePatchDto,
 } from '@lockstep/contracts';
 import { isId, newId } from '@lockstep/domain';
-import { isLiveExportCadence, isTimeOfDay, isTimeZone, type LiveExportCadence, type LiveExportScheduleSpec, nextSlot } from '@lockstep/domain';
+import {
+  isLiveExportCadence,
+  isTimeOfDay,
+  isTimeZone,
+  type LiveExportCadence,
+  type LiveExportScheduleSpec,
+  nextSlot,
+} from '@lockstep/domain';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
 import {
   type LastRun,
@@ -30,16 +37,21 @@ const ACTIVE_RUN_INDEX = 'live_export_runs_one_active';
 
 /** `live_export` (required) of the runs listing: `missing_live_export`, `invalid_live_export`. */
 export function requireLiveExportParam(raw: unknown): string {
-  if (raw === undefined || raw === null || raw === '') throw new DomainError(ErrorCode.MissingLiveExport, 'The runs listing needs `?live_export=<lex_...>`.');
+  if (raw === undefined || raw === null || raw === '')
+    throw new DomainError(ErrorCode.MissingLiveExport, 'The runs listing needs `?live_export=<lex_...>`.');
   if (typeof raw !== 'string' || !isId('liveExport', raw)) {
-    throw new DomainError(ErrorCode.InvalidLiveExport, `\`live_export\` must be a live export id (\`lex_...\`), not "${String(raw).slice(0, 100)}".`);
+    throw new DomainError(
+      ErrorCode.InvalidLiveExport,
+      `\`live_export\` must be a live export id (\`lex_...\`), not "${String(raw).slice(0, 100)}".`,
+    );
   }
   return raw;
 }
 
 function isUniqueViolation(error: unknown, constraint: string): boolean {
   if (!(error instanceof QueryFailedError)) return false;
-  const driver = (error as QueryFailedError & { driverError?: { code?: string; constraint?: string } }).driverError;
+  const driver = (error as QueryFailedError & { driverError?: { code?: string; constraint?: string } })
+    .driverError;
   return driver?.code === '23505' && driver.constraint === constraint;
 }
 
@@ -71,7 +83,11 @@ export class LiveExportRunsService {
     const { entity, gate } = await this.access.load(auth, id, 'read');
     this.requireSaved(entity, 'A schedule needs a saved live export');
     const schedule = await this.schedules.find(entity.id);
-    if (!schedule) throw new DomainError(ErrorCode.NotFound, `Live export ${entity.id} has no schedule yet; PATCH .../schedule creates it.`);
+    if (!schedule)
+      throw new DomainError(
+        ErrorCode.NotFound,
+        `Live export ${entity.id} has no schedule yet; PATCH .../schedule creates it.`,
+      );
     return this.scheduleDto(schedule, gate);
   }
 
@@ -79,20 +95,50 @@ export class LiveExportRunsService {
     const { entity, gate } = await this.access.load(auth, id, 'write');
     this.requireSaved(entity, 'A schedule needs a saved live export');
     const current = await this.schedules.find(entity.id);
-    const cadence: LiveExportCadence = body.cadence !== undefined && isLiveExportCadence(body.cadence) ? body.cadence : (current?.cadence ?? 'manual');
+    const cadence: LiveExportCadence =
+      body.cadence !== undefined && isLiveExportCadence(body.cadence)
+        ? body.cadence
+        : (current?.cadence ?? 'manual');
     if (body.cadence !== undefined && !gate.allowedCadences.includes(cadence)) {
-      throw new DomainError(ErrorCode.PlanRequired, `Cadence "${cadence}" is above this account's plan; pick one of ${gate.allowedCadences.join(', ')}.`, { cadence, allowed_cadences: gate.allowedCadences });
+      throw new DomainError(
+        ErrorCode.PlanRequired,
+        `Cadence "${cadence}" is above this account's plan; pick one of ${gate.allowedCadences.join(', ')}.`,
+        { cadence, allowed_cadences: gate.allowedCadences },
+      );
     }
     let timeOfDay: string | null = null;
     let timezone: string | null = null;
     if (cadence === 'daily') {
       timeOfDay = body.time_of_day ?? (current?.cadence === 'daily' ? current.timeOfDay : null);
       timezone = body.timezone ?? (current?.cadence === 'daily' ? current.timezone : null) ?? 'UTC';
-      if (timeOfDay === null) throw new DomainError(ErrorCode.InvalidRequest, 'A daily schedule needs `time_of_day` ("HH:MM", 24 h).', { errors: [{ path: 'time_of_day', message: 'required for daily' }] });
-      if (!isTimeOfDay(timeOfDay)) throw new DomainError(ErrorCode.InvalidRequest, `time_of_day "${timeOfDay}" must be "HH:MM" from 00:00 to 23:59.`, { errors: [{ path: 'time_of_day', message: 'must be HH:MM' }] });
-      if (!isTimeZone(timezone)) throw new DomainError(ErrorCode.InvalidRequest, `timezone "${timezone}" is not an IANA time zone (for example "Europe/Berlin").`, { errors: [{ path: 'timezone', message: 'must be an IANA time zone' }] });
+      if (timeOfDay === null)
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          'A daily schedule needs `time_of_day` ("HH:MM", 24 h).',
+          { errors: [{ path: 'time_of_day', message: 'required for daily' }] },
+        );
+      if (!isTimeOfDay(timeOfDay))
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `time_of_day "${timeOfDay}" must be "HH:MM" from 00:00 to 23:59.`,
+          { errors: [{ path: 'time_of_day', message: 'must be HH:MM' }] },
+        );
+      if (!isTimeZone(timezone))
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `timezone "${timezone}" is not an IANA time zone (for example "Europe/Berlin").`,
+          { errors: [{ path: 'timezone', message: 'must be an IANA time zone' }] },
+        );
     } else if (body.time_of_day !== undefined || body.timezone !== undefined) {
-      throw new DomainError(ErrorCode.InvalidRequest, `time_of_day and timezone belong to the daily cadence; this schedule is "${cadence}".`, { errors: [{ path: body.time_of_day !== undefined ? 'time_of_day' : 'timezone', message: 'daily only' }] });
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `time_of_day and timezone belong to the daily cadence; this schedule is "${cadence}".`,
+        {
+          errors: [
+            { path: body.time_of_day !== undefined ? 'time_of_day' : 'timezone', message: 'daily only' },
+          ],
+        },
+      );
     }
     const enabled = body.enabled ?? current?.enabled ?? true;
     // Upsert: the first PATCH creates the schedule.
@@ -118,10 +164,14 @@ export class LiveExportRunsService {
     } catch (error) {
       if (!isUniqueViolation(error, ACTIVE_RUN_INDEX)) throw error;
       const active = await this.runs.activeOf(entity.id);
-      throw new DomainError(ErrorCode.RunInProgress, `Live export ${entity.id} already has an active run${active ? ` (${active.id}, ${active.state})` : ''}; wait for it or cancel it.`, {
-        run: active?.id ?? null,
-        run_url: active ? this.links.run(active.id) : null,
-      });
+      throw new DomainError(
+        ErrorCode.RunInProgress,
+        `Live export ${entity.id} already has an active run${active ? ` (${active.id}, ${active.state})` : ''}; wait for it or cancel it.`,
+        {
+          run: active?.id ?? null,
+          run_url: active ? this.links.run(active.id) : null,
+        },
+      );
     }
     try {
       await this.jobs.add(QUEUES.liveExport, LIVE_EXPORT_JOBS.run, { runId }, { jobId: `run:${runId}` });
@@ -133,7 +183,10 @@ export class LiveExportRunsService {
     return toRunDto(await this.runs.get(runId), this.links);
   }
 
-  async list(auth: AuthContext, raw: { liveExport: unknown; limit: unknown; cursor: unknown }): Promise<RunListDto> {
+  async list(
+    auth: AuthContext,
+    raw: { liveExport: unknown; limit: unknown; cursor: unknown },
+  ): Promise<RunListDto> {
     const liveExportId = requireLiveExportParam(raw.liveExport);
     const limit = parseLimit(raw.limit, LIVE_EXPORT_LIST_LIMIT);
     const endpoint = `GET /live-export/runs?live_export=${liveExportId}`;
@@ -143,7 +196,14 @@ export class LiveExportRunsService {
     const runs = await this.runs.findByIds(rows.map((row) => row.id));
     const byId = new Map(runs.map((run) => [run.id, run]));
     const present = rows.filter((row) => byId.has(row.id));
-    return this.cursors.page(present, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.key, id: row.id }), (row) => toRunDto(byId.get(row.id)!, this.links));
+    return this.cursors.page(
+      present,
+      limit,
+      endpoint,
+      auth.accountId,
+      (row) => ({ createdAt: row.key, id: row.id }),
+      (row) => toRunDto(byId.get(row.id)!, this.links),
+    );
   }
 
   async get(auth: AuthContext, runId: string): Promise<RunDto> {
@@ -161,16 +221,27 @@ export class LiveExportRunsService {
     }
     const now = await this.runs.get(run.id);
     if (now.state !== 'canceled' && now.state !== 'running') {
-      throw new DomainError(ErrorCode.RunNotActive, `Run ${run.id} already finished (${now.state}${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}); only a queued or running run can be canceled.`, { state: now.state });
+      throw new DomainError(
+        ErrorCode.RunNotActive,
+        `Run ${run.id} already finished (${now.state}${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}); only a queued or running run can be canceled.`,
+        { state: now.state },
+      );
     }
     if (now.state === 'canceled' && !queued) {
-      throw new DomainError(ErrorCode.RunNotActive, `Run ${run.id} was already canceled${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}.`, { state: now.state });
+      throw new DomainError(
+        ErrorCode.RunNotActive,
+        `Run ${run.id} was already canceled${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}.`,
+        { state: now.state },
+      );
     }
     return toRunDto(now, this.links);
   }
 
   /** For the console's list: the schedules of these exports and the latest run of each. */
-  async summaries(auth: AuthContext, liveExportIds: string[]): Promise<{ schedules: LiveExportScheduleEntity[]; lastRuns: LastRun[] }> {
+  async summaries(
+    auth: AuthContext,
+    liveExportIds: string[],
+  ): Promise<{ schedules: LiveExportScheduleEntity[]; lastRuns: LastRun[] }> {
     if (liveExportIds.length === 0) return { schedules: [], lastRuns: [] };
     const schedules = await this.schedules.findMany(liveExportIds);
     return { schedules, lastRuns: await this.runs.lastRuns(liveExportIds, auth.accountId) };
@@ -178,7 +249,11 @@ export class LiveExportRunsService {
 
   // ---- helpers ----
 
-  private async loadRun(auth: AuthContext, runId: string, mode: 'read' | 'write'): Promise<LiveExportRunEntity> {
+  private async loadRun(
+    auth: AuthContext,
+    runId: string,
+    mode: 'read' | 'write',
+  ): Promise<LiveExportRunEntity> {
     const gate = mode === 'write' ? await this.access.requireWritable(auth) : await this.access.gate(auth);
     const notFound = () => new DomainError(ErrorCode.NotFound, `No live export run ${runId}.`);
     if (!gate.available || !isId('run', runId)) throw notFound();
@@ -189,12 +264,20 @@ export class LiveExportRunsService {
 
   private requireSaved(entity: LiveExportEntity, what: string): void {
     if (entity.savedVersion === null) {
-      throw new DomainError(ErrorCode.NotProvisioned, `${what}: live export ${entity.id} was never saved. PUT its mappings, then POST .../save to provision the destination.`);
+      throw new DomainError(
+        ErrorCode.NotProvisioned,
+        `${what}: live export ${entity.id} was never saved. PUT its mappings, then POST .../save to provision the destination.`,
+      );
     }
   }
 
   private scheduleDto(schedule: LiveExportScheduleEntity, gate: LiveExportGate): ScheduleDto {
-    const spec: LiveExportScheduleSpec = { cadence: schedule.cadence, enabled: schedule.enabled, timeOfDay: schedule.timeOfDay, timezone: schedule.timezone };
+    const spec: LiveExportScheduleSpec = {
+      cadence: schedule.cadence,
+      enabled: schedule.enabled,
+      timeOfDay: schedule.timeOfDay,
+      timezone: schedule.timezone,
+    };
     let next: Date | null = null;
     try {
       next = nextSlot(spec, new Date());

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, type LocationListDto, type SourceFieldListDto, type SourceTableListDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  ErrorCode,
+  type LocationListDto,
+  type SourceFieldListDto,
+  type SourceTableListDto,
+} from '@lockstep/contracts';
 import { exportDefaultName, isExportableField } from '@lockstep/domain';
 import type { LiveExportEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -25,7 +31,11 @@ export class LiveExportSchemaService {
     this.requireConnected(entity, 'source');
     const tables = await this.connections.withSource(entity, (connection) => connection.listTables());
     return {
-      data: tables.map((table) => ({ remote_id: table.remoteId, name: table.name, fields_url: this.links.sourceFields(entity.id, table.remoteId) })),
+      data: tables.map((table) => ({
+        remote_id: table.remoteId,
+        name: table.name,
+        fields_url: this.links.sourceFields(entity.id, table.remoteId),
+      })),
       has_more: false,
       next_cursor: null,
     };
@@ -39,7 +49,12 @@ export class LiveExportSchemaService {
       const byId = tables.find((candidate) => candidate.remoteId === table);
       const byName = tables.filter((candidate) => candidate.name === table);
       const found = byId ?? (byName.length === 1 ? byName[0] : undefined);
-      if (!found) throw new DomainError(ErrorCode.NotFound, `The source has no table "${table}"${byName.length > 1 ? ' (the name matches several; use the remote_id)' : ''}.`, { table });
+      if (!found)
+        throw new DomainError(
+          ErrorCode.NotFound,
+          `The source has no table "${table}"${byName.length > 1 ? ' (the name matches several; use the remote_id)' : ''}.`,
+          { table },
+        );
       return { remoteId: found.remoteId, fields: await connection.listFields(found.remoteId) };
     });
     return {
@@ -62,22 +77,33 @@ export class LiveExportSchemaService {
   async locations(auth: AuthContext, id: string): Promise<LocationListDto> {
     const { entity } = await this.access.load(auth, id, 'read');
     this.requireConnected(entity, 'destination');
-    const locations = await this.connections.withDestination(entity, (connection) => connection.listBases(), null);
+    const locations = await this.connections.withDestination(
+      entity,
+      (connection) => connection.listBases(),
+      null,
+    );
     return {
       data: locations.map((location) => ({ id: location.id, name: location.name })),
       has_more: false,
       next_cursor: null,
-      location_kind: this.catalog.find(entity.destinationConnector)?.capabilities.liveExport.locationKind ?? null,
+      location_kind:
+        this.catalog.find(entity.destinationConnector)?.capabilities.liveExport.locationKind ?? null,
     };
   }
 
   /** `409 auth_required` (type `requires_action`, with the connect action) while a side has no credentials. */
   requireConnected(entity: LiveExportEntity, side: LiveExportSide): void {
-    const connected = side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;
+    const connected =
+      side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;
     if (connected) return;
     const connector = side === 'source' ? entity.sourceConnector : entity.destinationConnector;
     const method = side === 'source' ? entity.sourceAuthMethod : entity.destinationAuthMethod;
     const name = this.catalog.find(connector)?.displayName ?? connector;
-    throw new DomainError(ErrorCode.AuthRequired, `The live export's ${side} is not connected yet.`, { side }, this.links.connectAction(entity.id, side, connector, name, method));
+    throw new DomainError(
+      ErrorCode.AuthRequired,
+      `The live export's ${side} is not connected yet.`,
+      { side },
+      this.links.connectAction(entity.id, side, connector, name, method),
+    );
   }
 }

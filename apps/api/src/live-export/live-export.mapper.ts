@@ -6,14 +6,36 @@ import type { LiveExportLinks } from './live-export-access';
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
-export function toLiveExportDto(entity: LiveExportEntity, links: LiveExportLinks, find: (type: string) => ConnectorDeclaration | undefined): LiveExportDto {
+export function toLiveExportDto(
+  entity: LiveExportEntity,
+  links: LiveExportLinks,
+  find: (type: string) => ConnectorDeclaration | undefined,
+): LiveExportDto {
   const source = find(entity.sourceConnector);
   const destination = find(entity.destinationConnector);
   const sourceConnected = entity.sourceCredentials !== null;
   const destinationConnected = entity.destinationCredentials !== null;
   const pending = [];
-  if (!sourceConnected) pending.push(links.connectAction(entity.id, 'source', entity.sourceConnector, source?.displayName ?? entity.sourceConnector, entity.sourceAuthMethod));
-  if (!destinationConnected) pending.push(links.connectAction(entity.id, 'destination', entity.destinationConnector, destination?.displayName ?? entity.destinationConnector, entity.destinationAuthMethod));
+  if (!sourceConnected)
+    pending.push(
+      links.connectAction(
+        entity.id,
+        'source',
+        entity.sourceConnector,
+        source?.displayName ?? entity.sourceConnector,
+        entity.sourceAuthMethod,
+      ),
+    );
+  if (!destinationConnected)
+    pending.push(
+      links.connectAction(
+        entity.id,
+        'destination',
+        entity.destinationConnector,
+        destination?.displayName ?? entity.destinationConnector,
+        entity.destinationAuthMethod,
+      ),
+    );
   return {
     id: entity.id,
     name: entity.name,
@@ -56,11 +78,21 @@ export function planTablesDto(plan: LiveExportPlan): SavedTableDto[] {
   return plan.tables.map((table) => ({
     source_table: table.sourceTable,
     destination_table: table.destinationTable,
-    columns: table.columns.map((column) => ({ source_field: column.sourceField, column: column.column, type_class: column.typeClass, primary: column.primary === true })),
+    columns: table.columns.map((column) => ({
+      source_field: column.sourceField,
+      column: column.column,
+      type_class: column.typeClass,
+      primary: column.primary === true,
+    })),
   }));
 }
 
-export function toSaveDto(entity: LiveExportEntity, plan: LiveExportPlan, links: LiveExportLinks, tables: SavedTableDto[] = planTablesDto(plan)): SaveDto {
+export function toSaveDto(
+  entity: LiveExportEntity,
+  plan: LiveExportPlan,
+  links: LiveExportLinks,
+  tables: SavedTableDto[] = planTablesDto(plan),
+): SaveDto {
   return {
     live_export: entity.id,
     saved_version: entity.savedVersion!,
@@ -75,7 +107,12 @@ export function toSaveDto(entity: LiveExportEntity, plan: LiveExportPlan, links:
   };
 }
 
-export function toScheduleDto(schedule: LiveExportScheduleEntity, allowedCadences: string[], nextRunAt: Date | null, links: LiveExportLinks): ScheduleDto {
+export function toScheduleDto(
+  schedule: LiveExportScheduleEntity,
+  allowedCadences: string[],
+  nextRunAt: Date | null,
+  links: LiveExportLinks,
+): ScheduleDto {
   return {
     live_export: schedule.liveExportId,
     cadence: schedule.cadence,

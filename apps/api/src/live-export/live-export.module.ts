@@ -18,9 +18,29 @@ import { LiveExportsService } from './live-exports.service';
  */
 @Module({
   imports: [SyncsModule],
-  controllers: [LiveExportConnectorsController, LiveExportsController, LiveExportMappingsController, LiveExportScheduleController, LiveExportRunsController],
-  providers: [LiveExportAccess, LiveExportLinks, LiveExportConnections, LiveExportsService, LiveExportSchemaService, LiveExportMappingsService, LiveExportRunsService],
+  controllers: [
+    LiveExportConnectorsController,
+    LiveExportsController,
+    LiveExportMappingsController,
+    LiveExportScheduleController,
+    LiveExportRunsController,
+  ],
+  providers: [
+    LiveExportAccess,
+    LiveExportLinks,
+    LiveExportConnections,
+    LiveExportsService,
+    LiveExportSchemaService,
+    LiveExportMappingsService,
+    LiveExportRunsService,
+  ],
   // The console's live export pages go through the same services (access and plan gate, PATCH's checks, runs).
-  exports: [LiveExportAccess, LiveExportLinks, LiveExportConnections, LiveExportsService, LiveExportRunsService],
+  exports: [
+    LiveExportAccess,
+    LiveExportLinks,
+    LiveExportConnections,
+    LiveExportsService,
+    LiveExportRunsService,
+  ],
 })
 export class LiveExportModule {}

@@ -5,13 +5,27 @@ import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { newId } from '@lockstep/domain';
 import type { BaseInfo, ConnectorDeclaration, Credentials } from '@lockstep/connectors-core';
 import { JobProducer, LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
-import { CaptureStore, type LiveExportChanges, type LiveExportEntity, LiveExportStore, RunStore } from '@lockstep/persistence';
+import {
+  CaptureStore,
+  type LiveExportChanges,
+  type LiveExportEntity,
+  LiveExportStore,
+  RunStore,
+} from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { LiveExportAccess, LiveExportLinks, type LiveExportSide } from './live-export-access';
 import { LiveExportConnections, resolveLocation } from './live-export-connections';
-import type { CreateLiveExportDto, DeletedLiveExportDto, DestinationPatchDto, LiveExportDto, LiveExportListDto, SourcePatchDto, UpdateLiveExportDto } from '@lockstep/contracts';
+import type {
+  CreateLiveExportDto,
+  DeletedLiveExportDto,
+  DestinationPatchDto,
+  LiveExportDto,
+  LiveExportListDto,
+  SourcePatchDto,
+  UpdateLiveExportDto,
+} from '@lockstep/contracts';
 import { toLiveExportDto } from './live-export.mapper';
 
 export const LIVE_EXPORT_LIST_LIMIT: LimitRule = { min: 1, max: 25, default: 10 };
@@ -31,7 +45,12 @@ interface DestinationPlan {
 
 /** A location sent on the source (which has none). */
 function refuseSourceLocation(location: unknown): void {
-  if (location !== undefined) throw new DomainError(ErrorCode.InvalidLocation, 'The source has no location: only the destination does (`destination.location`). The source reads from `source.base`.', { side: 'source' });
+  if (location !== undefined)
+    throw new DomainError(
+      ErrorCode.InvalidLocation,
+      'The source has no location: only the destination does (`destination.location`). The source reads from `source.base`.',
+      { side: 'source' },
+    );
 }
 
 /**
@@ -64,10 +83,19 @@ export class LiveExportsService {
     // 1. Everything that needs no app: connectors, roles, field shapes.
     refuseSourceLocation(body.source.location);
     const source = this.sourcePlan(auth, body.source.connector, body.source.auth, body.source.base);
-    const destination = this.destinationPlan(auth, body.destination.connector, body.destination.auth, body.destination.location);
+    const destination = this.destinationPlan(
+      auth,
+      body.destination.connector,
+      body.destination.auth,
+      body.destination.location,
+    );
     // 2. Live checks, source first; nothing is stored unless both pass.
-    const base = source.credentials ? await this.connections.checkSource(source.declaration, source.credentials, source.base!) : null;
-    const location = destination.credentials ? await this.checkedLocation(destination.declaration, destination.credentials, destination.location) : null;
+    const base = source.credentials
+      ? await this.connections.checkSource(source.declaration, source.credentials, source.base!)
+      : null;
+    const location = destination.credentials
+      ? await this.checkedLocation(destination.declaration, destination.credentials, destination.location)
+      : null;
 
     const id = newId('liveExport');
     const now = new Date();
@@ -83,7 +111,9 @@ export class LiveExportsService {
       destinationConnector: destination.declaration.type,
       destinationAuthMethod: destination.declaration.auth.method,
       destinationLocation: location?.id ?? null,
-      destinationCredentials: destination.credentials ? this.connections.seal(id, 'destination', destination.credentials) : null,
+      destinationCredentials: destination.credentials
+        ? this.connections.seal(id, 'destination', destination.credentials)
+        : null,
       destinationConnectedAt: destination.credentials ? now : null,
       mappings: { tables: [] },
       mappingsVersion: 1,
@@ -103,7 +133,14 @@ export class LiveExportsService {
     const entities = await this.exports.findByIds(rows.map((row) => row.id));
     const byId = new Map(entities.map((entity) => [entity.id, entity]));
     const present = rows.filter((row) => byId.has(row.id));
-    return this.cursors.page(present, limit, LIST_ENDPOINT, auth.accountId, (row) => ({ createdAt: row.key, id: row.id }), (row) => this.dto(byId.get(row.id)!));
+    return this.cursors.page(
+      present,
+      limit,
+      LIST_ENDPOINT,
+      auth.accountId,
+      (row) => ({ createdAt: row.key, id: row.id }),
+      (row) => this.dto(byId.get(row.id)!),
+    );
   }
 
   async get(auth: AuthContext, id: string): Promise<LiveExportDto> {
@@ -118,20 +155,42 @@ export class LiveExportsService {
 
     // Checks that need no app first, then live checks; nothing is written unless all pass.
     const sourceCredentials = body.source ? this.sourcePatch(entity, body.source) : null;
-    const destinationCredentials = body.destination ? this.destinationPatchCredentials(entity, body.destination) : null;
-    if (body.destination?.location !== undefined && !destinationCredentials && entity.destinationCredentials === null) {
-      throw new DomainError(ErrorCode.InvalidLocation, 'The destination is not connected yet, so its locations are unknown: send `destination.auth` with the location (or after it).', { side: 'destination' });
+    const destinationCredentials = body.destination
+      ? this.destinationPatchCredentials(entity, body.destination)
+      : null;
+    if (
+      body.destination?.location !== undefined &&
+      !destinationCredentials &&
+      entity.destinationCredentials === null
+    ) {
+      throw new DomainError(
+        ErrorCode.InvalidLocation,
+        'The destination is not connected yet, so its locations are unknown: send `destination.auth` with the location (or after it).',
+        { side: 'destination' },
+      );
     }
     const now = new Date();
     if (sourceCredentials) {
-      const base = await this.connections.checkSource(this.connections.declaration(entity, 'source'), sourceCredentials, body.source!.base!);
-      Object.assign(set, { sourceCredentials: this.connections.seal(entity.id, 'source', sourceCredentials), sourceBase: base.id, sourceConnectedAt: now });
+      const base = await this.connections.checkSource(
+        this.connections.declaration(entity, 'source'),
+        sourceCredentials,
+        body.source!.base!,
+      );
+      Object.assign(set, {
+        sourceCredentials: this.connections.seal(entity.id, 'source', sourceCredentials),
+        sourceBase: base.id,
+        sourceConnectedAt: now,
+      });
     }
     if (destinationCredentials || body.destination?.location !== undefined) {
       const declaration = this.connections.declaration(entity, 'destination');
       const credentials = destinationCredentials ?? this.connections.credentials(entity, 'destination');
       const location = await this.checkedLocation(declaration, credentials, body.destination?.location);
-      if (destinationCredentials) Object.assign(set, { destinationCredentials: this.connections.seal(entity.id, 'destination', destinationCredentials), destinationConnectedAt: now });
+      if (destinationCredentials)
+        Object.assign(set, {
+          destinationCredentials: this.connections.seal(entity.id, 'destination', destinationCredentials),
+          destinationConnectedAt: now,
+        });
       if (location && location.id !== entity.destinationLocation) set.destinationLocation = location.id;
     }
     if (Object.keys(set).length === 0) return this.dto(entity);
@@ -153,7 +212,15 @@ export class LiveExportsService {
     const canceled = outcome.run;
     if (canceled) await this.removeQueuedJob(canceled.id);
     // Best effort: the worker's sweep also picks up released captures whose job never arrived.
-    if (outcome.released > 0) await this.jobs.add(QUEUES.liveExport, LIVE_EXPORT_JOBS.releaseCaptures, { liveExportId: entity.id }, { jobId: `release:${entity.id}` }).catch(() => undefined);
+    if (outcome.released > 0)
+      await this.jobs
+        .add(
+          QUEUES.liveExport,
+          LIVE_EXPORT_JOBS.releaseCaptures,
+          { liveExportId: entity.id },
+          { jobId: `release:${entity.id}` },
+        )
+        .catch(() => undefined);
     return {
       id: entity.id,
       deleted: true,
@@ -174,27 +241,61 @@ export class LiveExportsService {
 
   // ---- helpers ----
 
-  private sourcePlan(auth: AuthContext, connector: string, rawAuth: Record<string, unknown> | undefined, base: string | undefined): SourcePlan {
+  private sourcePlan(
+    auth: AuthContext,
+    connector: string,
+    rawAuth: Record<string, unknown> | undefined,
+    base: string | undefined,
+  ): SourcePlan {
     const declaration = this.connections.connectorFor(connector, 'source', auth.plan);
-    const credentials = rawAuth !== undefined ? this.connections.credentialsFrom(declaration, rawAuth, 'source') : null;
+    const credentials =
+      rawAuth !== undefined ? this.connections.credentialsFrom(declaration, rawAuth, 'source') : null;
     if (declaration.auth.method === 'oauth' && base !== undefined) {
-      throw new DomainError(ErrorCode.BaseNotSupported, `${declaration.displayName} is connected by a person; its base is chosen then, not in this request.`, { side: 'source' });
+      throw new DomainError(
+        ErrorCode.BaseNotSupported,
+        `${declaration.displayName} is connected by a person; its base is chosen then, not in this request.`,
+        { side: 'source' },
+      );
     }
-    if (credentials && base === undefined) throw new DomainError(ErrorCode.MissingBase, 'source.auth needs source.base: the schema (PostgreSQL) or database (MySQL) to read the tables from.', { side: 'source' });
-    if (!credentials && base !== undefined) throw new DomainError(ErrorCode.MissingAuth, 'source.base needs source.auth: the base is checked with the credentials.', { side: 'source' });
+    if (credentials && base === undefined)
+      throw new DomainError(
+        ErrorCode.MissingBase,
+        'source.auth needs source.base: the schema (PostgreSQL) or database (MySQL) to read the tables from.',
+        { side: 'source' },
+      );
+    if (!credentials && base !== undefined)
+      throw new DomainError(
+        ErrorCode.MissingAuth,
+        'source.base needs source.auth: the base is checked with the credentials.',
+        { side: 'source' },
+      );
     return { declaration, credentials, base };
   }
 
-  private destinationPlan(auth: AuthContext, connector: string, rawAuth: Record<string, unknown> | undefined, location: string | undefined): DestinationPlan {
+  private destinationPlan(
+    auth: AuthContext,
+    connector: string,
+    rawAuth: Record<string, unknown> | undefined,
+    location: string | undefined,
+  ): DestinationPlan {
     const declaration = this.connections.connectorFor(connector, 'destination', auth.plan);
-    const credentials = rawAuth !== undefined ? this.connections.credentialsFrom(declaration, rawAuth, 'destination') : null;
+    const credentials =
+      rawAuth !== undefined ? this.connections.credentialsFrom(declaration, rawAuth, 'destination') : null;
     if (!credentials && location !== undefined) {
-      throw new DomainError(ErrorCode.InvalidLocation, 'destination.location needs a connected destination (send destination.auth with it, or set the location later with PATCH once connected).', { side: 'destination' });
+      throw new DomainError(
+        ErrorCode.InvalidLocation,
+        'destination.location needs a connected destination (send destination.auth with it, or set the location later with PATCH once connected).',
+        { side: 'destination' },
+      );
     }
     return { declaration, credentials, location };
   }
 
-  private async checkedLocation(declaration: ConnectorDeclaration, credentials: Credentials, location: string | undefined): Promise<BaseInfo | null> {
+  private async checkedLocation(
+    declaration: ConnectorDeclaration,
+    credentials: Credentials,
+    location: string | undefined,
+  ): Promise<BaseInfo | null> {
     const locations = await this.connections.checkDestination(declaration, credentials);
     return location === undefined ? null : resolveLocation(locations, location);
   }
@@ -205,22 +306,41 @@ export class LiveExportsService {
     if (patch.auth === undefined && patch.base === undefined) return null;
     this.refuseConnected(entity, 'source');
     const declaration = this.connections.declaration(entity, 'source');
-    const credentials = patch.auth !== undefined ? this.connections.credentialsFrom(declaration, patch.auth, 'source') : null;
-    if (credentials && patch.base === undefined) throw new DomainError(ErrorCode.MissingBase, 'source.auth needs source.base: the schema (PostgreSQL) or database (MySQL) to read the tables from.', { side: 'source' });
-    if (!credentials) throw new DomainError(ErrorCode.MissingAuth, 'source.base needs source.auth.', { side: 'source' });
+    const credentials =
+      patch.auth !== undefined ? this.connections.credentialsFrom(declaration, patch.auth, 'source') : null;
+    if (credentials && patch.base === undefined)
+      throw new DomainError(
+        ErrorCode.MissingBase,
+        'source.auth needs source.base: the schema (PostgreSQL) or database (MySQL) to read the tables from.',
+        { side: 'source' },
+      );
+    if (!credentials)
+      throw new DomainError(ErrorCode.MissingAuth, 'source.base needs source.auth.', { side: 'source' });
     return credentials;
   }
 
-  private destinationPatchCredentials(entity: LiveExportEntity, patch: DestinationPatchDto): Credentials | null {
+  private destinationPatchCredentials(
+    entity: LiveExportEntity,
+    patch: DestinationPatchDto,
+  ): Credentials | null {
     if (patch.auth === undefined) return null;
     this.refuseConnected(entity, 'destination');
-    return this.connections.credentialsFrom(this.connections.declaration(entity, 'destination'), patch.auth, 'destination');
+    return this.connections.credentialsFrom(
+      this.connections.declaration(entity, 'destination'),
+      patch.auth,
+      'destination',
+    );
   }
 
   private refuseConnected(entity: LiveExportEntity, side: LiveExportSide): void {
-    const connected = side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;
+    const connected =
+      side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;
     if (connected) {
-      throw new DomainError(ErrorCode.SideAlreadyConnected, `The ${side} is already connected; its credentials cannot be replaced over the API (create a new live export to use other credentials).`, { side });
+      throw new DomainError(
+        ErrorCode.SideAlreadyConnected,
+        `The ${side} is already connected; its credentials cannot be replaced over the API (create a new live export to use other credentials).`,
+        { side },
+      );
     }
   }
 }

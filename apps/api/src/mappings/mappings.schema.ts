@@ -1,15 +1,31 @@
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
-import type { MappingsSchema, SchemaField, SchemaTable, SideName, SideSchema, TypeClass } from '@lockstep/domain';
+import type {
+  MappingsSchema,
+  SchemaField,
+  SchemaTable,
+  SideName,
+  SideSchema,
+  TypeClass,
+} from '@lockstep/domain';
 import type { SyncFieldEntity, SyncSideEntity } from '@lockstep/persistence';
 import type { SchemaTable as CachedTable } from '../schema/schema.service';
 
 /** The domain's view of a side's cached schema (orphaned rows included, so references still resolve). */
-export function toSideSchema(side: SideName, entity: SyncSideEntity, tables: CachedTable[], catalog: ConnectorCatalog): SideSchema {
+export function toSideSchema(
+  side: SideName,
+  entity: SyncSideEntity,
+  tables: CachedTable[],
+  catalog: ConnectorCatalog,
+): SideSchema {
   const capabilities = catalog.find(entity.connector)?.capabilities;
   return {
     side,
     connector: entity.connector,
-    capabilities: { createTables: capabilities?.createTables ?? false, createFields: capabilities?.createFields ?? false, views: capabilities?.views ?? false },
+    capabilities: {
+      createTables: capabilities?.createTables ?? false,
+      createFields: capabilities?.createFields ?? false,
+      views: capabilities?.views ?? false,
+    },
     tables: tables.map(toSchemaTable),
   };
 }

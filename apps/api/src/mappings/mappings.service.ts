@@ -24,7 +24,13 @@ import {
   type ValidationIssue,
   validateMappings,
 } from '@lockstep/domain';
-import { MappingStore, SchemaStore, type SyncEntity, type SyncSideEntity, SyncStore } from '@lockstep/persistence';
+import {
+  MappingStore,
+  SchemaStore,
+  type SyncEntity,
+  type SyncSideEntity,
+  SyncStore,
+} from '@lockstep/persistence';
 import { canonicalJson } from '../common/idempotency/idempotency.interceptor';
 import { staleRevisionMessage } from '../common/http/if-match';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -89,8 +95,10 @@ export class MappingsService {
     const index = new SchemaIndex(schema);
     const stored = (sync.mappings.tables ?? []) as StoredPair[];
     const parsed = parseMappings({ tables: stored });
-    if (!parsed.ok) throw new Error(`stored mappings of ${sync.id} do not parse: ${parsed.issues[0]?.message}`);
-    const remote = (id: Reference, lookup: (id: string) => { remoteId: string } | null) => (typeof id === 'string' ? (lookup(id)?.remoteId ?? id) : id);
+    if (!parsed.ok)
+      throw new Error(`stored mappings of ${sync.id} do not parse: ${parsed.issues[0]?.message}`);
+    const remote = (id: Reference, lookup: (id: string) => { remoteId: string } | null) =>
+      typeof id === 'string' ? (lookup(id)?.remoteId ?? id) : id;
     const wire = mappingsToJson(parsed.document);
     return {
       tables: parsed.document.tables.map((pair, i) => {
@@ -100,12 +108,22 @@ export class MappingsService {
         const fields = pair.fields.map((field, j) => {
           const left = typeof field.leftField === 'string' ? index.field(field.leftField) : null;
           const right = typeof field.rightField === 'string' ? index.field(field.rightField) : null;
-          const effective = effectiveFieldDirection({ direction: field.direction ?? pair.direction, left, right, leftTable, rightTable });
+          const effective = effectiveFieldDirection({
+            direction: field.direction ?? pair.direction,
+            left,
+            right,
+            leftTable,
+            rightTable,
+          });
           const wireField = (out['fields'] as Json[])[j]!;
           return {
             left_field: remote(field.leftField, (id) => index.field(id)),
             right_field: remote(field.rightField, (id) => index.field(id)),
-            ...(effective.direction === 'invalid' ? { direction: 'invalid' } : 'direction' in wireField ? { direction: wireField['direction'] } : {}),
+            ...(effective.direction === 'invalid'
+              ? { direction: 'invalid' }
+              : 'direction' in wireField
+                ? { direction: wireField['direction'] }
+                : {}),
           };
         });
         const readOnly: Json = {};
@@ -127,13 +145,17 @@ export class MappingsService {
     const loaded = await this.access.load(auth, syncId);
     this.access.requireBothConnected(loaded);
     const candidate = candidateOf(body);
-    const document = this.parseOrThrow(candidate ?? { tables: (loaded.sync.mappings.tables ?? []) as unknown[] });
+    const document = this.parseOrThrow(
+      candidate ?? { tables: (loaded.sync.mappings.tables ?? []) as unknown[] },
+    );
     const schema = await this.schemaFor(loaded, document);
     return { issues: validateMappings(document, schema) };
   }
 
   /** The stored document's validation, for starting the sync. */
-  async validateStored(loaded: LoadedSync): Promise<{ document: MappingsDocument; issues: ValidationIssue[] }> {
+  async validateStored(
+    loaded: LoadedSync,
+  ): Promise<{ document: MappingsDocument; issues: ValidationIssue[] }> {
     this.access.requireBothConnected(loaded);
     const document = this.parseOrThrow({ tables: (loaded.sync.mappings.tables ?? []) as unknown[] });
     return { document, issues: validateMappings(document, await this.schemaFor(loaded, document)) };
@@ -141,7 +163,12 @@ export class MappingsService {
 
   // ---- PUT ----
 
-  async put(auth: AuthContext, syncId: string, body: unknown, ifMatch: string | undefined): Promise<MappingsView> {
+  async put(
+    auth: AuthContext,
+    syncId: string,
+    body: unknown,
+    ifMatch: string | undefined,
+  ): Promise<MappingsView> {
     const loaded = await this.access.load(auth, syncId);
     const sides = this.access.requireBothConnected(loaded);
     const { sync } = loaded;
@@ -150,7 +177,11 @@ export class MappingsService {
     if (!allowed.ok) throw new DomainError(ErrorCode.SyncActive, allowed.message);
     const expected = parseIfMatch(ifMatch);
     if (expected !== null && expected !== sync.mappingsRevision) {
-      throw new DomainError(ErrorCode.RevisionMismatch, staleRevisionMessage('revision', expected, sync.mappingsRevision), { current_revision: sync.mappingsRevision });
+      throw new DomainError(
+        ErrorCode.RevisionMismatch,
+        staleRevisionMessage('revision', expected, sync.mappingsRevision),
+        { current_revision: sync.mappingsRevision },
+      );
     }
 
     // 1. Everything is checked before anything is written.
@@ -160,7 +191,11 @@ export class MappingsService {
     const blocking = putBlockingIssues(issues);
     if (blocking.length > 0) {
       const code = putErrorCode(issues) ?? 'invalid_mappings';
-      throw new DomainError(code as ErrorCode, `The mappings were not saved: ${blocking[0]!.message}${blocking.length > 1 ? ` (and ${blocking.length - 1} more)` : ''}`, { issues });
+      throw new DomainError(
+        code as ErrorCode,
+        `The mappings were not saved: ${blocking[0]!.message}${blocking.length > 1 ? ` (and ${blocking.length - 1} more)` : ''}`,
+        { issues },
+      );
     }
 
     // 2. Create placeholders (adopting objects a previous attempt created), then table setup.
@@ -168,7 +203,12 @@ export class MappingsService {
     const created = await this.runCreates(loaded, sides, resolved.tables);
     if (created) schema = await this.schemaFor(loaded, document);
     const final = resolveMappings(document, schema);
-    if (final.issues.length > 0) throw new DomainError(ErrorCode.CreateFailed, `A created object could not be found afterwards: ${final.issues[0]!.message}`, { issues: final.issues });
+    if (final.issues.length > 0)
+      throw new DomainError(
+        ErrorCode.CreateFailed,
+        `A created object could not be found afterwards: ${final.issues[0]!.message}`,
+        { issues: final.issues },
+      );
     await this.prepareTables(sides, final.tables);
 
     // 3. Save with a compare-and-set on the revision; any change returns the sync to draft.
@@ -180,8 +220,16 @@ export class MappingsService {
     if (!change.ok) throw new DomainError(ErrorCode.SyncActive, change.message);
     if ((await this.mappings.replace(sync.id, stored, sync.mappingsRevision)) === null) {
       const now = await this.syncs.find(sync.id);
-      if (now?.status === 'active') throw new DomainError(ErrorCode.SyncActive, 'The sync was started while the mappings were being saved; pause it first.');
-      throw new DomainError(ErrorCode.RevisionMismatch, 'The mappings changed while this request ran; GET them again and reapply your edit.', { current_revision: now?.mappingsRevision ?? null });
+      if (now?.status === 'active')
+        throw new DomainError(
+          ErrorCode.SyncActive,
+          'The sync was started while the mappings were being saved; pause it first.',
+        );
+      throw new DomainError(
+        ErrorCode.RevisionMismatch,
+        'The mappings changed while this request ran; GET them again and reapply your edit.',
+        { current_revision: now?.mappingsRevision ?? null },
+      );
     }
     const saved = await this.syncs.get(sync.id);
     return { document: this.render(saved, schema), revision: saved.mappingsRevision };
@@ -192,7 +240,11 @@ export class MappingsService {
   private parseOrThrow(input: unknown): MappingsDocument {
     const parsed = parseMappings(input);
     if (!parsed.ok) {
-      throw new DomainError(ErrorCode.InvalidMappings, `The mappings document is malformed: ${parsed.issues[0]!.path || '/'}: ${parsed.issues[0]!.message}`, { issues: parsed.issues });
+      throw new DomainError(
+        ErrorCode.InvalidMappings,
+        `The mappings document is malformed: ${parsed.issues[0]!.path || '/'}: ${parsed.issues[0]!.message}`,
+        { issues: parsed.issues },
+      );
     }
     return parsed.document;
   }
@@ -200,7 +252,10 @@ export class MappingsService {
   private async loadSchema(loaded: LoadedSync): Promise<MappingsSchema> {
     const sides = this.access.requireBothConnected(loaded);
     const [left, right] = await Promise.all(SIDES.map((side) => this.schema.loadSideSchema(loaded, side)));
-    return { left: toSideSchema('left', sides.left, left!.tables, this.catalog), right: toSideSchema('right', sides.right, right!.tables, this.catalog) };
+    return {
+      left: toSideSchema('left', sides.left, left!.tables, this.catalog),
+      right: toSideSchema('right', sides.right, right!.tables, this.catalog),
+    };
   }
 
   /** The schema with the fields of every table the document references fetched (spec 4.4: fetched during the call). */
@@ -223,10 +278,20 @@ export class MappingsService {
   }
 
   /** Runs the create placeholders side by side; true when something was created. */
-  private async runCreates(loaded: LoadedSync, sides: Record<SideName, SyncSideEntity>, pairs: ResolvedTablePair[]): Promise<boolean> {
+  private async runCreates(
+    loaded: LoadedSync,
+    sides: Record<SideName, SyncSideEntity>,
+    pairs: ResolvedTablePair[],
+  ): Promise<boolean> {
     let createdAny = false;
     for (const side of SIDES) {
-      const work = pairs.filter((pair) => pair[side].kind === 'create' || pair.fields.some((field) => field[side].kind === 'create' && (field[side] as { adopts: unknown }).adopts === null));
+      const work = pairs.filter(
+        (pair) =>
+          pair[side].kind === 'create' ||
+          pair.fields.some(
+            (field) => field[side].kind === 'create' && (field[side] as { adopts: unknown }).adopts === null,
+          ),
+      );
       if (work.length === 0) continue;
       const touched: string[] = [];
       await this.connections.withSide(sides[side], async (connection) => {
@@ -235,20 +300,33 @@ export class MappingsService {
           const other = side === 'left' ? 'right' : 'left';
           const specs = (fields: ResolvedTablePair['fields']) =>
             fields
-              .filter((field) => field[side].kind === 'create' && (field[side] as { adopts: unknown }).adopts === null)
+              .filter(
+                (field) =>
+                  field[side].kind === 'create' && (field[side] as { adopts: unknown }).adopts === null,
+              )
               .map((field) => fieldSpec((field[side] as { name: string }).name, counterpartOf(field[other])));
           if (end.kind === 'create' && end.adopts === null) {
-            const table = await createOrFail(() => connection.createTable(end.name, specs(pair.fields)), side, `table "${end.name}"`);
+            const table = await createOrFail(
+              () => connection.createTable(end.name, specs(pair.fields)),
+              side,
+              `table "${end.name}"`,
+            );
             touched.push(table.remoteId);
           } else {
             const table = end.kind === 'existing' ? end.table : end.kind === 'create' ? end.adopts! : null;
             if (!table) continue;
-            for (const spec of specs(pair.fields)) await createOrFail(() => connection.createField(table.remoteId, spec), side, `field "${spec.name}" in "${table.name}"`);
+            for (const spec of specs(pair.fields))
+              await createOrFail(
+                () => connection.createField(table.remoteId, spec),
+                side,
+                `field "${spec.name}" in "${table.name}"`,
+              );
             touched.push(table.remoteId);
           }
         }
       });
-      for (const remoteId of new Set(touched)) await this.schema.refreshTableAfterCreate(loaded, side, remoteId);
+      for (const remoteId of new Set(touched))
+        await this.schema.refreshTableAfterCreate(loaded, side, remoteId);
       createdAny = createdAny || touched.length > 0;
     }
     return createdAny;
@@ -258,9 +336,14 @@ export class MappingsService {
    * Table setup for every mapped table: the service id column on every table (also one with a single-column
    * primary key, so retried creates are idempotent); `table_setup_failed` with the app's reason.
    */
-  private async prepareTables(sides: Record<SideName, SyncSideEntity>, pairs: ResolvedTablePair[]): Promise<void> {
+  private async prepareTables(
+    sides: Record<SideName, SyncSideEntity>,
+    pairs: ResolvedTablePair[],
+  ): Promise<void> {
     for (const side of SIDES) {
-      const tables = pairs.map((pair) => existingTable(pair[side])).filter((table): table is SchemaTable => table !== null);
+      const tables = pairs
+        .map((pair) => existingTable(pair[side]))
+        .filter((table): table is SchemaTable => table !== null);
       if (tables.length === 0) continue;
       await this.connections.withSide(sides[side], async (connection: Connection) => {
         for (const table of tables) {
@@ -268,11 +351,18 @@ export class MappingsService {
             await connection.prepareTable(table.remoteId, { changeCapture: false, serviceIdColumn: true });
           } catch (error) {
             if (!isConnectorError(error) || error.kind === 'transient') throw error;
-            throw new DomainError(ErrorCode.TableSetupFailed, `The ${side} table "${table.name}" could not be prepared: ${error.message}`, { side, table: table.remoteId });
+            throw new DomainError(
+              ErrorCode.TableSetupFailed,
+              `The ${side} table "${table.name}" could not be prepared: ${error.message}`,
+              { side, table: table.remoteId },
+            );
           }
         }
       });
-      await this.tables.markPrepared(tables.map((t) => t.id), new Date());
+      await this.tables.markPrepared(
+        tables.map((t) => t.id),
+        new Date(),
+      );
     }
   }
 
@@ -293,12 +383,18 @@ export class MappingsService {
         ...pair.pair,
         leftTable: idOf(pair.left),
         rightTable: idOf(pair.right),
-        fields: pair.fields.map((field) => ({ ...field.pair, leftField: fieldId(field.left), rightField: fieldId(field.right) })),
+        fields: pair.fields.map((field) => ({
+          ...field.pair,
+          leftField: fieldId(field.left),
+          rightField: fieldId(field.right),
+        })),
       })),
     };
     return mappingsToJson(document).tables.map((table) => {
       const stored = table as StoredPair;
-      const before = previous.find((p) => p.left_table === stored.left_table && p.right_table === stored.right_table);
+      const before = previous.find(
+        (p) => p.left_table === stored.left_table && p.right_table === stored.right_table,
+      );
       for (const key of READ_ONLY_KEYS) if (before?.[key] !== undefined) (stored as Json)[key] = before[key];
       return stored;
     });
@@ -319,9 +415,20 @@ function counterpartOf(end: ResolvedField): SchemaField | null {
 }
 
 function fieldSpec(name: string, counterpart: SchemaField | null): FieldSpec {
-  if (!counterpart) throw new DomainError(ErrorCode.CreateFailed, `The field "${name}" cannot be created: its counterpart is a create too, so there is no type to copy.`);
+  if (!counterpart)
+    throw new DomainError(
+      ErrorCode.CreateFailed,
+      `The field "${name}" cannot be created: its counterpart is a create too, so there is no type to copy.`,
+    );
   const type = createdFieldType(counterpart);
-  return { name, typeClass: type.typeClass, sourceType: counterpart.type, typeDetails: type.typeDetails, required: false, primary: false };
+  return {
+    name,
+    typeClass: type.typeClass,
+    sourceType: counterpart.type,
+    typeDetails: type.typeDetails,
+    required: false,
+    primary: false,
+  };
 }
 
 async function createOrFail<T>(create: () => Promise<T>, side: SideName, what: string): Promise<T> {
@@ -329,7 +436,11 @@ async function createOrFail<T>(create: () => Promise<T>, side: SideName, what: s
     return await create();
   } catch (error) {
     if (!isConnectorError(error) || error.kind === 'transient' || error.kind === 'auth') throw error;
-    throw new DomainError(ErrorCode.CreateFailed, `The ${side} app refused to create ${what}: ${error.message}`, { side });
+    throw new DomainError(
+      ErrorCode.CreateFailed,
+      `The ${side} app refused to create ${what}: ${error.message}`,
+      { side },
+    );
   }
 }
 
@@ -337,7 +448,11 @@ async function createOrFail<T>(create: () => Promise<T>, side: SideName, what: s
 export function parseIfMatch(header: string | undefined): number | null {
   if (header === undefined || header.trim() === '' || header.trim() === '*') return null;
   const match = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!match) throw new DomainError(ErrorCode.RevisionMismatch, `If-Match "${header}" is not a revision this API issued; send the ETag of GET /mappings.`);
+  if (!match)
+    throw new DomainError(
+      ErrorCode.RevisionMismatch,
+      `If-Match "${header}" is not a revision this API issued; send the ETag of GET /mappings.`,
+    );
   return Number(match[1]);
 }
 
@@ -350,4 +465,3 @@ function candidateOf(body: unknown): unknown {
   if ('mappings' in object) return object['mappings'];
   return object;
 }
-

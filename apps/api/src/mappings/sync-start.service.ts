@@ -36,7 +36,14 @@ export class SyncStartService {
   async start(auth: AuthContext, syncId: string, input: StartInput = {}): Promise<SyncDto> {
     const loaded = await this.access.load(auth, syncId);
     const { sync } = loaded;
-    const outcome = transition({ status: sync.status, initialSync: sync.initialSyncPhase, bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right) }, 'start');
+    const outcome = transition(
+      {
+        status: sync.status,
+        initialSync: sync.initialSyncPhase,
+        bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
+      },
+      'start',
+    );
     if (!outcome.ok) {
       if (outcome.code === 'auth_required') this.access.requireBothConnected(loaded);
       throw new DomainError(ErrorCode.Conflict, outcome.message);
@@ -44,27 +51,64 @@ export class SyncStartService {
     const { document, issues } = await this.mappings.validateStored(loaded);
     const errors = issues.filter((issue) => issue.severity === 'error');
     if (errors.length > 0) {
-      throw new DomainError(ErrorCode.InvalidMappings, `The sync cannot start: ${errors.length} validation error(s), first ${errors[0]!.path}: ${errors[0]!.message}`, { issues });
+      throw new DomainError(
+        ErrorCode.InvalidMappings,
+        `The sync cannot start: ${errors.length} validation error(s), first ${errors[0]!.path}: ${errors[0]!.message}`,
+        { issues },
+      );
     }
     const options: StartOptions = { prefer: input.prefer ?? 'left', match: [] };
     // Match fields may be named as stored (prefixed ids) or as read (remote ids); the document is rendered once.
     const rendered = input.match?.length ? (await this.mappings.get(auth, syncId)).document.tables : [];
     for (const match of input.match ?? []) {
       const pair = document.tables[match.tablePair];
-      if (!pair) throw new DomainError(ErrorCode.InvalidRequest, `--match names table pair ${match.tablePair}, but the mappings have ${document.tables.length}.`);
-      const byId = pair.fields.some((field) => !isCreate(field.leftField) && !isCreate(field.rightField) && field.leftField === match.leftField && field.rightField === match.rightField);
-      const renderedFields = (rendered[match.tablePair]?.['fields'] ?? []) as { left_field: string; right_field: string }[];
-      const byRemote = renderedFields.some((field) => field.left_field === match.leftField && field.right_field === match.rightField);
+      if (!pair)
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `--match names table pair ${match.tablePair}, but the mappings have ${document.tables.length}.`,
+        );
+      const byId = pair.fields.some(
+        (field) =>
+          !isCreate(field.leftField) &&
+          !isCreate(field.rightField) &&
+          field.leftField === match.leftField &&
+          field.rightField === match.rightField,
+      );
+      const renderedFields = (rendered[match.tablePair]?.['fields'] ?? []) as {
+        left_field: string;
+        right_field: string;
+      }[];
+      const byRemote = renderedFields.some(
+        (field) => field.left_field === match.leftField && field.right_field === match.rightField,
+      );
       if (!byId && !byRemote) {
-        throw new DomainError(ErrorCode.InvalidRequest, `Table pair ${match.tablePair} maps no field pair ${match.leftField} = ${match.rightField}; pick a mapped pair as the match field.`);
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `Table pair ${match.tablePair} maps no field pair ${match.leftField} = ${match.rightField}; pick a mapped pair as the match field.`,
+        );
       }
       options.match!.push(match);
     }
     const result = await this.syncs.update(
       { id: sync.id, status: 'draft', mappingsRevision: sync.mappingsRevision },
-      { status: 'active', activating: false, initialSyncPhase: 'preparing', initialSyncStartedAt: new Date(), initialSyncFinishedAt: null, initialSyncProgress: null, reviewedRevision: sync.mappingsRevision, startOptions: options, startedAt: new Date(), updatedAt: new Date() },
+      {
+        status: 'active',
+        activating: false,
+        initialSyncPhase: 'preparing',
+        initialSyncStartedAt: new Date(),
+        initialSyncFinishedAt: null,
+        initialSyncProgress: null,
+        reviewedRevision: sync.mappingsRevision,
+        startOptions: options,
+        startedAt: new Date(),
+        updatedAt: new Date(),
+      },
     );
-    if (!result.affected) throw new DomainError(ErrorCode.Conflict, 'The sync or its mappings changed while it was being started; review it again.');
+    if (!result.affected)
+      throw new DomainError(
+        ErrorCode.Conflict,
+        'The sync or its mappings changed while it was being started; review it again.',
+      );
     // A worker picks the sync up now rather than at its next tick. The sync is started either way, so the answer
     // does not wait on an unreachable Redis for longer than a tick (every second) would take to find it.
     const wake = this.jobs.add('syncs', SYNC_JOBS.activate, { syncId }).catch(() => undefined);

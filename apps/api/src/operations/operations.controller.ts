@@ -27,14 +27,40 @@ export class OperationsController {
   @ApiQuery({
     name: 'table',
     required: false,
-    description: 'Only operations on this table: a `table_...` id of either side (as in `table.id`), or a table\'s remote id (an exact unique name also works). A bare reference found on both sides is `400 table_ambiguous`; not a table of this sync is `400 invalid_table`.',
+    description:
+      "Only operations on this table: a `table_...` id of either side (as in `table.id`), or a table's remote id (an exact unique name also works). A bare reference found on both sides is `400 table_ambiguous`; not a table of this sync is `400 invalid_table`.",
   })
-  @ApiQuery({ name: 'record', required: false, description: 'Only operations of this record (`rec_...`, as in `record_id`), both sides\' copies.' })
-  @ApiQuery({ name: 'since', required: false, description: 'Only operations at or after this ISO 8601 time, for example `2026-01-31T12:00:00Z` (a time without a zone is UTC).' })
+  @ApiQuery({
+    name: 'record',
+    required: false,
+    description: "Only operations of this record (`rec_...`, as in `record_id`), both sides' copies.",
+  })
+  @ApiQuery({
+    name: 'since',
+    required: false,
+    description:
+      'Only operations at or after this ISO 8601 time, for example `2026-01-31T12:00:00Z` (a time without a zone is UTC).',
+  })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-100 (default 20).' })
-  @ApiQuery({ name: 'cursor', required: false, description: '`next_cursor` of the previous page, unchanged (with the same `sync` and filters).' })
+  @ApiQuery({
+    name: 'cursor',
+    required: false,
+    description: '`next_cursor` of the previous page, unchanged (with the same `sync` and filters).',
+  })
   @ApiOkResponse({ type: OperationListDto })
-  @ApiErrors({ 400: ['missing_sync', 'invalid_sync', 'invalid_table', 'table_ambiguous', 'invalid_request', 'invalid_since', 'invalid_limit', 'invalid_cursor'], 404: ['not_found'] })
+  @ApiErrors({
+    400: [
+      'missing_sync',
+      'invalid_sync',
+      'invalid_table',
+      'table_ambiguous',
+      'invalid_request',
+      'invalid_since',
+      'invalid_limit',
+      'invalid_cursor',
+    ],
+    404: ['not_found'],
+  })
   list(
     @Auth() auth: AuthContext,
     @Query('sync') sync?: unknown,
@@ -52,7 +78,8 @@ export class OperationsController {
   @ApiOperation({
     operationId: 'getOperation',
     summary: 'Get an operation',
-    description: 'One operation with its `field_changes` (before and after per field) and `record.url` (opens the record\'s copy on the operation\'s side). `404 not_found` for unknown ids, another account\'s operations and, for a one-sync key, other syncs\' operations.',
+    description:
+      "One operation with its `field_changes` (before and after per field) and `record.url` (opens the record's copy on the operation's side). `404 not_found` for unknown ids, another account's operations and, for a one-sync key, other syncs' operations.",
   })
   @ApiParam({ name: 'id', description: 'Operation id (`op_...`).' })
   @ApiOkResponse({ type: OperationDto })

@@ -22,10 +22,17 @@ export function toOperationListItem(row: OperationRow, links: SyncLinks): Operat
 /** The single form: with `field_changes` and `record.url` (the record's copy on the operation's side). */
 export function toOperationDto(row: OperationRow, links: SyncLinks): OperationDto {
   const item = toOperationListItem(row, links);
-  const url = row.record_id !== null && row.side !== null ? links.recordPage(row.sync_id, row.record_id, row.side) : null;
+  const url =
+    row.record_id !== null && row.side !== null
+      ? links.recordPage(row.sync_id, row.record_id, row.side)
+      : null;
   return {
     ...item,
     record: { ...item.record, url },
-    field_changes: (row.field_changes ?? []).map((change) => ({ field: change.field, before: change.before ?? null, after: change.after ?? null })),
+    field_changes: (row.field_changes ?? []).map((change) => ({
+      field: change.field,
+      before: change.before ?? null,
+      after: change.after ?? null,
+    })),
   };
 }

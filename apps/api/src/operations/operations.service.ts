@@ -26,7 +26,12 @@ export interface OperationsQuery {
 /** Optional `record`: a `rec_` id (`invalid_request` otherwise; the spec has no code of its own for it). */
 function recordParam(raw: unknown): string | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (!isId('record', raw)) throw new DomainError(ErrorCode.InvalidRequest, '`record` must be a record id (`rec_...`), the id shared by both sides\' copies.', { parameter: 'record' });
+  if (!isId('record', raw))
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      "`record` must be a record id (`rec_...`), the id shared by both sides' copies.",
+      { parameter: 'record' },
+    );
   return raw;
 }
 
@@ -92,7 +97,11 @@ export class OperationsService {
   private async resolveTable(syncId: string, ref: string): Promise<string> {
     const tables = await this.db.getRepository(SyncTableEntity).findBy({ syncId });
     const shown = ref.slice(0, 100);
-    const invalid = () => new DomainError(ErrorCode.InvalidTable, `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id from the sync's table listings.`);
+    const invalid = () =>
+      new DomainError(
+        ErrorCode.InvalidTable,
+        `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id from the sync's table listings.`,
+      );
     if (isId('table', ref)) {
       if (!tables.some((table) => table.id === ref)) throw invalid();
       return ref;
@@ -100,9 +109,18 @@ export class OperationsService {
     const match = resolveTableRef(ref, tables);
     if (match.kind === 'found') return match.table.id;
     if (match.kind === 'ambiguous') {
-      throw new DomainError(ErrorCode.TableAmbiguous, `\`table\` "${shown}" names a table on both sides; pass its \`table_...\` id.`, {
-        tables: match.tables.map((table) => ({ id: table.id, side: table.side, remote_id: table.remoteId, name: table.name })),
-      });
+      throw new DomainError(
+        ErrorCode.TableAmbiguous,
+        `\`table\` "${shown}" names a table on both sides; pass its \`table_...\` id.`,
+        {
+          tables: match.tables.map((table) => ({
+            id: table.id,
+            side: table.side,
+            remote_id: table.remoteId,
+            name: table.name,
+          })),
+        },
+      );
     }
     throw invalid();
   }

@@ -24,12 +24,31 @@ export class PendingDeletesController {
     ].join('\n\n'),
   })
   @ApiQuery({ name: 'sync', required: true, description: 'Sync id (`sync_...`).' })
-  @ApiQuery({ name: 'state', required: false, enum: ['awaiting_review', 'ignored'], description: 'Default `awaiting_review`.' })
+  @ApiQuery({
+    name: 'state',
+    required: false,
+    enum: ['awaiting_review', 'ignored'],
+    description: 'Default `awaiting_review`.',
+  })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-100 (default 20).' })
-  @ApiQuery({ name: 'cursor', required: false, description: '`next_cursor` of the previous page, unchanged.' })
+  @ApiQuery({
+    name: 'cursor',
+    required: false,
+    description: '`next_cursor` of the previous page, unchanged.',
+  })
   @ApiOkResponse({ type: PendingDeleteListDto })
-  @ApiErrors({ 400: ['missing_sync', 'invalid_sync', 'invalid_state', 'invalid_limit', 'invalid_cursor'], 404: ['not_found'], 409: ['delete_approval_disabled'] })
-  list(@Auth() auth: AuthContext, @Query('sync') sync: unknown, @Query('state') state: unknown, @Query('limit') limit: unknown, @Query('cursor') cursor: unknown): Promise<PendingDeleteListDto> {
+  @ApiErrors({
+    400: ['missing_sync', 'invalid_sync', 'invalid_state', 'invalid_limit', 'invalid_cursor'],
+    404: ['not_found'],
+    409: ['delete_approval_disabled'],
+  })
+  list(
+    @Auth() auth: AuthContext,
+    @Query('sync') sync: unknown,
+    @Query('state') state: unknown,
+    @Query('limit') limit: unknown,
+    @Query('cursor') cursor: unknown,
+  ): Promise<PendingDeleteListDto> {
     return this.pendingDeletes.list(auth, { sync, state, limit, cursor });
   }
 }

@@ -37,7 +37,11 @@ export function toDecisionView(row: PendingDeleteEntity): PendingDeleteDecisionV
 export type { PendingDeleteListRow };
 
 /** Spec 2.13: `record` is the surviving copy (on `delete_from_side`), null once that side holds no copy either. */
-export function toPendingDeleteDto(syncId: string, row: PendingDeleteListRow, links: SyncLinks): PendingDeleteDto {
+export function toPendingDeleteDto(
+  syncId: string,
+  row: PendingDeleteListRow,
+  links: SyncLinks,
+): PendingDeleteDto {
   const side = row.delete_from_side;
   const remoteId = side === 'left' ? row.left_remote_id : row.right_remote_id;
   const deleted = side === 'left' ? row.left_deleted : row.right_deleted;
@@ -49,7 +53,16 @@ export function toPendingDeleteDto(syncId: string, row: PendingDeleteListRow, li
     delete_from_side: side,
     pending_since: row.pending_since.toISOString(),
     ignored_at: iso(row.ignored_at),
-    record: remoteId !== null && deleted === false ? { id: row.record_id, remote_id: remoteId, name: row.name, side, browser_url: links.recordPage(syncId, row.record_id, side) } : null,
+    record:
+      remoteId !== null && deleted === false
+        ? {
+            id: row.record_id,
+            remote_id: remoteId,
+            name: row.name,
+            side,
+            browser_url: links.recordPage(syncId, row.record_id, side),
+          }
+        : null,
     record_url: links.record(syncId, row.record_id),
     review_url: links.pendingDeleteReview(syncId, row.record_id),
   };

@@ -4,7 +4,11 @@ import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { DomainError, ErrorCode, type PendingDeleteListDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { PendingDeleteDecisions, type PendingDeleteEntity, type PendingDeleteEventEntity } from '@lockstep/persistence';
+import {
+  PendingDeleteDecisions,
+  type PendingDeleteEntity,
+  type PendingDeleteEventEntity,
+} from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { enumParam, requireSyncParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
@@ -20,10 +24,28 @@ const LIST_STATES = ['awaiting_review', 'ignored'] as const;
 export const LIST_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };
 
 /** What each decision may start from, where it leads, what the engine is asked to do, and the history entry. */
-const RULES: Record<PendingDeleteDecision, { from: readonly State[]; to: State; event: PendingDeleteEventEntity['kind']; set: QueryDeepPartialEntity<PendingDeleteEntity> }> = {
-  approve: { from: ['awaiting_review', 'ignored'], to: 'approved', event: 'approved', set: { requestedAction: 'approve' } },
+const RULES: Record<
+  PendingDeleteDecision,
+  {
+    from: readonly State[];
+    to: State;
+    event: PendingDeleteEventEntity['kind'];
+    set: QueryDeepPartialEntity<PendingDeleteEntity>;
+  }
+> = {
+  approve: {
+    from: ['awaiting_review', 'ignored'],
+    to: 'approved',
+    event: 'approved',
+    set: { requestedAction: 'approve' },
+  },
   ignore: { from: ['awaiting_review'], to: 'ignored', event: 'ignored', set: { ignoredAt: () => 'now()' } },
-  restore: { from: ['awaiting_review', 'ignored'], to: 'closed', event: 'restored', set: { requestedAction: 'restore' } },
+  restore: {
+    from: ['awaiting_review', 'ignored'],
+    to: 'closed',
+    event: 'restored',
+    set: { requestedAction: 'restore' },
+  },
 };
 
 /**
@@ -51,7 +73,10 @@ export class PendingDeletesService {
    * `(pending_since, id)` (index `pending_deletes_sync_state`). Under `auto_approve` there is no queue:
    * `409 delete_approval_disabled`.
    */
-  async list(auth: AuthContext, raw: { sync: unknown; state: unknown; limit: unknown; cursor: unknown }): Promise<PendingDeleteListDto> {
+  async list(
+    auth: AuthContext,
+    raw: { sync: unknown; state: unknown; limit: unknown; cursor: unknown },
+  ): Promise<PendingDeleteListDto> {
     const syncId = requireSyncParam(raw.sync);
     const state = enumParam(raw.state, LIST_STATES, ErrorCode.InvalidState, 'state') ?? 'awaiting_review';
     const limit = parseLimit(raw.limit, LIST_LIMIT);
@@ -60,15 +85,32 @@ export class PendingDeletesService {
     const position = this.cursors.decode(raw.cursor, endpoint, auth.accountId);
     const { sync } = await this.access.load(auth, syncId);
     if (sync.deleteApproval === 'auto_approve') {
-      throw new DomainError(ErrorCode.DeleteApprovalDisabled, `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing is held for review. A person can require review in the app.`, {
-        delete_approval: sync.deleteApproval,
-      });
+      throw new DomainError(
+        ErrorCode.DeleteApprovalDisabled,
+        `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing is held for review. A person can require review in the app.`,
+        {
+          delete_approval: sync.deleteApproval,
+        },
+      );
     }
     const rows = await this.decisions.page(syncId, state, limit + 1, position);
-    return this.cursors.page(rows, limit, endpoint, auth.accountId, (row) => ({ createdAt: row.since_key, id: row.id }), (row) => toPendingDeleteDto(syncId, row, this.links));
+    return this.cursors.page(
+      rows,
+      limit,
+      endpoint,
+      auth.accountId,
+      (row) => ({ createdAt: row.since_key, id: row.id }),
+      (row) => toPendingDeleteDto(syncId, row, this.links),
+    );
   }
 
-  async decide(auth: AuthContext, syncId: string, recordId: string, decision: PendingDeleteDecision, actor: string): Promise<PendingDeleteDecisionView> {
+  async decide(
+    auth: AuthContext,
+    syncId: string,
+    recordId: string,
+    decision: PendingDeleteDecision,
+    actor: string,
+  ): Promise<PendingDeleteDecisionView> {
     await this.access.load(auth, syncId);
     const rule = RULES[decision];
     return this.dataSource.transaction(async (m) => {
@@ -89,9 +131,14 @@ export class PendingDeletesService {
   }
 
   /** The record's open held delete or, when none is open, its latest decided one (to say why nothing is left to decide). */
-  private async current(decisions: PendingDeleteDecisions, syncId: string, recordId: string): Promise<PendingDeleteEntity> {
+  private async current(
+    decisions: PendingDeleteDecisions,
+    syncId: string,
+    recordId: string,
+  ): Promise<PendingDeleteEntity> {
     const row = isId('record', recordId)
-      ? ((await decisions.findIn(syncId, recordId, OPEN_STATES)) ?? (await decisions.latestOutside(syncId, recordId, OPEN_STATES)))
+      ? ((await decisions.findIn(syncId, recordId, OPEN_STATES)) ??
+        (await decisions.latestOutside(syncId, recordId, OPEN_STATES)))
       : null;
     if (!row) throw this.notFound(syncId, recordId);
     return row;
@@ -105,16 +152,25 @@ export class PendingDeletesService {
   }
 
   private notFound(syncId: string, recordId: string): DomainError {
-    return new DomainError(ErrorCode.NotFound, `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored for it.`, { sync: syncId, record: recordId });
+    return new DomainError(
+      ErrorCode.NotFound,
+      `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored for it.`,
+      { sync: syncId, record: recordId },
+    );
   }
 
   private notAllowed(row: PendingDeleteEntity, decision: PendingDeleteDecision): DomainError {
     const when = row.decidedAt ? ` at ${row.decidedAt.toISOString()}` : '';
-    const why = row.state === 'approved'
-      ? `its delete was already approved${when}; nothing is left to decide`
-      : row.state === 'closed'
-        ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; nothing is left to decide`
-        : `it was decided meanwhile and is now ${row.state}; look again before deciding`;
-    return new DomainError(ErrorCode.Conflict, `Cannot ${decision} the held delete of record ${row.recordId}: ${why}.`, { sync: row.syncId, record: row.recordId, state: row.state });
+    const why =
+      row.state === 'approved'
+        ? `its delete was already approved${when}; nothing is left to decide`
+        : row.state === 'closed'
+          ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; nothing is left to decide`
+          : `it was decided meanwhile and is now ${row.state}; look again before deciding`;
+    return new DomainError(
+      ErrorCode.Conflict,
+      `Cannot ${decision} the held delete of record ${row.recordId}: ${why}.`,
+      { sync: row.syncId, record: row.recordId, state: row.state },
+    );
   }
 }

@@ -38,11 +38,18 @@ export class RecordTables {
   async pairs(sync: SyncEntity): Promise<PairTables[]> {
     const parsed = parseMappings(sync.mappings ?? { tables: [] });
     if (!parsed.ok) return [];
-    const refs = parsed.document.tables.map((pair) => ({ left: typeof pair.leftTable === 'string' ? pair.leftTable : null, right: typeof pair.rightTable === 'string' ? pair.rightTable : null }));
+    const refs = parsed.document.tables.map((pair) => ({
+      left: typeof pair.leftTable === 'string' ? pair.leftTable : null,
+      right: typeof pair.rightTable === 'string' ? pair.rightTable : null,
+    }));
     const ids = refs.flatMap((ref) => [ref.left, ref.right]).filter((id): id is string => id !== null);
     const rows = ids.length > 0 ? await this.tables.findBy({ syncId: sync.id, id: In(ids) }) : [];
     const byId = new Map(rows.map((row) => [row.id, { id: row.id, name: row.name }]));
-    return refs.map((ref, index) => ({ index, left: ref.left ? (byId.get(ref.left) ?? null) : null, right: ref.right ? (byId.get(ref.right) ?? null) : null }));
+    return refs.map((ref, index) => ({
+      index,
+      left: ref.left ? (byId.get(ref.left) ?? null) : null,
+      right: ref.right ? (byId.get(ref.right) ?? null) : null,
+    }));
   }
 
   /**
@@ -53,7 +60,11 @@ export class RecordTables {
   async scope(sync: SyncEntity, pairs: PairTables[], table: string | undefined): Promise<TableScope[]> {
     const all = pairs.flatMap((pair) => SIDES.map((side) => ({ pair: pair.index, side })));
     if (table === undefined) return all;
-    const invalid = () => new DomainError(ErrorCode.InvalidTable, `\`table\` "${table.slice(0, 100)}" is not a table of sync ${sync.id}; use a \`table_...\` id or a table's remote id from the sync's table listing.`);
+    const invalid = () =>
+      new DomainError(
+        ErrorCode.InvalidTable,
+        `\`table\` "${table.slice(0, 100)}" is not a table of sync ${sync.id}; use a \`table_...\` id or a table's remote id from the sync's table listing.`,
+      );
     let matches: SyncTableEntity[];
     if (isId('table', table)) {
       matches = await this.tables.findBy({ syncId: sync.id, id: table });
@@ -63,6 +74,11 @@ export class RecordTables {
     }
     if (matches.length === 0) throw invalid();
     const chosen = new Set(matches.map((row) => `${row.side}:${row.id}`));
-    return pairs.flatMap((pair) => SIDES.filter((side) => pair[side] !== null && chosen.has(`${side}:${pair[side]!.id}`)).map((side) => ({ pair: pair.index, side })));
+    return pairs.flatMap((pair) =>
+      SIDES.filter((side) => pair[side] !== null && chosen.has(`${side}:${pair[side]!.id}`)).map((side) => ({
+        pair: pair.index,
+        side,
+      })),
+    );
   }
 }

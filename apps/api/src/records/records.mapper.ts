@@ -1,4 +1,15 @@
-import type { PendingDeleteEventDto, QueuedOperationDto, RecordCopyDto, RecordHitCopyDto, RecordHitDto, RecordIssueDto, RecordOperationDto, RecordQueueEntryDto, RecordStatusDto, RecordTablesDto } from '@lockstep/contracts';
+import type {
+  PendingDeleteEventDto,
+  QueuedOperationDto,
+  RecordCopyDto,
+  RecordHitCopyDto,
+  RecordHitDto,
+  RecordIssueDto,
+  RecordOperationDto,
+  RecordQueueEntryDto,
+  RecordStatusDto,
+  RecordTablesDto,
+} from '@lockstep/contracts';
 import { type PendingDeleteListRow, toPendingDeleteDto } from '../pending-deletes/pending-deletes.mapper';
 import { SIDES } from '../syncs/sync-access';
 import type { SyncLinks } from '../syncs/sync-links';
@@ -29,9 +40,17 @@ function tablesOf(link: LinkRow, pairs: PairTables[]): RecordTablesDto {
 export function toHitDto(hit: MatchRow, pairs: PairTables[], links: SyncLinks): RecordHitDto {
   const copy = (side: SideName): RecordHitCopyDto | null => {
     const remoteId = remoteOf(hit, side);
-    return remoteId === null ? null : { remote_id: remoteId, is_deleted: deletedOn(hit, side), browser_url: links.recordPage(hit.sync_id, hit.id, side) };
+    return remoteId === null
+      ? null
+      : {
+          remote_id: remoteId,
+          is_deleted: deletedOn(hit, side),
+          browser_url: links.recordPage(hit.sync_id, hit.id, side),
+        };
   };
-  const open = [hit.matched_side, ...SIDES].find((side): side is SideName => side !== null && hasCopy(hit, side)) ?? null;
+  const open =
+    [hit.matched_side, ...SIDES].find((side): side is SideName => side !== null && hasCopy(hit, side)) ??
+    null;
   return {
     id: hit.id,
     sync_id: hit.sync_id,
@@ -78,7 +97,12 @@ export function toIssueDto(row: IssueRow, links: SyncLinks): RecordIssueDto {
 }
 
 export function toEventDto(row: PendingDeleteEventRow): PendingDeleteEventDto {
-  return { kind: row.kind, at: row.at.toISOString(), actor: row.actor, pending_delete_id: row.pending_delete_id };
+  return {
+    kind: row.kind,
+    at: row.at.toISOString(),
+    actor: row.actor,
+    pending_delete_id: row.pending_delete_id,
+  };
 }
 
 export interface RecordStatusParts {
@@ -99,7 +123,11 @@ export interface RecordStatusParts {
  */
 export function toStatusDto(parts: RecordStatusParts, links: SyncLinks): RecordStatusDto {
   const { link } = parts;
-  const queue: RecordQueueEntryDto[] = parts.queue.map((entry, index) => ({ type: entry.type, position: index + 1, side: entry.side }));
+  const queue: RecordQueueEntryDto[] = parts.queue.map((entry, index) => ({
+    type: entry.type,
+    position: index + 1,
+    side: entry.side,
+  }));
   const copy = (side: SideName): RecordCopyDto | null => {
     const remoteId = remoteOf(link, side);
     if (remoteId === null) return null;
@@ -108,12 +136,21 @@ export function toStatusDto(parts: RecordStatusParts, links: SyncLinks): RecordS
       is_deleted: deletedOn(link, side),
       is_filtered: side === 'left' ? link.left_filtered : link.right_filtered,
       is_sync_disabled: side === 'left' ? link.left_sync_disabled : link.right_sync_disabled,
-      queued_operations: queue.filter((entry) => entry.side === side || entry.side === null).map(({ type, position }): QueuedOperationDto => ({ type, position })),
+      queued_operations: queue
+        .filter((entry) => entry.side === side || entry.side === null)
+        .map(({ type, position }): QueuedOperationDto => ({ type, position })),
       browser_url: links.recordPage(link.sync_id, link.id, side),
     };
   };
   const pendingDelete: PendingDeleteListRow | null = parts.pendingDelete
-    ? { ...parts.pendingDelete, name: link.name, left_remote_id: link.left_remote_id, right_remote_id: link.right_remote_id, left_deleted: link.left_deleted, right_deleted: link.right_deleted }
+    ? {
+        ...parts.pendingDelete,
+        name: link.name,
+        left_remote_id: link.left_remote_id,
+        right_remote_id: link.right_remote_id,
+        left_deleted: link.left_deleted,
+        right_deleted: link.right_deleted,
+      }
     : null;
   return {
     id: link.id,

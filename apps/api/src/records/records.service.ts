@@ -42,7 +42,10 @@ export class RecordsService {
     private readonly records: RecordsRepository,
   ) {}
 
-  async search(auth: AuthContext, raw: { sync: unknown; query: unknown; table: unknown; limit: unknown }): Promise<RecordSearchDto> {
+  async search(
+    auth: AuthContext,
+    raw: { sync: unknown; query: unknown; table: unknown; limit: unknown },
+  ): Promise<RecordSearchDto> {
     const syncId = requireSyncParam(raw.sync);
     const query = queryParam(raw.query);
     const table = tableParam(raw.table);
@@ -51,10 +54,18 @@ export class RecordsService {
     const pairs = await this.tables.pairs(sync);
     const scope = await this.tables.scope(sync, pairs, table);
     const { rows, truncated } = await this.records.search(syncId, query, scope, limit + 1);
-    return { data: rows.slice(0, limit).map((hit) => toHitDto(hit, pairs, this.links)), has_more: rows.length > limit || truncated, next_cursor: null };
+    return {
+      data: rows.slice(0, limit).map((hit) => toHitDto(hit, pairs, this.links)),
+      has_more: rows.length > limit || truncated,
+      next_cursor: null,
+    };
   }
 
-  async status(auth: AuthContext, recordId: string, raw: { sync: unknown; table: unknown }): Promise<RecordStatusDto> {
+  async status(
+    auth: AuthContext,
+    recordId: string,
+    raw: { sync: unknown; table: unknown },
+  ): Promise<RecordStatusDto> {
     const { link, pairs } = await this.resolve(auth, recordId, raw);
     const [queue, issues, pendingDelete, events, operations] = await Promise.all([
       this.records.queue(link.id),
@@ -63,20 +74,37 @@ export class RecordsService {
       this.records.pendingDeleteEvents(link.sync_id, link.id),
       this.records.operations(link.sync_id, link.id, STATUS_OPERATIONS),
     ]);
-    return toStatusDto({ link, pairs, queue, issues, pendingDelete, events, operations, operationsLimit: STATUS_OPERATIONS }, this.links);
+    return toStatusDto(
+      { link, pairs, queue, issues, pendingDelete, events, operations, operationsLimit: STATUS_OPERATIONS },
+      this.links,
+    );
   }
 
-  async refetch(auth: AuthContext, recordId: string, raw: { sync: unknown; table: unknown }, body: unknown): Promise<RefetchResultDto> {
+  async refetch(
+    auth: AuthContext,
+    recordId: string,
+    raw: { sync: unknown; table: unknown },
+    body: unknown,
+  ): Promise<RefetchResultDto> {
     const requested = refetchSide(body);
     const { link } = await this.resolve(auth, recordId, raw);
     const sides: SideName[] = requested ? [requested] : SIDES.filter((side) => hasCopy(link, side));
     if (requested && !hasCopy(link, requested)) {
-      throw new DomainError(ErrorCode.NoCopyToRefetch, `The ${requested} side holds no copy of record ${link.id}${(requested === 'left' ? link.left_remote_id : link.right_remote_id) ? ' (it was deleted there)' : ''}; there is nothing to refetch there.`, {
-        record_id: link.id,
-        side: requested,
-      });
+      throw new DomainError(
+        ErrorCode.NoCopyToRefetch,
+        `The ${requested} side holds no copy of record ${link.id}${(requested === 'left' ? link.left_remote_id : link.right_remote_id) ? ' (it was deleted there)' : ''}; there is nothing to refetch there.`,
+        {
+          record_id: link.id,
+          side: requested,
+        },
+      );
     }
-    if (sides.length === 0) throw new DomainError(ErrorCode.NoCopyToRefetch, `Neither side holds a copy of record ${link.id}; there is nothing to refetch.`, { record_id: link.id });
+    if (sides.length === 0)
+      throw new DomainError(
+        ErrorCode.NoCopyToRefetch,
+        `Neither side holds a copy of record ${link.id}; there is nothing to refetch.`,
+        { record_id: link.id },
+      );
     await this.records.queueRefetch(link.sync_id, link.id, sides);
     return { record_id: link.id, sides, url: this.links.record(link.sync_id, link.id) };
   }
@@ -88,8 +116,16 @@ export class RecordsService {
    * requires `sync` only for a connected-app id), so one that does not exist is `404`, not `missing_sync`.
    * Anything the caller may not see is `404 not_found`.
    */
-  private async resolve(auth: AuthContext, recordId: string, raw: { sync: unknown; table: unknown }): Promise<Resolved> {
-    const notFound = () => new DomainError(ErrorCode.NotFound, `No record ${recordId.slice(0, 200)}${raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : ''}.`);
+  private async resolve(
+    auth: AuthContext,
+    recordId: string,
+    raw: { sync: unknown; table: unknown },
+  ): Promise<Resolved> {
+    const notFound = () =>
+      new DomainError(
+        ErrorCode.NotFound,
+        `No record ${recordId.slice(0, 200)}${raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : ''}.`,
+      );
     if (isRecordId(recordId) || (raw.sync === undefined && recordId.startsWith(RECORD_PREFIX))) {
       const syncId = raw.sync === undefined ? undefined : requireSyncParam(raw.sync);
       const table = tableParam(raw.table);
@@ -100,7 +136,11 @@ export class RecordsService {
         throw error instanceof DomainError && error.code === ErrorCode.NotFound ? notFound() : error;
       });
       const pairs = await this.tables.pairs(loaded.sync);
-      if (table !== undefined && !(await this.tables.scope(loaded.sync, pairs, table)).some((entry) => entry.pair === link.table_pair)) throw notFound();
+      if (
+        table !== undefined &&
+        !(await this.tables.scope(loaded.sync, pairs, table)).some((entry) => entry.pair === link.table_pair)
+      )
+        throw notFound();
       return { loaded, link, pairs };
     }
     const syncId = requireSyncParam(raw.sync);
@@ -108,7 +148,11 @@ export class RecordsService {
     if (recordId.length > 1024) throw notFound();
     const loaded = await this.access.load(auth, syncId);
     const pairs = await this.tables.pairs(loaded.sync);
-    const matches = await this.records.byRemoteId(syncId, recordId, await this.tables.scope(loaded.sync, pairs, table));
+    const matches = await this.records.byRemoteId(
+      syncId,
+      recordId,
+      await this.tables.scope(loaded.sync, pairs, table),
+    );
     if (matches.length === 0) throw notFound();
     if (matches.length > 1) {
       const candidates = matches.map((match) => ({
@@ -135,18 +179,35 @@ const RECORD_PREFIX = `${ID_PREFIX.record}_`;
 /** `query` (required): the text to look for; `missing_query` when absent or blank. */
 function queryParam(raw: unknown): string {
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) {
-    throw new DomainError(ErrorCode.MissingQuery, 'The `query` query parameter is required: a remote record id, a `rec_` id or display text.');
+    throw new DomainError(
+      ErrorCode.MissingQuery,
+      'The `query` query parameter is required: a remote record id, a `rec_` id or display text.',
+    );
   }
   if (typeof raw !== 'string') throw new DomainError(ErrorCode.InvalidRequest, '`query` must be given once.');
-  if (raw.length > MAX_QUERY_LENGTH) throw new DomainError(ErrorCode.InvalidRequest, `\`query\` must be at most ${MAX_QUERY_LENGTH} characters.`, { max_length: MAX_QUERY_LENGTH });
+  if (raw.length > MAX_QUERY_LENGTH)
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      `\`query\` must be at most ${MAX_QUERY_LENGTH} characters.`,
+      { max_length: MAX_QUERY_LENGTH },
+    );
   return raw.trim();
 }
 
 /** The optional refetch body `{side}`: `invalid_side` for another side value, `invalid_request` for anything else. */
 function refetchSide(body: unknown): SideName | undefined {
   if (body === undefined || body === null) return undefined;
-  if (typeof body !== 'object' || Array.isArray(body)) throw new DomainError(ErrorCode.InvalidRequest, 'The body, when sent, must be a JSON object `{"side": "left"|"right"}`.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      'The body, when sent, must be a JSON object `{"side": "left"|"right"}`.',
+    );
   const unknown = Object.keys(body).filter((key) => key !== 'side');
-  if (unknown.length > 0) throw new DomainError(ErrorCode.InvalidRequest, `Unknown field(s) ${unknown.map((key) => `\`${key}\``).join(', ')}; the body takes only \`side\`.`, { fields: unknown });
+  if (unknown.length > 0)
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      `Unknown field(s) ${unknown.map((key) => `\`${key}\``).join(', ')}; the body takes only \`side\`.`,
+      { fields: unknown },
+    );
   return sideParam((body as { side?: unknown }).side);
 }

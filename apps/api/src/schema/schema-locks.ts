@@ -67,7 +67,9 @@ export class SchemaLocks {
   private async acquire(key: string): Promise<string | null> {
     const token = randomUUID();
     try {
-      return (await this.redis.client.set(key, token, 'PX', SCHEMA_LOCK_TTL_MS, 'NX')) === 'OK' ? token : null;
+      return (await this.redis.client.set(key, token, 'PX', SCHEMA_LOCK_TTL_MS, 'NX')) === 'OK'
+        ? token
+        : null;
     } catch (error) {
       this.logger.warn({ err: error, key }, 'schema lock unavailable; loading without it');
       return '';
@@ -76,6 +78,10 @@ export class SchemaLocks {
 
   private async release(key: string, token: string): Promise<void> {
     if (token === '') return;
-    await this.redis.client.eval(RELEASE_SCRIPT, 1, key, token).catch((error: unknown) => this.logger.warn({ err: error, key }, 'schema lock release failed; it expires'));
+    await this.redis.client
+      .eval(RELEASE_SCRIPT, 1, key, token)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, key }, 'schema lock release failed; it expires'),
+      );
   }
 }

@@ -1,5 +1,13 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { FieldListDto, SchemaLoadingDto, TableListDto } from '@lockstep/contracts';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
@@ -16,7 +24,8 @@ const REFRESH = {
   name: 'refresh',
   required: false,
   enum: ['true', 'false'],
-  description: '`true` reads the list from the app again instead of the cache; needs the sync off (`409 sync_active` while it is active). Default `false`.',
+  description:
+    '`true` reads the list from the app again instead of the cache; needs the sync off (`409 sync_active` while it is active). Default `false`.',
 };
 const error = (status: number, codes: string[]) => ({
   status,
@@ -25,9 +34,15 @@ const error = (status: number, codes: string[]) => ({
 });
 const LOADING = {
   status: 202,
-  description: 'Another request is reading this schema from the app right now. Body `{loading: true}`; repeat the same GET after `Retry-After` seconds.',
+  description:
+    'Another request is reading this schema from the app right now. Body `{loading: true}`; repeat the same GET after `Retry-After` seconds.',
   type: SchemaLoadingDto,
-  headers: { 'Retry-After': { description: 'Seconds to wait before repeating the request.', schema: { type: 'integer' } } },
+  headers: {
+    'Retry-After': {
+      description: 'Seconds to wait before repeating the request.',
+      schema: { type: 'integer' },
+    },
+  },
 };
 
 /**
@@ -46,13 +61,18 @@ export class SchemaController {
     operationId: 'listTables',
     summary: 'List the tables of a side',
     description: [
-      'The tables of one side\'s app (spec 2.7). The first request reads them from the app (this may take a few seconds) and caches them; later requests answer from the cache (same `fetched_at`) until `refresh=true`.',
+      "The tables of one side's app (spec 2.7). The first request reads them from the app (this may take a few seconds) and caches them; later requests answer from the cache (same `fetched_at`) until `refresh=true`.",
       'A table keeps its `table_` id across refreshes while the app keeps its remote id. Tables the app no longer has are not listed (mappings that still reference them report `orphaned_table`); a table that comes back gets its old id again.',
       'Each table carries `fields_url`, the link to its fields.',
     ].join('\n\n'),
   })
   @ApiParam(SYNC_ID)
-  @ApiQuery({ name: 'side', required: true, enum: ['left', 'right'], description: 'Which side\'s tables (`400 invalid_side` when missing or anything else).' })
+  @ApiQuery({
+    name: 'side',
+    required: true,
+    enum: ['left', 'right'],
+    description: "Which side's tables (`400 invalid_side` when missing or anything else).",
+  })
   @ApiQuery(REFRESH)
   @ApiOkResponse({ type: TableListDto })
   @ApiResponse(LOADING)
@@ -80,12 +100,22 @@ export class SchemaController {
     ].join('\n\n'),
   })
   @ApiParam(SYNC_ID)
-  @ApiParam({ name: 'table_id', description: 'Prefixed table id (`table_...`) or the table\'s remote id (or unique exact name).' })
-  @ApiQuery({ name: 'side', required: false, enum: ['left', 'right'], description: 'Restricts resolution of `table_id` to one side.' })
+  @ApiParam({
+    name: 'table_id',
+    description: "Prefixed table id (`table_...`) or the table's remote id (or unique exact name).",
+  })
+  @ApiQuery({
+    name: 'side',
+    required: false,
+    enum: ['left', 'right'],
+    description: 'Restricts resolution of `table_id` to one side.',
+  })
   @ApiQuery(REFRESH)
   @ApiOkResponse({ type: FieldListDto })
   @ApiResponse(LOADING)
-  @ApiResponse(error(400, ['invalid_side', 'invalid_request', 'table_ambiguous', 'invalid_auth', 'connection_error']))
+  @ApiResponse(
+    error(400, ['invalid_side', 'invalid_request', 'table_ambiguous', 'invalid_auth', 'connection_error']),
+  )
   @ApiResponse(error(404, ['not_found']))
   @ApiResponse(error(409, ['auth_required', 'sync_active']))
   async listFields(

@@ -4,7 +4,8 @@ import type { SyncLinks } from '../syncs/sync-links';
 
 export const SCHEMA_LOADING: SchemaLoadingDto = { loading: true };
 
-export const isSchemaLoading = (value: object): value is SchemaLoadingDto => (value as Partial<SchemaLoadingDto>).loading === true;
+export const isSchemaLoading = (value: object): value is SchemaLoadingDto =>
+  (value as Partial<SchemaLoadingDto>).loading === true;
 
 export function toTableDto(table: SyncTableEntity, links: SyncLinks): TableDto {
   return {
@@ -12,14 +13,30 @@ export function toTableDto(table: SyncTableEntity, links: SyncLinks): TableDto {
     remote_id: table.remoteId,
     name: table.name,
     fields_fetched_at: table.fieldsFetchedAt?.toISOString() ?? null,
-    views: table.views ? { required: table.views.required, options: table.views.options.map((o) => ({ value: o.value, name: o.name })) } : null,
+    views: table.views
+      ? {
+          required: table.views.required,
+          options: table.views.options.map((o) => ({ value: o.value, name: o.name })),
+        }
+      : null,
     read_only: table.readOnly,
     fields_url: links.fields(table.syncId, table.id),
   };
 }
 
-export function toTableListDto(side: 'left' | 'right', fetchedAt: Date, tables: SyncTableEntity[], links: SyncLinks): TableListDto {
-  return { fetched_at: fetchedAt.toISOString(), side, data: tables.map((t) => toTableDto(t, links)), has_more: false, next_cursor: null };
+export function toTableListDto(
+  side: 'left' | 'right',
+  fetchedAt: Date,
+  tables: SyncTableEntity[],
+  links: SyncLinks,
+): TableListDto {
+  return {
+    fetched_at: fetchedAt.toISOString(),
+    side,
+    data: tables.map((t) => toTableDto(t, links)),
+    has_more: false,
+    next_cursor: null,
+  };
 }
 
 export function toFieldDto(field: SyncFieldEntity): FieldDto {
@@ -36,7 +53,11 @@ export function toFieldDto(field: SyncFieldEntity): FieldDto {
   };
 }
 
-export function toFieldListDto(table: SyncTableEntity, fetchedAt: Date, fields: SyncFieldEntity[]): FieldListDto {
+export function toFieldListDto(
+  table: SyncTableEntity,
+  fetchedAt: Date,
+  fields: SyncFieldEntity[],
+): FieldListDto {
   return {
     fetched_at: fetchedAt.toISOString(),
     table: { id: table.id, remote_id: table.remoteId, name: table.name, side: table.side },

@@ -11,7 +11,14 @@ import {
 } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
 import { transition } from '@lockstep/domain';
-import { SchemaStore, type SideName, type SyncEntity, type SyncFieldEntity, type SyncSideEntity, type SyncTableEntity } from '@lockstep/persistence';
+import {
+  SchemaStore,
+  type SideName,
+  type SyncEntity,
+  type SyncFieldEntity,
+  type SyncSideEntity,
+  type SyncTableEntity,
+} from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { SideConnections } from '../syncs/side-connections';
 import { isSideName, type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
@@ -53,9 +60,17 @@ export class SchemaService {
   }
 
   /** `GET /sync/syncs/{sync_id}/tables?side=&refresh=` */
-  async listTables(auth: AuthContext, syncId: string, query: SchemaQuery): Promise<TableListDto | SchemaLoadingDto> {
+  async listTables(
+    auth: AuthContext,
+    syncId: string,
+    query: SchemaQuery,
+  ): Promise<TableListDto | SchemaLoadingDto> {
     const side = parseSide(query.side);
-    if (side === undefined) throw new DomainError(ErrorCode.InvalidSide, 'The `side` query parameter is required: `left` or `right`.');
+    if (side === undefined)
+      throw new DomainError(
+        ErrorCode.InvalidSide,
+        'The `side` query parameter is required: `left` or `right`.',
+      );
     const refresh = parseRefresh(query.refresh);
     const loaded = await this.access.load(auth, syncId);
     const sides = this.access.requireBothConnected(loaded);
@@ -66,7 +81,12 @@ export class SchemaService {
   }
 
   /** `GET /sync/syncs/{sync_id}/tables/{table_id}/fields?side=&refresh=` */
-  async listFields(auth: AuthContext, syncId: string, tableRef: string, query: SchemaQuery): Promise<FieldListDto | SchemaLoadingDto> {
+  async listFields(
+    auth: AuthContext,
+    syncId: string,
+    tableRef: string,
+    query: SchemaQuery,
+  ): Promise<FieldListDto | SchemaLoadingDto> {
     const side = parseSide(query.side);
     const refresh = parseRefresh(query.refresh);
     const loaded = await this.access.load(auth, syncId);
@@ -74,7 +94,12 @@ export class SchemaService {
     if (refresh) assertRefreshAllowed(loaded.sync);
     const table = await this.resolveTable(loaded, sides, tableRef, side);
     if (table === BUSY) return SCHEMA_LOADING;
-    const fetchedAt = await this.loadFields(sides[table.side], table, refresh ? 'refresh' : 'if_missing', 'busy');
+    const fetchedAt = await this.loadFields(
+      sides[table.side],
+      table,
+      refresh ? 'refresh' : 'if_missing',
+      'busy',
+    );
     if (fetchedAt === BUSY) return SCHEMA_LOADING;
     return toFieldListDto(table, fetchedAt, await this.store.fieldsOf([table.id], false));
   }
@@ -89,10 +114,18 @@ export class SchemaService {
     await this.loadTables(this.connectedSide(loaded, side), 'if_missing', 'wait');
     const tables = await this.store.tablesOf(loaded.sync.id, side, true);
     const byTable = new Map<string, SyncFieldEntity[]>();
-    for (const field of await this.store.fieldsOf(tables.filter((t) => t.fieldsFetchedAt !== null).map((t) => t.id), true)) {
+    for (const field of await this.store.fieldsOf(
+      tables.filter((t) => t.fieldsFetchedAt !== null).map((t) => t.id),
+      true,
+    )) {
       byTable.set(field.tableId, [...(byTable.get(field.tableId) ?? []), field]);
     }
-    return { tables: tables.map((t) => ({ ...t, fields: t.fieldsFetchedAt === null ? null : (byTable.get(t.id) ?? []) })) };
+    return {
+      tables: tables.map((t) => ({
+        ...t,
+        fields: t.fieldsFetchedAt === null ? null : (byTable.get(t.id) ?? []),
+      })),
+    };
   }
 
   /**
@@ -119,13 +152,22 @@ export class SchemaService {
    * app again, inserting the table row when it is new (the rest of the table list is left as it is).
    * 400 `create_failed` when the app does not list the table.
    */
-  async refreshTableAfterCreate(loaded: LoadedSync, side: SideName, tableRemoteId: string): Promise<SyncTableEntity & { fields: SyncFieldEntity[] }> {
+  async refreshTableAfterCreate(
+    loaded: LoadedSync,
+    side: SideName,
+    tableRemoteId: string,
+  ): Promise<SyncTableEntity & { fields: SyncFieldEntity[] }> {
     const sideEntity = this.connectedSide(loaded, side);
     const { info, fields } = await this.live(sideEntity, async (connection) => {
       const found = (await connection.listTables()).find((t) => t.remoteId === tableRemoteId);
       return { info: found, fields: found ? await connection.listFields(tableRemoteId) : [] };
     });
-    if (!info) throw new DomainError(ErrorCode.CreateFailed, `The ${side} app does not list the table "${tableRemoteId}" after it was created.`, { side, table: tableRemoteId });
+    if (!info)
+      throw new DomainError(
+        ErrorCode.CreateFailed,
+        `The ${side} app does not list the table "${tableRemoteId}" after it was created.`,
+        { side, table: tableRemoteId },
+      );
     const table = await this.store.saveTable(loaded.sync.id, side, info);
     table.fieldsFetchedAt = await this.store.saveFields(table.id, fields, new Date());
     return { ...table, fields: await this.store.fieldsOf([table.id], true) };
@@ -140,8 +182,17 @@ export class SchemaService {
    * otherwise); a bare string is a remote id, else an exact name unique among the searched sides' listed
    * tables (one side with `side`, both without). The table lists searched are fetched first when never fetched.
    */
-  private async resolveTable(loaded: LoadedSync, sides: Record<SideName, SyncSideEntity>, ref: string, side: SideName | undefined): Promise<SyncTableEntity | Busy> {
-    const notFound = () => new DomainError(ErrorCode.NotFound, `No table "${ref}" ${side ? `on the ${side} side` : 'on either side'} of sync ${loaded.sync.id}.`);
+  private async resolveTable(
+    loaded: LoadedSync,
+    sides: Record<SideName, SyncSideEntity>,
+    ref: string,
+    side: SideName | undefined,
+  ): Promise<SyncTableEntity | Busy> {
+    const notFound = () =>
+      new DomainError(
+        ErrorCode.NotFound,
+        `No table "${ref}" ${side ? `on the ${side} side` : 'on either side'} of sync ${loaded.sync.id}.`,
+      );
     if (isId('table', ref)) {
       const table = await this.store.tableById(loaded.sync.id, ref);
       if (!table || table.orphaned || (side !== undefined && table.side !== side)) throw notFound();
@@ -156,7 +207,10 @@ export class SchemaService {
     const match = resolveTableRef(ref, candidates);
     if (match.kind === 'found') return match.table;
     if (match.kind === 'none') throw notFound();
-    const where = new Set(match.tables.map((t) => t.side)).size > 1 ? 'on both sides' : `on the ${match.tables[0].side} side`;
+    const where =
+      new Set(match.tables.map((t) => t.side)).size > 1
+        ? 'on both sides'
+        : `on the ${match.tables[0].side} side`;
     throw new DomainError(
       ErrorCode.TableAmbiguous,
       `"${ref}" matches ${match.by === 'remote_id' ? 'the remote id' : 'the name'} of several tables ${where}; use the prefixed table id${side ? '' : ' or pass `side`'}.`,
@@ -167,18 +221,28 @@ export class SchemaService {
   /** Loads a side's table list from the app when needed; its fetch time, or BUSY. */
   private async loadTables(side: SyncSideEntity, mode: LoadMode, whenBusy: WhenBusy): Promise<Date | Busy> {
     if (mode === 'if_missing' && side.tablesFetchedAt) return side.tablesFetchedAt;
-    const fetchedAt = await this.locks.run(this.locks.tablesKey(side.syncId, side.side), whenBusy, async () => {
-      const cached = mode === 'if_missing' ? await this.store.tablesFetchedAt(side.syncId, side.side) : null;
-      if (cached) return cached; // another request loaded it meanwhile
-      const infos = await this.live(side, (connection) => connection.listTables());
-      return this.store.saveTables(side.syncId, side.side, infos, new Date());
-    });
+    const fetchedAt = await this.locks.run(
+      this.locks.tablesKey(side.syncId, side.side),
+      whenBusy,
+      async () => {
+        const cached =
+          mode === 'if_missing' ? await this.store.tablesFetchedAt(side.syncId, side.side) : null;
+        if (cached) return cached; // another request loaded it meanwhile
+        const infos = await this.live(side, (connection) => connection.listTables());
+        return this.store.saveTables(side.syncId, side.side, infos, new Date());
+      },
+    );
     if (fetchedAt !== BUSY) side.tablesFetchedAt = fetchedAt;
     return fetchedAt;
   }
 
   /** Loads a table's fields from the app when needed; their fetch time, or BUSY. */
-  private async loadFields(side: SyncSideEntity, table: SyncTableEntity, mode: LoadMode, whenBusy: WhenBusy): Promise<Date | Busy> {
+  private async loadFields(
+    side: SyncSideEntity,
+    table: SyncTableEntity,
+    mode: LoadMode,
+    whenBusy: WhenBusy,
+  ): Promise<Date | Busy> {
     if (mode === 'if_missing' && table.fieldsFetchedAt) return table.fieldsFetchedAt;
     const fetchedAt = await this.locks.run(this.locks.fieldsKey(table.id), whenBusy, async () => {
       const cached = mode === 'if_missing' ? await this.store.fieldsFetchedAt(table.id) : null;
@@ -194,27 +258,40 @@ export class SchemaService {
   private async live<T>(side: SyncSideEntity, work: (connection: Connection) => Promise<T>): Promise<T> {
     return this.connections.withStoredSide(side, work);
   }
-
 }
 
 /** `side` query parameter: undefined when absent; 400 `invalid_side` for anything but `left`/`right`. */
 function parseSide(value: unknown): SideName | undefined {
   if (value === undefined) return undefined;
   if (isSideName(value)) return value;
-  throw new DomainError(ErrorCode.InvalidSide, `\`side\` must be \`left\` or \`right\`, not ${JSON.stringify(value)}.`);
+  throw new DomainError(
+    ErrorCode.InvalidSide,
+    `\`side\` must be \`left\` or \`right\`, not ${JSON.stringify(value)}.`,
+  );
 }
 
 /** `refresh` query parameter: `true` or `false` (default false); anything else is 400 `invalid_request`. */
 function parseRefresh(value: unknown): boolean {
   if (value === undefined || value === 'false') return false;
   if (value === 'true') return true;
-  throw new DomainError(ErrorCode.InvalidRequest, `\`refresh\` must be \`true\` or \`false\`, not ${JSON.stringify(value)}.`, {
-    errors: [{ path: 'refresh', message: 'refresh must be `true` or `false`' }],
-  });
+  throw new DomainError(
+    ErrorCode.InvalidRequest,
+    `\`refresh\` must be \`true\` or \`false\`, not ${JSON.stringify(value)}.`,
+    {
+      errors: [{ path: 'refresh', message: 'refresh must be `true` or `false`' }],
+    },
+  );
 }
 
 /** Spec 3.1: `refresh=true` needs the sync off (409 `sync_active` while it is active). */
 function assertRefreshAllowed(sync: SyncEntity): void {
-  const outcome = transition({ status: sync.status, initialSync: sync.initialSyncPhase, bothSidesConnected: true }, 'refresh_schema');
-  if (!outcome.ok) throw new DomainError(outcome.code === 'sync_active' ? ErrorCode.SyncActive : ErrorCode.Conflict, outcome.message);
+  const outcome = transition(
+    { status: sync.status, initialSync: sync.initialSyncPhase, bothSidesConnected: true },
+    'refresh_schema',
+  );
+  if (!outcome.ok)
+    throw new DomainError(
+      outcome.code === 'sync_active' ? ErrorCode.SyncActive : ErrorCode.Conflict,
+      outcome.message,
+    );
 }

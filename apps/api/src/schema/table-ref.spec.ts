@@ -2,11 +2,26 @@ import { type SideName, SyncTableEntity } from '@lockstep/persistence';
 import { resolveTableRef } from './table-ref';
 
 const table = (id: string, side: SideName, remoteId: string, name: string): SyncTableEntity =>
-  Object.assign(new SyncTableEntity(), { id, syncId: 'sync_x', side, remoteId, name, views: null, readOnly: false, orphaned: false, position: 0, fieldsFetchedAt: null });
+  Object.assign(new SyncTableEntity(), {
+    id,
+    syncId: 'sync_x',
+    side,
+    remoteId,
+    name,
+    views: null,
+    readOnly: false,
+    orphaned: false,
+    position: 0,
+    fieldsFetchedAt: null,
+  });
 
 // Left: tblA "Contacts", tblB "Deals". Right: tblC "tblA" (a name equal to a left remote id), tblB "Deals 2", tblD "Contacts".
 const left = [table('table_l1', 'left', 'tblA', 'Contacts'), table('table_l2', 'left', 'tblB', 'Deals')];
-const right = [table('table_r1', 'right', 'tblC', 'tblA'), table('table_r2', 'right', 'tblB', 'Deals 2'), table('table_r3', 'right', 'tblD', 'Contacts')];
+const right = [
+  table('table_r1', 'right', 'tblC', 'tblA'),
+  table('table_r2', 'right', 'tblB', 'Deals 2'),
+  table('table_r3', 'right', 'tblD', 'Contacts'),
+];
 const both = [...left, ...right];
 
 describe('resolveTableRef (spec 2.1, 4.3)', () => {
@@ -24,7 +39,11 @@ describe('resolveTableRef (spec 2.1, 4.3)', () => {
   ])('%s', (_name, ref, candidates, expected) => {
     const match = resolveTableRef(ref, candidates);
     const actual =
-      match.kind === 'found' ? `found ${match.table.id}` : match.kind === 'ambiguous' ? `ambiguous ${match.by} ${match.tables.map((t) => t.id).join(',')}` : 'none';
+      match.kind === 'found'
+        ? `found ${match.table.id}`
+        : match.kind === 'ambiguous'
+          ? `ambiguous ${match.by} ${match.tables.map((t) => t.id).join(',')}`
+          : 'none';
     expect(actual).toBe(expected);
   });
 });

@@ -7,7 +7,11 @@ import { SIDES } from './sync-access';
  * per side as its connector declares it. A draft copies no records, but saving the mappings already changed the
  * apps (creates, the service id column), and starting installs change capture.
  */
-export function reviewInstruction(syncName: string, sides: SyncView['sides'], catalog: ConnectorCatalog): string {
+export function reviewInstruction(
+  syncName: string,
+  sides: SyncView['sides'],
+  catalog: ConnectorCatalog,
+): string {
   const written = SIDES.flatMap((side) => {
     const entity = sides[side];
     return entity ? [sideSetup(side, entity.connector, entity.baseName ?? entity.baseId, catalog)] : [];

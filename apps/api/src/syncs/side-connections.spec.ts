@@ -29,7 +29,11 @@ describe("the API's connections share rate budgets with the workers through Redi
         return { type: 'probe_shared', close: async () => undefined } as unknown as Connection;
       },
     });
-    const config = { EGRESS_ALLOW_PRIVATE: true, EGRESS_ALLOW_LOOPBACK: false, QUEUE_PREFIX: queuePrefix } as AppConfig;
+    const config = {
+      EGRESS_ALLOW_PRIVATE: true,
+      EGRESS_ALLOW_LOOPBACK: false,
+      QUEUE_PREFIX: queuePrefix,
+    } as AppConfig;
     const sides = new SideConnections(
       config,
       {} as CredentialCipher,

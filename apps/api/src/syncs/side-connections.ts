@@ -12,7 +12,12 @@ import {
   redactSecrets,
 } from '@lockstep/connectors-core';
 import { coordinationPrefix, RedisCoordination } from '@lockstep/connectors-http';
-import { CredentialCipher, markCredentialRejected, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
+import {
+  CredentialCipher,
+  markCredentialRejected,
+  sideOwner,
+  type SyncSideEntity,
+} from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { RedisClient } from '../common/redis/redis.module';
 
@@ -39,11 +44,19 @@ export class SideConnections {
     this.shared = new RedisCoordination(redis.client, coordinationPrefix(config.QUEUE_PREFIX));
   }
 
-  async with<T>(declaration: ConnectorDeclaration, credentials: Credentials, base: string | null, work: (connection: Connection) => Promise<T>): Promise<T> {
+  async with<T>(
+    declaration: ConnectorDeclaration,
+    credentials: Credentials,
+    base: string | null,
+    work: (connection: Connection) => Promise<T>,
+  ): Promise<T> {
     let connection: Connection | undefined;
     try {
       connection = await declaration.connect(credentials, base, {
-        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+        egress: {
+          allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,
+          allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
+        },
         poolSize: 2,
         shared: this.shared,
       });
@@ -58,7 +71,11 @@ export class SideConnections {
   /** A connection with a side's stored credentials and base. */
   async withSide<T>(side: SyncSideEntity, work: (connection: Connection) => Promise<T>): Promise<T> {
     const declaration = this.catalog.find(side.connector);
-    if (!declaration) throw new DomainError(ErrorCode.UnknownConnector, `The ${side.side} side uses connector "${side.connector}", which this server no longer offers.`);
+    if (!declaration)
+      throw new DomainError(
+        ErrorCode.UnknownConnector,
+        `The ${side.side} side uses connector "${side.connector}", which this server no longer offers.`,
+      );
     if (!side.credentials) throw new Error(`side ${side.side} of ${side.syncId} has no stored credentials`);
     return this.with(declaration, this.credentials(side), side.baseId, work);
   }
@@ -97,7 +114,9 @@ export class SideConnections {
 /** ConnectorError -> DomainError; anything else passes through unchanged (a bug stays a 500). */
 export function translateConnectorError(error: unknown, credentials: Credentials = {}): unknown {
   if (!isConnectorError(error)) return error;
-  const secrets = Object.values(credentials).filter((value) => typeof value === 'string' && value.length >= 4);
+  const secrets = Object.values(credentials).filter(
+    (value) => typeof value === 'string' && value.length >= 4,
+  );
   const reason = redactSecrets(error.message, secrets);
   const details = { connector_error: error.kind, ...(error.appCode ? { app_code: error.appCode } : {}) };
   switch (error.kind) {
@@ -114,6 +133,10 @@ export function translateConnectorError(error: unknown, credentials: Credentials
     case 'rate_limited':
     case 'transient':
     case 'changed':
-      return new DomainError(ErrorCode.ConnectionError, `The app cannot be reached with these credentials: ${reason}`, details);
+      return new DomainError(
+        ErrorCode.ConnectionError,
+        `The app cannot be reached with these credentials: ${reason}`,
+        details,
+      );
   }
 }

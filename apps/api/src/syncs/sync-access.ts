@@ -3,7 +3,14 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { findSyncView, isSyncVisible, type SideName, SyncEntity, SyncSideEntity, type SyncView } from '@lockstep/persistence';
+import {
+  findSyncView,
+  isSyncVisible,
+  type SideName,
+  SyncEntity,
+  SyncSideEntity,
+  type SyncView,
+} from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { SyncLinks } from './sync-links';
@@ -47,7 +54,10 @@ export class SyncAccess {
   async load(auth: AuthContext, syncId: string): Promise<LoadedSync> {
     this.assertMayAsk(auth, syncId);
     // The sides are read alongside (one round trip less); they are dropped unread when the sync is not the caller's.
-    const [sync, sides] = await Promise.all([this.syncs.findOneBy({ id: syncId, accountId: auth.accountId, deletedAt: IsNull() }), this.loadSides(syncId)]);
+    const [sync, sides] = await Promise.all([
+      this.syncs.findOneBy({ id: syncId, accountId: auth.accountId, deletedAt: IsNull() }),
+      this.loadSides(syncId),
+    ]);
     if (!sync) throw notFound(syncId);
     return { sync, sides };
   }
@@ -78,13 +88,23 @@ export class SyncAccess {
 
   async loadSides(syncId: string): Promise<SyncSides> {
     const rows = await this.sides.findBy({ syncId });
-    return { left: rows.find((row) => row.side === 'left') ?? null, right: rows.find((row) => row.side === 'right') ?? null };
+    return {
+      left: rows.find((row) => row.side === 'left') ?? null,
+      right: rows.find((row) => row.side === 'right') ?? null,
+    };
   }
 
   /** The `user_authorization` action for a person to connect (or reconnect) a side in the console. */
   connectAction(loaded: LoadedSync, side: SideName, reconnect = false) {
     const connector = loaded.sides[side]?.connector ?? 'unknown';
-    return this.links.connectAction(loaded.sync.id, side, connector, this.catalog.find(connector)?.displayName ?? connector, loaded.sync.name, reconnect);
+    return this.links.connectAction(
+      loaded.sync.id,
+      side,
+      connector,
+      this.catalog.find(connector)?.displayName ?? connector,
+      loaded.sync.name,
+      reconnect,
+    );
   }
 
   /** Spec 4.2 rule 8: until both sides exist, mappings, schema and activate answer 409 `auth_required`. */
@@ -93,7 +113,12 @@ export class SyncAccess {
     for (const side of SIDES) {
       const entity = loaded.sides[side];
       if (!isConnected(entity)) {
-        throw new DomainError(ErrorCode.AuthRequired, `The ${side} side of this sync is not connected yet; a person must connect it first.`, { side }, this.connectAction(loaded, side));
+        throw new DomainError(
+          ErrorCode.AuthRequired,
+          `The ${side} side of this sync is not connected yet; a person must connect it first.`,
+          { side },
+          this.connectAction(loaded, side),
+        );
       }
     }
     return { left: left!, right: right! };

@@ -43,7 +43,14 @@ export class SyncLifecycleService {
     for (let attempt = 0; ; attempt += 1) {
       const loaded = await this.access.load(auth, syncId);
       const { sync } = loaded;
-      const outcome = transition({ status: sync.status, initialSync: sync.initialSyncPhase, bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right) }, event);
+      const outcome = transition(
+        {
+          status: sync.status,
+          initialSync: sync.initialSyncPhase,
+          bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
+        },
+        event,
+      );
       if (!outcome.ok) {
         if (outcome.code === 'auth_required') this.access.requireBothConnected(loaded);
         throw this.refusal(loaded, outcome);
@@ -51,21 +58,37 @@ export class SyncLifecycleService {
       if (!outcome.changed && outcome.activating === sync.activating) return loaded;
       const result = await this.syncs.update(
         { id: sync.id, status: sync.status, initialSyncPhase: sync.initialSyncPhase },
-        { status: outcome.status, activating: outcome.activating, initialSyncPhase: outcome.initialSync, updatedAt: new Date() },
+        {
+          status: outcome.status,
+          activating: outcome.activating,
+          initialSyncPhase: outcome.initialSync,
+          updatedAt: new Date(),
+        },
       );
       if (result.affected) return this.access.load(auth, syncId);
-      if (attempt > 0) throw new DomainError(ErrorCode.Conflict, 'The sync changed while this request ran; retry.');
+      if (attempt > 0)
+        throw new DomainError(ErrorCode.Conflict, 'The sync changed while this request ran; retry.');
     }
   }
 
   private refusal(loaded: LoadedSync, outcome: Extract<LifecycleOutcome, { ok: false }>): DomainError {
     switch (outcome.code) {
       case 'confirmation_required':
-        return new DomainError(ErrorCode.ConfirmationRequired, outcome.message, undefined, this.links.reviewAction(loaded.sync.id, reviewInstruction(loaded.sync.name, loaded.sides, this.catalog)));
+        return new DomainError(
+          ErrorCode.ConfirmationRequired,
+          outcome.message,
+          undefined,
+          this.links.reviewAction(
+            loaded.sync.id,
+            reviewInstruction(loaded.sync.name, loaded.sides, this.catalog),
+          ),
+        );
       case 'initial_sync_running':
         return new DomainError(ErrorCode.InitialSyncRunning, outcome.message);
       case 'initial_sync_preparing':
-        return new DomainError(ErrorCode.InitialSyncPreparing, outcome.message, undefined, undefined, { 'Retry-After': '30' });
+        return new DomainError(ErrorCode.InitialSyncPreparing, outcome.message, undefined, undefined, {
+          'Retry-After': '30',
+        });
       case 'sync_active':
         return new DomainError(ErrorCode.SyncActive, outcome.message);
       case 'sync_not_draft':

@@ -25,9 +25,10 @@ export class SyncLinks {
   }
 
   fields(syncId: string, tableId: string, side?: SideName): string {
-    return this.api(`/sync/syncs/${syncId}/tables/${encodeURIComponent(tableId)}/fields${side ? `?side=${side}` : ''}`);
+    return this.api(
+      `/sync/syncs/${syncId}/tables/${encodeURIComponent(tableId)}/fields${side ? `?side=${side}` : ''}`,
+    );
   }
-
 
   bases(syncId: string, side: SideName): string {
     return this.api(`/sync/syncs/${syncId}/sides/${side}/bases`);
@@ -65,7 +66,14 @@ export class SyncLinks {
   }
 
   /** A person connects a side in the console (browser sign-in or pasting the credentials there). */
-  connectAction(syncId: string, side: SideName, connector: string, connectorName: string, syncName: string, reconnect = false): PendingAction {
+  connectAction(
+    syncId: string,
+    side: SideName,
+    connector: string,
+    connectorName: string,
+    syncName: string,
+    reconnect = false,
+  ): PendingAction {
     return {
       type: 'user_authorization',
       audience: 'end_user',

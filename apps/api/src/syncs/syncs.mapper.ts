@@ -1,4 +1,10 @@
-import type { InitialSyncProgressDto, PendingAction, SideDto, SyncDto, SyncStatusDto } from '@lockstep/contracts';
+import type {
+  InitialSyncProgressDto,
+  PendingAction,
+  SideDto,
+  SyncDto,
+  SyncStatusDto,
+} from '@lockstep/contracts';
 import type { SyncEntity, SyncView, SyncViewSide, SyncViewSync } from '@lockstep/persistence';
 import type { ConnectorCatalog } from '../connectors/connector-catalog';
 import { reviewInstruction } from './review-instruction';
@@ -27,20 +33,34 @@ export function toSideDto(side: SyncViewSide, catalog: ConnectorCatalog, links: 
 }
 
 /** What blocks the sync, in the order a person should act: connect the sides, then review and start. */
-export function pendingActions(sync: SyncViewSync, sides: SyncView['sides'], catalog: ConnectorCatalog, links: SyncLinks): PendingAction[] {
+export function pendingActions(
+  sync: SyncViewSync,
+  sides: SyncView['sides'],
+  catalog: ConnectorCatalog,
+  links: SyncLinks,
+): PendingAction[] {
   const actions: PendingAction[] = [];
   for (const name of SIDES) {
     const side = sides[name];
     if (!side) continue;
     const connectorName = catalog.find(side.connector)?.displayName ?? side.connector;
-    if (!isConnected(side)) actions.push(links.connectAction(sync.id, name, side.connector, connectorName, sync.name));
-    else if (side.authStatus === 'error') actions.push(links.connectAction(sync.id, name, side.connector, connectorName, sync.name, true));
+    if (!isConnected(side))
+      actions.push(links.connectAction(sync.id, name, side.connector, connectorName, sync.name));
+    else if (side.authStatus === 'error')
+      actions.push(links.connectAction(sync.id, name, side.connector, connectorName, sync.name, true));
   }
-  if (sync.status === 'draft') actions.push(links.reviewAction(sync.id, reviewInstruction(sync.name, sides, catalog)));
+  if (sync.status === 'draft')
+    actions.push(links.reviewAction(sync.id, reviewInstruction(sync.name, sides, catalog)));
   return actions;
 }
 
-export function toSyncDto(sync: SyncViewSync, sides: SyncView['sides'], counts: SyncCounts, catalog: ConnectorCatalog, links: SyncLinks): SyncDto {
+export function toSyncDto(
+  sync: SyncViewSync,
+  sides: SyncView['sides'],
+  counts: SyncCounts,
+  catalog: ConnectorCatalog,
+  links: SyncLinks,
+): SyncDto {
   const side = (name: 'left' | 'right') => {
     const entity = sides[name];
     return entity && isConnected(entity) ? toSideDto(entity, catalog, links) : null;
@@ -75,14 +95,19 @@ export function toSyncDto(sync: SyncViewSync, sides: SyncView['sides'], counts: 
   };
 }
 
-export function toStatusDto(sync: SyncEntity, sides: SyncSides, counts: SyncCounts & { queued: { push: number; refetch: number; verify_delete: number } }): SyncStatusDto {
+export function toStatusDto(
+  sync: SyncEntity,
+  sides: SyncSides,
+  counts: SyncCounts & { queued: { push: number; refetch: number; verify_delete: number } },
+): SyncStatusDto {
   const side = (name: 'left' | 'right') => {
     const entity = sides[name];
     return {
       connector: entity && isConnected(entity) ? entity.connector : null,
       auth_status: entity?.authStatus ?? 'pending',
       change_detection: entity?.changeDetection ?? null,
-      polling_state: entity && isConnected(entity) ? (sync.status === 'active' ? entity.pollingState : 'paused') : 'idle',
+      polling_state:
+        entity && isConnected(entity) ? (sync.status === 'active' ? entity.pollingState : 'paused') : 'idle',
       last_polled_at: iso(entity?.lastPolledAt ?? null),
       last_change_detected_at: iso(entity?.lastChangeDetectedAt ?? null),
     };

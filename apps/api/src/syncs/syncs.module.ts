@@ -11,7 +11,23 @@ import { SyncLifecycleService } from './sync-lifecycle.service';
 /** Syncs and their sides (spec 2.3-2.5, 4.2) and the lifecycle of 3.1; shared by schema and mappings. */
 @Module({
   controllers: [SyncsController],
-  providers: [SyncsService, SyncLifecycleService, SyncAccess, SideConnections, SideBuilder, SyncLinks, OperatorAuth],
-  exports: [SyncsService, SyncLifecycleService, SyncAccess, SideConnections, SideBuilder, SyncLinks, OperatorAuth],
+  providers: [
+    SyncsService,
+    SyncLifecycleService,
+    SyncAccess,
+    SideConnections,
+    SideBuilder,
+    SyncLinks,
+    OperatorAuth,
+  ],
+  exports: [
+    SyncsService,
+    SyncLifecycleService,
+    SyncAccess,
+    SideConnections,
+    SideBuilder,
+    SyncLinks,
+    OperatorAuth,
+  ],
 })
 export class SyncsModule {}

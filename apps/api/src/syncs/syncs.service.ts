@@ -42,7 +42,9 @@ import { SyncLinks } from './sync-links';
 import { type SyncCounts, toStatusDto, toSyncDto } from './syncs.mapper';
 
 /** A side of a create request after the static checks: built now, or deferred to a person. */
-type SidePlan = { kind: 'built'; declaration: ConnectorDeclaration; auth: Record<string, unknown>; base: string } | { kind: 'deferred'; declaration: ConnectorDeclaration };
+type SidePlan =
+  | { kind: 'built'; declaration: ConnectorDeclaration; auth: Record<string, unknown>; base: string }
+  | { kind: 'deferred'; declaration: ConnectorDeclaration };
 
 /** What a PATCH does to one side. */
 type SideChange =
@@ -77,7 +79,12 @@ export class SyncsService {
     const endpoint = 'GET /sync/syncs';
     const position = this.cursors.decode(cursor, endpoint, auth.accountId);
     const before = position ? { createdAt: position.createdAt, id: position.id } : undefined;
-    const views = await listSyncViews(this.dataSource, { accountId: auth.accountId, syncId: auth.syncId, before, limit: limit + 1 });
+    const views = await listSyncViews(this.dataSource, {
+      accountId: auth.accountId,
+      syncId: auth.syncId,
+      before,
+      limit: limit + 1,
+    });
     return this.cursors.page(
       views,
       limit,
@@ -105,7 +112,10 @@ export class SyncsService {
   async status(auth: AuthContext, syncId: string): Promise<SyncStatusDto> {
     const loaded = await this.access.load(auth, syncId);
     const counts = (await this.counts([syncId])).get(syncId)!;
-    return toStatusDto(loaded.sync, loaded.sides, { ...counts, queued: await this.syncs.queuedOperations(syncId) });
+    return toStatusDto(loaded.sync, loaded.sides, {
+      ...counts,
+      queued: await this.syncs.queuedOperations(syncId),
+    });
   }
 
   async bases(auth: AuthContext, syncId: string, side: unknown): Promise<BaseListDto> {
@@ -113,24 +123,38 @@ export class SyncsService {
     const loaded = await this.access.load(auth, syncId);
     const entity = loaded.sides[side];
     if (!entity || !isConnected(entity)) {
-      throw new DomainError(ErrorCode.RequiresAction, `The ${side} side is not connected yet; a person must connect it before its bases can be listed.`, { side }, this.access.connectAction(loaded, side));
+      throw new DomainError(
+        ErrorCode.RequiresAction,
+        `The ${side} side is not connected yet; a person must connect it before its bases can be listed.`,
+        { side },
+        this.access.connectAction(loaded, side),
+      );
     }
     const bases = await this.connections.withStoredSide(entity, (connection) => connection.listBases());
-    return { data: bases.map((base) => ({ id: base.id, name: base.name })), has_more: false, next_cursor: null };
+    return {
+      data: bases.map((base) => ({ id: base.id, name: base.name })),
+      has_more: false,
+      next_cursor: null,
+    };
   }
 
   /** Open issues and held deletes per sync, in one query. */
   private async counts(syncIds: string[]): Promise<Map<string, SyncCounts>> {
     if (syncIds.length === 0) return new Map();
     const rows = await this.syncs.counts(syncIds);
-    return new Map(rows.map((row) => [row.id, { openIssues: row.open_issues, pendingDeletes: row.pending_deletes }]));
+    return new Map(
+      rows.map((row) => [row.id, { openIssues: row.open_issues, pendingDeletes: row.pending_deletes }]),
+    );
   }
 
   // ---- create (spec 4.2 rules 1-4) ----
 
   async create(auth: AuthContext, input: CreateSyncDto): Promise<SyncDto> {
     // Every static check of both sides first, then the live checks; nothing is written before all pass.
-    const plans = { left: this.planSide(input.left, 'left', auth.plan), right: this.planSide(input.right, 'right', auth.plan) };
+    const plans = {
+      left: this.planSide(input.left, 'left', auth.plan),
+      right: this.planSide(input.right, 'right', auth.plan),
+    };
     this.assertPairAllowed(plans.left.declaration, plans.right.declaration);
     const built: Partial<Record<SideName, BuiltSide>> = {};
     for (const side of SIDES) {
@@ -155,7 +179,11 @@ export class SyncsService {
       await store.insert({ id: syncId, accountId: auth.accountId, name: input.name.trim() || input.name });
       for (const side of SIDES) {
         const slot = slots[side];
-        await store.insertSide('credentials' in slot ? this.builtSideRow(syncId, side, slot, 'api') : this.deferredSideRow(syncId, side, slot));
+        await store.insertSide(
+          'credentials' in slot
+            ? this.builtSideRow(syncId, side, slot, 'api')
+            : this.deferredSideRow(syncId, side, slot),
+        );
       }
     });
     return this.view(await this.access.load(auth, syncId));
@@ -176,12 +204,32 @@ export class SyncsService {
     const hasAuth = input.auth !== undefined;
     const hasBase = input.base !== undefined;
     if (declaration.auth.method === 'oauth') {
-      if (hasAuth) throw new DomainError(ErrorCode.AuthNotSupported, `${declaration.displayName} is connected by a person signing in through the browser; omit auth on the ${side} side.`, { side });
-      if (hasBase) throw new DomainError(ErrorCode.BaseNotSupported, `${declaration.displayName} is connected by a person signing in through the browser, who picks the base; omit base on the ${side} side.`, { side });
+      if (hasAuth)
+        throw new DomainError(
+          ErrorCode.AuthNotSupported,
+          `${declaration.displayName} is connected by a person signing in through the browser; omit auth on the ${side} side.`,
+          { side },
+        );
+      if (hasBase)
+        throw new DomainError(
+          ErrorCode.BaseNotSupported,
+          `${declaration.displayName} is connected by a person signing in through the browser, who picks the base; omit base on the ${side} side.`,
+          { side },
+        );
       return { kind: 'deferred', declaration };
     }
-    if (hasBase && !hasAuth) throw new DomainError(ErrorCode.MissingAuth, `The ${side} side has base but no auth; send both, or neither to let a person connect it.`, { side });
-    if (hasAuth && !hasBase) throw new DomainError(ErrorCode.MissingBase, `The ${side} side has auth but no base; send both, or neither to let a person connect it.`, { side });
+    if (hasBase && !hasAuth)
+      throw new DomainError(
+        ErrorCode.MissingAuth,
+        `The ${side} side has base but no auth; send both, or neither to let a person connect it.`,
+        { side },
+      );
+    if (hasAuth && !hasBase)
+      throw new DomainError(
+        ErrorCode.MissingBase,
+        `The ${side} side has auth but no base; send both, or neither to let a person connect it.`,
+        { side },
+      );
     if (hasAuth && hasBase) {
       this.builder.credentialsFrom(declaration, input.auth!, `${side}.auth`);
       return { kind: 'built', declaration, auth: input.auth!, base: input.base! };
@@ -191,17 +239,37 @@ export class SyncsService {
 
   private assertPairAllowed(left: ConnectorDeclaration, right: ConnectorDeclaration): void {
     if (left.type === right.type && !left.capabilities.syncToItself) {
-      throw new DomainError(ErrorCode.ConnectorPairNotAllowed, `${left.displayName} cannot sync to itself; pick another connector for one side.`, { connector: left.type });
+      throw new DomainError(
+        ErrorCode.ConnectorPairNotAllowed,
+        `${left.displayName} cannot sync to itself; pick another connector for one side.`,
+        { connector: left.type },
+      );
     }
   }
 
-  private assertNoBaseConflict(left: Pick<BuiltSide, 'declaration' | 'base' | 'fingerprint'>, right: Pick<BuiltSide, 'declaration' | 'base' | 'fingerprint'>): void {
-    if (left.declaration.type === right.declaration.type && left.base.id === right.base.id && left.fingerprint === right.fingerprint) {
-      throw new DomainError(ErrorCode.BaseConflict, `Both sides point to the same base "${left.base.id}" with the same credentials; a sync joins two different places.`, { base: left.base.id });
+  private assertNoBaseConflict(
+    left: Pick<BuiltSide, 'declaration' | 'base' | 'fingerprint'>,
+    right: Pick<BuiltSide, 'declaration' | 'base' | 'fingerprint'>,
+  ): void {
+    if (
+      left.declaration.type === right.declaration.type &&
+      left.base.id === right.base.id &&
+      left.fingerprint === right.fingerprint
+    ) {
+      throw new DomainError(
+        ErrorCode.BaseConflict,
+        `Both sides point to the same base "${left.base.id}" with the same credentials; a sync joins two different places.`,
+        { base: left.base.id },
+      );
     }
   }
 
-  private builtSideRow(syncId: string, side: SideName, built: BuiltSide, via: 'api' | 'console' | 'cli'): QueryDeepPartialEntity<SyncSideEntity> {
+  private builtSideRow(
+    syncId: string,
+    side: SideName,
+    built: BuiltSide,
+    via: 'api' | 'console' | 'cli',
+  ): QueryDeepPartialEntity<SyncSideEntity> {
     return {
       syncId,
       side,
@@ -220,7 +288,11 @@ export class SyncsService {
     };
   }
 
-  private deferredSideRow(syncId: string, side: SideName, declaration: ConnectorDeclaration): QueryDeepPartialEntity<SyncSideEntity> {
+  private deferredSideRow(
+    syncId: string,
+    side: SideName,
+    declaration: ConnectorDeclaration,
+  ): QueryDeepPartialEntity<SyncSideEntity> {
     return {
       syncId,
       side,
@@ -241,7 +313,12 @@ export class SyncsService {
 
   // ---- update (spec 4.2 rules 5-7) ----
 
-  async update(auth: AuthContext, syncId: string, input: UpdateSyncDto, via: 'api' | 'cli' | 'console' = 'api'): Promise<SyncDto> {
+  async update(
+    auth: AuthContext,
+    syncId: string,
+    input: UpdateSyncDto,
+    via: 'api' | 'cli' | 'console' = 'api',
+  ): Promise<SyncDto> {
     const loaded = await this.access.load(auth, syncId);
     const changes: Record<SideName, SideChange> = { left: { kind: 'none' }, right: { kind: 'none' } };
     for (const side of SIDES) {
@@ -251,16 +328,35 @@ export class SyncsService {
     const after = (side: SideName) => {
       const change = changes[side];
       const entity = loaded.sides[side]!;
-      if (change.kind === 'build') return { declaration: change.built.declaration, base: change.built.base, fingerprint: change.built.fingerprint };
+      if (change.kind === 'build')
+        return {
+          declaration: change.built.declaration,
+          base: change.built.base,
+          fingerprint: change.built.fingerprint,
+        };
       if (change.kind === 'defer') return { declaration: change.declaration, base: null, fingerprint: null };
-      return { declaration: this.catalog.find(entity.connector), base: entity.baseId ? { id: entity.baseId, name: entity.baseName ?? entity.baseId } : null, fingerprint: entity.credentialFingerprint };
+      return {
+        declaration: this.catalog.find(entity.connector),
+        base: entity.baseId ? { id: entity.baseId, name: entity.baseName ?? entity.baseId } : null,
+        fingerprint: entity.credentialFingerprint,
+      };
     };
     const left = after('left');
     const right = after('right');
     if (changes.left.kind !== 'none' || changes.right.kind !== 'none') {
       if (left.declaration && right.declaration) this.assertPairAllowed(left.declaration, right.declaration);
-      if (left.declaration && right.declaration && left.base && right.base && left.fingerprint && right.fingerprint) {
-        this.assertNoBaseConflict({ declaration: left.declaration, base: left.base, fingerprint: left.fingerprint }, { declaration: right.declaration, base: right.base, fingerprint: right.fingerprint });
+      if (
+        left.declaration &&
+        right.declaration &&
+        left.base &&
+        right.base &&
+        left.fingerprint &&
+        right.fingerprint
+      ) {
+        this.assertNoBaseConflict(
+          { declaration: left.declaration, base: left.base, fingerprint: left.fingerprint },
+          { declaration: right.declaration, base: right.base, fingerprint: right.fingerprint },
+        );
       }
     }
 
@@ -273,7 +369,10 @@ export class SyncsService {
       for (const side of SIDES) {
         const change = changes[side];
         if (change.kind === 'none') continue;
-        const row = change.kind === 'build' ? this.builtSideRow(syncId, side, change.built, via) : this.deferredSideRow(syncId, side, change.declaration);
+        const row =
+          change.kind === 'build'
+            ? this.builtSideRow(syncId, side, change.built, via)
+            : this.deferredSideRow(syncId, side, change.declaration);
         await resolveCredentialIssues(manager, syncId, side);
         if (change.kind === 'build' && !change.rebuild) {
           // Rotation keeps the side's history (connected_at, engine state) and fixes a broken credential.
@@ -283,7 +382,14 @@ export class SyncsService {
           row.connectedVia = current.connectedVia ?? via;
           await store.updateSide(syncId, side, row);
         } else {
-          await store.updateSide(syncId, side, { ...row, checkpoint: null, changeDetection: null, pollingState: 'idle', lastPolledAt: null, lastChangeDetectedAt: null });
+          await store.updateSide(syncId, side, {
+            ...row,
+            checkpoint: null,
+            changeDetection: null,
+            pollingState: 'idle',
+            lastPolledAt: null,
+            lastChangeDetectedAt: null,
+          });
           await new SchemaStore(manager).forgetSide(syncId, side);
           resetMappings = true;
         }
@@ -298,51 +404,123 @@ export class SyncsService {
     return this.view(await this.access.load(auth, syncId));
   }
 
-  private async planSideChange(loaded: LoadedSync, side: SideName, patch: SidePatchDto, plan: string): Promise<SideChange> {
+  private async planSideChange(
+    loaded: LoadedSync,
+    side: SideName,
+    patch: SidePatchDto,
+    plan: string,
+  ): Promise<SideChange> {
     const entity = loaded.sides[side]!;
     const current = this.catalog.find(entity.connector);
     const changesConnector = patch.connector !== undefined && patch.connector !== entity.connector;
-    const rebuild = changesConnector || (patch.base !== undefined && (!isConnected(entity) || patch.base !== entity.baseId));
+    const rebuild =
+      changesConnector ||
+      (patch.base !== undefined && (!isConnected(entity) || patch.base !== entity.baseId));
 
     if (rebuild || patch.connector !== undefined || patch.base !== undefined) {
       if (rebuild) {
-        const outcome = transition({ status: loaded.sync.status, initialSync: loaded.sync.initialSyncPhase, bothSidesConnected: true }, 'rebuild_side');
+        const outcome = transition(
+          { status: loaded.sync.status, initialSync: loaded.sync.initialSyncPhase, bothSidesConnected: true },
+          'rebuild_side',
+        );
         if (!outcome.ok) throw new DomainError(ErrorCode.SyncNotDraft, outcome.message, { side });
       }
-      const declaration = patch.connector !== undefined ? this.catalog.available(patch.connector, plan) : current;
+      const declaration =
+        patch.connector !== undefined ? this.catalog.available(patch.connector, plan) : current;
       if (!declaration) {
-        throw new DomainError(ErrorCode.UnknownConnector, `The ${side} side's connector "${patch.connector ?? entity.connector}" does not exist or is not available on this account's plan.`, { side });
+        throw new DomainError(
+          ErrorCode.UnknownConnector,
+          `The ${side} side's connector "${patch.connector ?? entity.connector}" does not exist or is not available on this account's plan.`,
+          { side },
+        );
       }
       if (declaration.auth.method === 'oauth') {
-        if (patch.auth !== undefined) throw new DomainError(ErrorCode.OauthConnectorNotSupported, `${declaration.displayName} is connected by a person signing in through the browser; its credentials cannot be set over the API.`, { side });
-        if (patch.base !== undefined) throw new DomainError(ErrorCode.BaseNotSupported, `${declaration.displayName} is connected by a person signing in through the browser, who picks the base.`, { side });
+        if (patch.auth !== undefined)
+          throw new DomainError(
+            ErrorCode.OauthConnectorNotSupported,
+            `${declaration.displayName} is connected by a person signing in through the browser; its credentials cannot be set over the API.`,
+            { side },
+          );
+        if (patch.base !== undefined)
+          throw new DomainError(
+            ErrorCode.BaseNotSupported,
+            `${declaration.displayName} is connected by a person signing in through the browser, who picks the base.`,
+            { side },
+          );
         return changesConnector ? { kind: 'defer', declaration } : { kind: 'none' };
       }
-      if (patch.auth === undefined && (changesConnector || !isConnected(entity) || entity.authMethod !== 'api_key')) {
-        throw new DomainError(ErrorCode.MissingAuth, `Changing the ${side} side's connector or connecting it needs auth and base together.`, { side });
+      if (
+        patch.auth === undefined &&
+        (changesConnector || !isConnected(entity) || entity.authMethod !== 'api_key')
+      ) {
+        throw new DomainError(
+          ErrorCode.MissingAuth,
+          `Changing the ${side} side's connector or connecting it needs auth and base together.`,
+          { side },
+        );
       }
-      const base = patch.base ?? (changesConnector || !isConnected(entity) ? undefined : entity.baseId ?? undefined);
-      if (base === undefined) throw new DomainError(ErrorCode.MissingBase, `The ${side} side needs a base together with its auth.`, { side });
+      const base =
+        patch.base ?? (changesConnector || !isConnected(entity) ? undefined : (entity.baseId ?? undefined));
+      if (base === undefined)
+        throw new DomainError(
+          ErrorCode.MissingBase,
+          `The ${side} side needs a base together with its auth.`,
+          { side },
+        );
       if (!rebuild && patch.auth === undefined) return { kind: 'none' };
-      const credentials = patch.auth !== undefined ? this.builder.credentialsFrom(declaration, patch.auth, `${side}.auth`) : this.connections.credentials(entity);
-      return { kind: 'build', built: await this.builder.build(declaration, credentials, base, side), rebuild };
+      const credentials =
+        patch.auth !== undefined
+          ? this.builder.credentialsFrom(declaration, patch.auth, `${side}.auth`)
+          : this.connections.credentials(entity);
+      return {
+        kind: 'build',
+        built: await this.builder.build(declaration, credentials, base, side),
+        rebuild,
+      };
     }
 
     if (patch.auth === undefined) return { kind: 'none' };
     // auth alone: fill nothing, rotate a connected api_key side.
-    if (!current) throw new DomainError(ErrorCode.UnknownConnector, `The ${side} side's connector "${entity.connector}" is no longer offered.`, { side });
+    if (!current)
+      throw new DomainError(
+        ErrorCode.UnknownConnector,
+        `The ${side} side's connector "${entity.connector}" is no longer offered.`,
+        { side },
+      );
     if (current.auth.method === 'oauth') {
       if (!isConnected(entity)) {
-        throw new DomainError(ErrorCode.RequiresAction, `The ${side} side (${current.displayName}) is connected by a person signing in through the browser; relay the action.`, { side }, this.access.connectAction(loaded, side));
+        throw new DomainError(
+          ErrorCode.RequiresAction,
+          `The ${side} side (${current.displayName}) is connected by a person signing in through the browser; relay the action.`,
+          { side },
+          this.access.connectAction(loaded, side),
+        );
       }
-      throw new DomainError(ErrorCode.OauthConnectorNotSupported, `${current.displayName} credentials cannot be set or rotated over the API; a person reconnects it in the app.`, { side });
+      throw new DomainError(
+        ErrorCode.OauthConnectorNotSupported,
+        `${current.displayName} credentials cannot be set or rotated over the API; a person reconnects it in the app.`,
+        { side },
+      );
     }
-    if (!isConnected(entity)) throw new DomainError(ErrorCode.MissingBase, `The ${side} side is not connected yet: send connector, auth and base together to connect it.`, { side });
+    if (!isConnected(entity))
+      throw new DomainError(
+        ErrorCode.MissingBase,
+        `The ${side} side is not connected yet: send connector, auth and base together to connect it.`,
+        { side },
+      );
     if (entity.authMethod === 'oauth') {
-      throw new DomainError(ErrorCode.InvalidAuth, `The ${side} side was connected by a person signing in; it keeps that method and cannot be switched to a pasted credential.`, { side });
+      throw new DomainError(
+        ErrorCode.InvalidAuth,
+        `The ${side} side was connected by a person signing in; it keeps that method and cannot be switched to a pasted credential.`,
+        { side },
+      );
     }
     const credentials = this.builder.credentialsFrom(current, patch.auth, `${side}.auth`);
-    return { kind: 'build', built: await this.builder.build(current, credentials, entity.baseId!, side), rebuild: false };
+    return {
+      kind: 'build',
+      built: await this.builder.build(current, credentials, entity.baseId!, side),
+      rebuild: false,
+    };
   }
 
   // ---- delete ----
@@ -351,7 +529,8 @@ export class SyncsService {
     const loaded = await this.access.load(auth, syncId);
     // Hidden at once (every read is 404 from now on); the worker undoes table setup in both apps and
     // removes the rows (job `syncs/teardown`).
-    if (!(await this.syncs.markDeleted(loaded.sync.id))) throw new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
+    if (!(await this.syncs.markDeleted(loaded.sync.id)))
+      throw new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
     await this.jobs.add('syncs', SYNC_JOBS.teardown, { syncId }, { jobId: `teardown:${syncId}` });
     return { id: syncId, deleted: true };
   }

@@ -1,7 +1,15 @@
 import { DataSource } from 'typeorm';
 import { newId } from '@lockstep/domain';
 import { bearer } from '../support/test-app';
-import { type Browser, type ConsoleServer, openBrowser, PASSWORD, shot, signIn, startConsoleServer } from './console-harness';
+import {
+  type Browser,
+  type ConsoleServer,
+  openBrowser,
+  PASSWORD,
+  shot,
+  signIn,
+  startConsoleServer,
+} from './console-harness';
 
 /** Sign-in, sessions, CSRF, account isolation, API keys and held-delete decisions in the console (real Chromium). */
 describe('console: sign-in, keys, isolation, held deletes', () => {
@@ -34,14 +42,19 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     await signIn(page, owner.email, 'not the password');
     expect(await page.textContent('[role=alert]')).toContain('The email or password is not right.');
     await shot(page, 'sign-in-wrong-password');
-    expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(0);
+    expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(
+      0,
+    );
     await signIn(page, owner.email);
     expect(page.url()).toBe(url('/app/settings/api-keys?scope=operate'));
     expect(await page.isChecked('input[name=scope][value=operate]')).toBe(true);
     const cookie = (await browser.context.cookies()).find((c) => c.name === 'lockstep_session')!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/app' });
     // Only the token's SHA-256 is stored.
-    const [stored] = await db.query(`SELECT encode(token_hash, 'hex') AS hash FROM console_sessions WHERE account_id = $1`, [owner.id]);
+    const [stored] = await db.query(
+      `SELECT encode(token_hash, 'hex') AS hash FROM console_sessions WHERE account_id = $1`,
+      [owner.id],
+    );
     expect(stored.hash).toHaveLength(64);
     expect(stored.hash).not.toContain(Buffer.from(cookie.value).toString('hex'));
   });
@@ -49,9 +62,18 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
   it('makes further tries wait after 5 failed sign-ins for one email (429 page), even with the right password', async () => {
     const victim = (await server.t.account()) as { id: string; email: string };
     const page = await server.t.http().get('/app/sign-in').expect(200);
-    const cookie = (page.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('lockstep_csrf='))!.split(';')[0]!;
+    const cookie = (page.headers['set-cookie'] as unknown as string[])
+      .find((c) => c.startsWith('lockstep_csrf='))!
+      .split(';')[0]!;
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
-    const attempt = (password: string) => server.t.http().post('/app/sign-in').set('Cookie', cookie).set('Origin', server.base).type('form').send({ _csrf: csrf, email: victim.email, password, next: '/app' });
+    const attempt = (password: string) =>
+      server.t
+        .http()
+        .post('/app/sign-in')
+        .set('Cookie', cookie)
+        .set('Origin', server.base)
+        .type('form')
+        .send({ _csrf: csrf, email: victim.email, password, next: '/app' });
     for (let i = 0; i < 5; i += 1) expect((await attempt('wrong password')).status).toBe(401);
     const locked = await attempt(PASSWORD);
     expect(locked.status).toBe(429);
@@ -84,18 +106,40 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
 
   it('refuses a form without the CSRF token and a cross-site post (403 page), changing nothing', async () => {
     const { page } = browser;
-    const before = await db.query(`SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1`, [owner.id]);
-    const missing = await page.request.post(url('/app/settings/api-keys'), { form: { name: 'forged', scope: 'readwrite' }, headers: { Origin: server.base }, maxRedirects: 0 });
+    const before = await db.query(`SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1`, [
+      owner.id,
+    ]);
+    const missing = await page.request.post(url('/app/settings/api-keys'), {
+      form: { name: 'forged', scope: 'readwrite' },
+      headers: { Origin: server.base },
+      maxRedirects: 0,
+    });
     expect(missing.status()).toBe(403);
     expect(await missing.text()).toContain('Form expired');
-    const token = await page.goto(url('/app/settings/api-keys')).then(() => page.inputValue('input[name=_csrf] >> nth=0'));
-    const crossSite = await page.request.post(url('/app/settings/api-keys'), { form: { _csrf: token, name: 'forged', scope: 'readwrite' }, headers: { Origin: 'https://evil.example' }, maxRedirects: 0 });
+    const token = await page
+      .goto(url('/app/settings/api-keys'))
+      .then(() => page.inputValue('input[name=_csrf] >> nth=0'));
+    const crossSite = await page.request.post(url('/app/settings/api-keys'), {
+      form: { _csrf: token, name: 'forged', scope: 'readwrite' },
+      headers: { Origin: 'https://evil.example' },
+      maxRedirects: 0,
+    });
     expect(crossSite.status()).toBe(403);
-    const wrong = await page.request.post(url('/app/settings/api-keys'), { form: { _csrf: `${token}x`, name: 'forged', scope: 'readwrite' }, headers: { Origin: server.base }, maxRedirects: 0 });
+    const wrong = await page.request.post(url('/app/settings/api-keys'), {
+      form: { _csrf: `${token}x`, name: 'forged', scope: 'readwrite' },
+      headers: { Origin: server.base },
+      maxRedirects: 0,
+    });
     expect(wrong.status()).toBe(403);
-    expect(await db.query(`SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1`, [owner.id])).toEqual(before);
+    expect(
+      await db.query(`SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1`, [owner.id]),
+    ).toEqual(before);
     // The sign-in form's double-submit token is checked too.
-    const signInForged = await server.t.http().post('/app/sign-in').type('form').send({ email: owner.email, password: PASSWORD, _csrf: 'a'.repeat(43) });
+    const signInForged = await server.t
+      .http()
+      .post('/app/sign-in')
+      .type('form')
+      .send({ email: owner.email, password: PASSWORD, _csrf: 'a'.repeat(43) });
     expect(signInForged.status).toBe(403);
   });
 
@@ -120,10 +164,18 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
       expect(await page.textContent('h1')).toBe('Page not found');
     }
     await shot(page, 'not-found');
-    const token = await page.goto(url('/app/settings/api-keys')).then(() => page.inputValue('input[name=_csrf] >> nth=0'));
-    const revokeForeign = await page.request.post(url(`/app/settings/api-keys/${foreignKey}/revoke`), { form: { _csrf: token }, headers: { Origin: server.base }, maxRedirects: 0 });
+    const token = await page
+      .goto(url('/app/settings/api-keys'))
+      .then(() => page.inputValue('input[name=_csrf] >> nth=0'));
+    const revokeForeign = await page.request.post(url(`/app/settings/api-keys/${foreignKey}/revoke`), {
+      form: { _csrf: token },
+      headers: { Origin: server.base },
+      maxRedirects: 0,
+    });
     expect(revokeForeign.status()).toBe(404);
-    expect((await db.query(`SELECT revoked_at FROM api_keys WHERE id = $1`, [foreignKey]))[0].revoked_at).toBeNull();
+    expect(
+      (await db.query(`SELECT revoked_at FROM api_keys WHERE id = $1`, [foreignKey]))[0].revoked_at,
+    ).toBeNull();
   });
 
   it('shows held deletes with side, table and detected time; Ignore moves one to the Ignored tab, Restore and Approve decide', async () => {
@@ -132,19 +184,31 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     const held = async (name: string) => {
       const record = newId('record');
       const pendingDelete = newId('pendingDelete');
-      await db.query(`INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id, right_deleted, name) VALUES ($1, $2, 0, gen_random_uuid(), $3, $4, true, $5)`, [record, syncId, `l-${name}`, `r-${name}`, name]);
-      await db.query(`INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side, state) VALUES ($1, $2, $3, 0, 'right', 'left', 'awaiting_review')`, [pendingDelete, syncId, record]);
-      await db.query(`INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`, [pendingDelete, syncId, record]);
+      await db.query(
+        `INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id, right_remote_id, right_deleted, name) VALUES ($1, $2, 0, gen_random_uuid(), $3, $4, true, $5)`,
+        [record, syncId, `l-${name}`, `r-${name}`, name],
+      );
+      await db.query(
+        `INSERT INTO pending_deletes (id, sync_id, record_id, table_pair, missing_side, delete_from_side, state) VALUES ($1, $2, $3, 0, 'right', 'left', 'awaiting_review')`,
+        [pendingDelete, syncId, record],
+      );
+      await db.query(
+        `INSERT INTO pending_delete_events (pending_delete_id, sync_id, record_id, kind, actor) VALUES ($1, $2, $3, 'detected', 'engine')`,
+        [pendingDelete, syncId, record],
+      );
       return { record, pendingDelete };
     };
-    const state = async (id: string) => (await db.query(`SELECT state, requested_action FROM pending_deletes WHERE id = $1`, [id]))[0];
+    const state = async (id: string) =>
+      (await db.query(`SELECT state, requested_action FROM pending_deletes WHERE id = $1`, [id]))[0];
     const ada = await held('Ada <b>Lovelace</b>');
     const grace = await held('Grace Hopper');
     await page.goto(url(`/app/syncs/${syncId}/pending-deletes`));
     const adaRow = page.locator(`tr[data-record="${ada.record}"]`);
     expect(await adaRow.locator('td').first().textContent()).toContain('Ada <b>Lovelace</b>'); // escaped, shown as text
     expect(await adaRow.locator('td').nth(1).textContent()).toBe('right');
-    expect(await adaRow.locator('td').nth(3).locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await adaRow.locator('td').nth(3).locator('time').getAttribute('datetime')).toMatch(
+      /^\d{4}-\d\d-\d\dT/,
+    );
     await shot(page, 'pending-deletes');
     await Promise.all([page.waitForNavigation(), adaRow.locator('button:has-text("Ignore")').click()]);
     expect(await state(ada.pendingDelete)).toEqual({ state: 'ignored', requested_action: null });
@@ -160,14 +224,25 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     await shot(page, 'pending-delete-one');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Approve delete")')]);
     expect(await state(grace.pendingDelete)).toEqual({ state: 'approved', requested_action: 'approve' });
-    expect((await db.query(`SELECT actor FROM pending_delete_events WHERE pending_delete_id = $1 AND kind = 'approved'`, [grace.pendingDelete]))[0].actor).toBe('console');
+    expect(
+      (
+        await db.query(
+          `SELECT actor FROM pending_delete_events WHERE pending_delete_id = $1 AND kind = 'approved'`,
+          [grace.pendingDelete],
+        )
+      )[0].actor,
+    ).toBe('console');
   });
 
   it('shows open issues with their remediation on the overview; Retry clears one', async () => {
     const { page } = browser;
     const syncId = await server.t.bareSync(owner.id);
     const issueId = newId('issue');
-    const remediation = { explanation: 'The app refused the write: <value too long>.', suggested_action: 'Shorten the value, then retry.', links: [] };
+    const remediation = {
+      explanation: 'The app refused the write: <value too long>.',
+      suggested_action: 'Shorten the value, then retry.',
+      links: [],
+    };
     await db.query(
       `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key) VALUES ($1, $2, 'other', 'write_rejected', 'left', 'postgres', 'A write was rejected', $3, 'test')`,
       [issueId, syncId, JSON.stringify(remediation)],
@@ -180,7 +255,9 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     await Promise.all([page.waitForNavigation(), card.locator('button:has-text("Retry")').click()]);
     expect(await page.textContent('[role=status]')).toContain('Retrying');
     expect(await page.locator('article', { hasText: 'A write was rejected' }).count()).toBe(0);
-    expect((await db.query(`SELECT resolved_at FROM sync_issues WHERE id = $1`, [issueId]))[0].resolved_at).not.toBeNull();
+    expect(
+      (await db.query(`SELECT resolved_at FROM sync_issues WHERE id = $1`, [issueId]))[0].resolved_at,
+    ).not.toBeNull();
   });
 
   it('signs out: the session row is gone and console pages ask to sign in again', async () => {
@@ -189,7 +266,9 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     await shot(page, 'syncs');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Sign out")')]);
     expect(await page.textContent('[role=status]')).toContain('You are signed out');
-    expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(0);
+    expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(
+      0,
+    );
     await page.goto(url('/app'));
     expect(new URL(page.url()).pathname).toBe('/app/sign-in');
   });
@@ -199,9 +278,14 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     await page.goto(url('/app'));
     await signIn(page, owner.email);
     expect(await page.textContent('h1')).toBe('Your syncs');
-    await db.query(`UPDATE console_sessions SET last_seen_at = now() - interval '12 hours 1 minute' WHERE account_id = $1`, [owner.id]);
+    await db.query(
+      `UPDATE console_sessions SET last_seen_at = now() - interval '12 hours 1 minute' WHERE account_id = $1`,
+      [owner.id],
+    );
     await page.goto(url('/app'));
     expect(new URL(page.url()).pathname).toBe('/app/sign-in');
-    expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(0);
+    expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(
+      0,
+    );
   });
 });

@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from '../support/scratch-dbs';
 import { bearer, TEST_MASTER_KEY } from '../support/test-app';
-import { type Browser, type ConsoleServer, eventually, openBrowser, shot, signIn, startConsoleServer } from './console-harness';
+import {
+  type Browser,
+  type ConsoleServer,
+  eventually,
+  openBrowser,
+  shot,
+  signIn,
+  startConsoleServer,
+} from './console-harness';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 
@@ -65,11 +73,21 @@ describe('console: the whole flow from key to held deletes', () => {
     const created = await api()
       .post('/v1/sync/syncs')
       .set(bearer(secret))
-      .send({ name: 'Contacts', left: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database }, right: { connector: 'postgres' } });
+      .send({
+        name: 'Contacts',
+        left: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database },
+        right: { connector: 'postgres' },
+      });
     expect(created.status).toBe(201);
     syncId = created.body.id;
     expect(created.body.right).toBeNull();
-    expect(created.body.pending_actions).toContainEqual(expect.objectContaining({ type: 'user_authorization', side: 'right', url: url(`/app/syncs/${syncId}/connect/right`) }));
+    expect(created.body.pending_actions).toContainEqual(
+      expect.objectContaining({
+        type: 'user_authorization',
+        side: 'right',
+        url: url(`/app/syncs/${syncId}/connect/right`),
+      }),
+    );
   });
 
   it("connects the deferred PostgreSQL side from the pending action's link; the action disappears", async () => {
@@ -94,7 +112,11 @@ describe('console: the whole flow from key to held deletes', () => {
     const after = (await api().get(`/v1/sync/syncs/${syncId}`).set(bearer(secret)).expect(200)).body;
     expect(after.right).toMatchObject({ connector: 'postgres', base: { id: pg.schema }, auth_status: 'ok' });
     expect(after.pending_actions.map((a: { type: string }) => a.type)).toEqual(['user_confirmation']);
-    expect((await db.query(`SELECT connected_via FROM sync_sides WHERE sync_id = $1 AND side = 'right'`, [syncId]))[0].connected_via).toBe('console');
+    expect(
+      (
+        await db.query(`SELECT connected_via FROM sync_sides WHERE sync_id = $1 AND side = 'right'`, [syncId])
+      )[0].connected_via,
+    ).toBe('console');
   });
 
   const putMappings = async (fields: object[]) => {
@@ -109,8 +131,12 @@ describe('console: the whole flow from key to held deletes', () => {
 
   it('shows validation errors on the review page with Start disabled', async () => {
     const { page } = browser;
-    await putMappings([{ left_field: 'id', right_field: 'id' }, { left_field: 'email', right_field: 'email' }]);
-    const reviewUrl = (await api().get(`/v1/sync/syncs/${syncId}`).set(bearer(secret)).expect(200)).body.review_url;
+    await putMappings([
+      { left_field: 'id', right_field: 'id' },
+      { left_field: 'email', right_field: 'email' },
+    ]);
+    const reviewUrl = (await api().get(`/v1/sync/syncs/${syncId}`).set(bearer(secret)).expect(200)).body
+      .review_url;
     await page.goto(reviewUrl);
     expect(await page.textContent('#validation-errors')).toContain('required_field_unmapped');
     expect(await page.isDisabled('#start')).toBe(true);
@@ -119,7 +145,11 @@ describe('console: the whole flow from key to held deletes', () => {
 
   it('reviews the fixed mappings with a preview and the match field, starts, and watches the initial sync finish', async () => {
     const { page } = browser;
-    await putMappings([{ left_field: 'id', right_field: 'id' }, { left_field: 'full_name', right_field: 'name' }, { left_field: 'email', right_field: 'email' }]);
+    await putMappings([
+      { left_field: 'id', right_field: 'id' },
+      { left_field: 'full_name', right_field: 'name' },
+      { left_field: 'email', right_field: 'email' },
+    ]);
     await page.goto(url(`/app/syncs/${syncId}/review`));
     expect(await page.locator('#validation-errors').count()).toBe(0);
     expect(await page.textContent('#pair-0 .preview')).toContain('3 record(s) on the left, 4 on the right');
@@ -133,42 +163,79 @@ describe('console: the whole flow from key to held deletes', () => {
     expect(new URL(page.url()).pathname).toBe(`/app/syncs/${syncId}`);
     expect(await page.textContent('#sync-status')).toContain('active');
     const started = (await api().get(`/v1/sync/syncs/${syncId}`).set(bearer(secret)).expect(200)).body;
-    expect(started).toMatchObject({ status: 'active', delete_approval: 'review_required', pending_actions: [] });
-    expect((await db.query(`SELECT start_options FROM syncs WHERE id = $1`, [syncId]))[0].start_options).toMatchObject({ prefer: 'left', match: [{ tablePair: 0, leftField: 'id', rightField: 'id' }] });
+    expect(started).toMatchObject({
+      status: 'active',
+      delete_approval: 'review_required',
+      pending_actions: [],
+    });
+    expect(
+      (await db.query(`SELECT start_options FROM syncs WHERE id = $1`, [syncId]))[0].start_options,
+    ).toMatchObject({ prefer: 'left', match: [{ tablePair: 0, leftField: 'id', rightField: 'id' }] });
     // While the initial sync is preparing or running the overview reloads itself.
     expect(await page.getAttribute('meta[http-equiv=refresh]', 'content')).toBe('2');
     await shot(page, 'flow-overview-preparing');
 
     worker = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
-      env: { ...process.env, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, ENGINE_ACCOUNT_ID: owner.id, ENGINE_LEASE_SECONDS: '3', LOG_LEVEL: 'silent' },
+      env: {
+        ...process.env,
+        LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
+        ENGINE_ACCOUNT_ID: owner.id,
+        ENGINE_LEASE_SECONDS: '3',
+        LOG_LEVEL: 'silent',
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     // The overview refreshes itself while the initial sync runs; wait for the page to say it is done.
-    await eventually('the overview to show the initial sync done', async () => (await page.textContent('#initial-sync'))?.includes('done'), 45_000);
+    await eventually(
+      'the overview to show the initial sync done',
+      async () => (await page.textContent('#initial-sync'))?.includes('done'),
+      45_000,
+    );
     await page.waitForLoadState();
     expect(await page.locator('meta[http-equiv=refresh]').count()).toBe(0);
     expect(await page.textContent('section[aria-labelledby=initial]')).toContain('Finished');
     await shot(page, 'flow-overview-done');
     const names = (await pg.sql('SELECT name FROM people ORDER BY id')).map((r) => r['name']);
-    expect(names).toEqual(['Ada Lovelace', 'Grace Hopper', 'Edsger Dijkstra', 'Barbara Liskov', 'Alan Turing']);
+    expect(names).toEqual([
+      'Ada Lovelace',
+      'Grace Hopper',
+      'Edsger Dijkstra',
+      'Barbara Liskov',
+      'Alan Turing',
+    ]);
   });
 
   it('approves one held delete and ignores another', async () => {
     const { page } = browser;
     await my.sql('DELETE FROM contacts WHERE id IN (3, 4)');
     const held = await eventually('two held deletes', async () => {
-      const body = (await api().get(`/v1/sync/pending-deletes?sync=${syncId}`).set(bearer(secret)).expect(200)).body;
-      return body.data.length === 2 ? (body.data as { record_id: string; review_url: string; record: { name: string } }[]) : null;
+      const body = (
+        await api().get(`/v1/sync/pending-deletes?sync=${syncId}`).set(bearer(secret)).expect(200)
+      ).body;
+      return body.data.length === 2
+        ? (body.data as { record_id: string; review_url: string; record: { name: string } }[])
+        : null;
     });
     const edsger = held.find((h) => h.record.name === 'Edsger Dijkstra')!;
     const barbara = held.find((h) => h.record.name === 'Barbara Liskov')!;
     await page.goto(url(`/app/syncs/${syncId}/pending-deletes`));
-    expect(await page.locator(`tr[data-record="${edsger.record_id}"] td`).nth(2).textContent()).toBe('contacts');
+    expect(await page.locator(`tr[data-record="${edsger.record_id}"] td`).nth(2).textContent()).toBe(
+      'contacts',
+    );
     await shot(page, 'flow-pending-deletes');
-    await Promise.all([page.waitForNavigation(), page.click(`tr[data-record="${edsger.record_id}"] button:has-text("Approve delete")`)]);
-    await Promise.all([page.waitForNavigation(), page.click(`tr[data-record="${barbara.record_id}"] button:has-text("Ignore")`)]);
+    await Promise.all([
+      page.waitForNavigation(),
+      page.click(`tr[data-record="${edsger.record_id}"] button:has-text("Approve delete")`),
+    ]);
+    await Promise.all([
+      page.waitForNavigation(),
+      page.click(`tr[data-record="${barbara.record_id}"] button:has-text("Ignore")`),
+    ]);
     expect(await page.textContent('#empty')).toContain('Nothing is waiting for review');
-    await eventually('the approved delete to reach PostgreSQL', async () => (await pg.sql('SELECT id FROM people WHERE id = 3')).length === 0);
+    await eventually(
+      'the approved delete to reach PostgreSQL',
+      async () => (await pg.sql('SELECT id FROM people WHERE id = 3')).length === 0,
+    );
     expect(await pg.sql('SELECT name FROM people WHERE id = 4')).toEqual([{ name: 'Barbara Liskov' }]);
     await page.goto(url(`/app/syncs/${syncId}/pending-deletes?tab=ignored`));
     expect(await page.locator(`tr[data-record="${barbara.record_id}"]`).count()).toBe(1);

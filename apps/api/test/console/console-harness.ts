@@ -14,7 +14,16 @@ const ROOT = join(__dirname, '..', '..', '..', '..');
 export const SCREENSHOTS = join(ROOT, 'artifacts', 'screenshots');
 export const PASSWORD = 'correct horse battery';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -49,7 +58,12 @@ export interface Browser {
 
 export async function openBrowser(): Promise<Browser> {
   const dir = mkdtempSync(join(tmpdir(), 'lockstep-chromium-'));
-  const context = await chromium.launchPersistentContext(dir, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1200, height: 900 } });
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1200, height: 900 },
+  });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
@@ -74,7 +88,11 @@ export async function signIn(page: Page, email: string, password = PASSWORD): Pr
 }
 
 /** Polls until `check` returns a truthy value (never a fixed sleep). */
-export async function eventually<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

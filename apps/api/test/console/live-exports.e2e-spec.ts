@@ -1,7 +1,20 @@
-import { scratchMysql, scratchPg, uniqueName, type ScratchMysql, type ScratchPg } from '../support/scratch-dbs';
+import {
+  scratchMysql,
+  scratchPg,
+  uniqueName,
+  type ScratchMysql,
+  type ScratchPg,
+} from '../support/scratch-dbs';
 import { addLiveExportTestConnectors, pgSource } from '../support/live-export';
 import { bearer } from '../support/test-app';
-import { type Browser, type ConsoleServer, openBrowser, shot, signIn, startConsoleServer } from './console-harness';
+import {
+  type Browser,
+  type ConsoleServer,
+  openBrowser,
+  shot,
+  signIn,
+  startConsoleServer,
+} from './console-harness';
 
 /**
  * Live exports in the console, in real Chromium against the real API, PostgreSQL (source) and MariaDB
@@ -22,7 +35,9 @@ describe('console: live exports', () => {
     addLiveExportTestConnectors(server.t);
     owner = (await server.t.account({ plan: 'business' })) as { id: string; email: string };
     key = await server.t.key(owner.id, 'readwrite');
-    pg = await scratchPg(`CREATE TABLE customers (id integer PRIMARY KEY, email text); INSERT INTO customers VALUES (1, 'ada@example.com');`);
+    pg = await scratchPg(
+      `CREATE TABLE customers (id integer PRIMARY KEY, email text); INSERT INTO customers VALUES (1, 'ada@example.com');`,
+    );
     my = await scratchMysql();
     browser = await openBrowser();
   });
@@ -36,16 +51,32 @@ describe('console: live exports', () => {
   const api = () => server.t.http();
   const follow = (link: string) => link.replace(server.base, '');
   const createDeferred = async (name: string, destination: object = { connector: 'mysql' }) => {
-    const created = await api().post('/v1/live-export/live-exports').set(bearer(key)).send({ name, source: pgSource(pg), destination });
+    const created = await api()
+      .post('/v1/live-export/live-exports')
+      .set(bearer(key))
+      .send({ name, source: pgSource(pg), destination });
     expect(created.status).toBe(201);
-    return created.body as { id: string; pending_actions: { type: string; side: string; url: string }[]; mappings_url: string; save_url: string; schedule_url: string; trigger_url: string };
+    return created.body as {
+      id: string;
+      pending_actions: { type: string; side: string; url: string }[];
+      mappings_url: string;
+      save_url: string;
+      schedule_url: string;
+      trigger_url: string;
+    };
   };
   let lexId: string;
 
   it("connects the deferred MariaDB destination from the pending action's link, with a location; the action disappears", async () => {
     const lex = await createDeferred('Customers to MariaDB');
     lexId = lex.id;
-    expect(lex.pending_actions).toEqual([expect.objectContaining({ type: 'user_authorization', side: 'destination', url: url(`/app/live-exports/${lex.id}/connect/destination`) })]);
+    expect(lex.pending_actions).toEqual([
+      expect.objectContaining({
+        type: 'user_authorization',
+        side: 'destination',
+        url: url(`/app/live-exports/${lex.id}/connect/destination`),
+      }),
+    ]);
 
     const { page } = browser;
     await page.goto(lex.pending_actions[0]!.url);
@@ -58,14 +89,19 @@ describe('console: live exports', () => {
 
     // Credentials that do not work: the app's reason, nothing stored.
     await page.fill('#auth-connectionString', 'mysql://nobody@127.0.0.1:1/none');
-    const refused = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list locations")')]);
+    const refused = await Promise.all([
+      page.waitForNavigation(),
+      page.click('button:has-text("Check and list locations")'),
+    ]);
     expect(refused[0]!.status()).toBe(400);
     expect(await page.textContent('[role=alert]')).toContain('destination');
     await shot(page, 'live-export-connect-error');
 
     await page.fill('#auth-connectionString', my.url);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list locations")')]);
-    const offered = await page.$$eval('#pick option', (options) => options.map((o) => o.getAttribute('value')));
+    const offered = await page.$$eval('#pick option', (options) =>
+      options.map((o) => o.getAttribute('value')),
+    );
     expect(offered).toContain(my.database);
     await page.selectOption('#pick', my.database);
     await shot(page, 'live-export-connect-locations');
@@ -76,7 +112,8 @@ describe('console: live exports', () => {
     expect(await page.textContent('#side-destination')).toContain('connected');
     await shot(page, 'live-export-overview-connected');
 
-    const after = (await api().get(`/v1/live-export/live-exports/${lex.id}`).set(bearer(key)).expect(200)).body;
+    const after = (await api().get(`/v1/live-export/live-exports/${lex.id}`).set(bearer(key)).expect(200))
+      .body;
     expect(after.destination).toMatchObject({ connector: 'mysql', connected: true, location: my.database });
     expect(after.pending_actions).toEqual([]);
   });
@@ -88,7 +125,15 @@ describe('console: live exports', () => {
       .put(follow(lex.mappings_url))
       .set(bearer(key))
       .set('If-Match', '"1"')
-      .send({ tables: [{ source_table: 'customers', destination_table: destinationTable, fields: [{ source_field: 'id', primary: true }, { source_field: 'email' }] }] })
+      .send({
+        tables: [
+          {
+            source_table: 'customers',
+            destination_table: destinationTable,
+            fields: [{ source_field: 'id', primary: true }, { source_field: 'email' }],
+          },
+        ],
+      })
       .expect(200);
     await api().post(follow(lex.save_url)).set(bearer(key)).expect(200);
     await api().patch(follow(lex.schedule_url)).set(bearer(key)).send({ cadence: 'hourly' }).expect(200);
@@ -122,7 +167,11 @@ describe('console: live exports', () => {
     const created = await api()
       .post('/v1/live-export/live-exports')
       .set(bearer(key))
-      .send({ name: 'Source later', source: { connector: 'postgres' }, destination: { connector: 'mysql', auth: { connectionString: my.url }, location: my.database } })
+      .send({
+        name: 'Source later',
+        source: { connector: 'postgres' },
+        destination: { connector: 'mysql', auth: { connectionString: my.url }, location: my.database },
+      })
       .expect(201);
     const action = created.body.pending_actions.find((a: { side: string }) => a.side === 'source');
     const { page } = browser;
@@ -134,7 +183,9 @@ describe('console: live exports', () => {
     await shot(page, 'live-export-connect-source');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Connect")')]);
     expect(await page.textContent('[role=status]')).toContain('Connected PostgreSQL as the source');
-    const after = (await api().get(`/v1/live-export/live-exports/${created.body.id}`).set(bearer(key)).expect(200)).body;
+    const after = (
+      await api().get(`/v1/live-export/live-exports/${created.body.id}`).set(bearer(key)).expect(200)
+    ).body;
     expect(after.source).toMatchObject({ connected: true, base: pg.schema });
     expect(after.pending_actions).toEqual([]);
   });
@@ -147,7 +198,11 @@ describe('console: live exports', () => {
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list locations")')]);
     await page.selectOption('#pick', my.database);
     // Meanwhile the agent completes the side over the API.
-    await api().patch(`/v1/live-export/live-exports/${lex.id}`).set(bearer(key)).send({ destination: { auth: { connectionString: my.url }, location: my.database } }).expect(200);
+    await api()
+      .patch(`/v1/live-export/live-exports/${lex.id}`)
+      .set(bearer(key))
+      .send({ destination: { auth: { connectionString: my.url }, location: my.database } })
+      .expect(200);
     const [raced] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Connect")')]);
     expect(raced!.status()).toBe(409);
     expect(await page.textContent('[role=alert]')).toContain('The destination is already connected');
@@ -156,7 +211,9 @@ describe('console: live exports', () => {
 
     const oauth = await createDeferred('Browser sign-in', { connector: 'fake_oauth_export' });
     await page.goto(oauth.pending_actions[0]!.url);
-    expect(await page.textContent('#oauth-unavailable')).toContain('Browser sign-in for live export sides is not available');
+    expect(await page.textContent('#oauth-unavailable')).toContain(
+      'Browser sign-in for live export sides is not available',
+    );
     await shot(page, 'live-export-oauth');
   });
 
@@ -168,9 +225,18 @@ describe('console: live exports', () => {
       await page.goto(url('/app/live-exports'));
       await signIn(page, stranger.email);
       expect(await page.textContent('#no-live-exports')).toContain('No live exports yet');
-      for (const path of [`/app/live-exports/${lexId}`, `/app/live-exports/${lexId}/connect/destination`, '/app/live-exports/lex_00000000000000000000', '/app/live-exports/nonsense/connect/source']) {
+      for (const path of [
+        `/app/live-exports/${lexId}`,
+        `/app/live-exports/${lexId}/connect/destination`,
+        '/app/live-exports/lex_00000000000000000000',
+        '/app/live-exports/nonsense/connect/source',
+      ]) {
         const response = await page.goto(url(path));
-        expect([path, response!.status(), await page.textContent('h1')]).toEqual([path, 404, 'Page not found']);
+        expect([path, response!.status(), await page.textContent('h1')]).toEqual([
+          path,
+          404,
+          'Page not found',
+        ]);
       }
       await shot(page, 'live-export-not-found');
       await server.t.accounts.update(stranger.id, { plan: 'free' });

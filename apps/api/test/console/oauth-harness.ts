@@ -35,9 +35,18 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** Starts the provider and resolves with its issuer once it printed `READY <issuer>`. */
-function startProvider(redirectUri: string, clientSecret: string): Promise<{ child: ChildProcess; issuer: string }> {
+function startProvider(
+  redirectUri: string,
+  clientSecret: string,
+): Promise<{ child: ChildProcess; issuer: string }> {
   const child = spawn(process.execPath, [join(__dirname, 'oauth-provider.mjs')], {
-    env: { ...process.env, REDIRECT_URI: redirectUri, CLIENT_ID, CLIENT_SECRET: clientSecret, NODE_NO_WARNINGS: '1' },
+    env: {
+      ...process.env,
+      REDIRECT_URI: redirectUri,
+      CLIENT_ID,
+      CLIENT_SECRET: clientSecret,
+      NODE_NO_WARNINGS: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errors = '';
@@ -46,7 +55,10 @@ function startProvider(redirectUri: string, clientSecret: string): Promise<{ chi
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`oauth provider did not start in 15 s: ${errors}`)), 15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`oauth provider did not start in 15 s: ${errors}`)),
+      15_000,
+    );
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`oauth provider exited (${code}): ${errors}`));
@@ -84,16 +96,26 @@ function apiEnv(port: number, issuer: string, overrides: Record<string, string> 
  * Runs the built API with a configuration that must stop it at boot; resolves with its exit code and output.
  * (Should it start anyway, it is stopped and the code is null.)
  */
-export async function startApi(overrides: Record<string, string>): Promise<{ code: number | null; output: string }> {
+export async function startApi(
+  overrides: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   const port = await freePort();
-  const api = spawn(process.execPath, [API_MAIN], { env: apiEnv(port, 'http://localhost:9', overrides), stdio: ['ignore', 'pipe', 'pipe'] });
+  const api = spawn(process.execPath, [API_MAIN], {
+    env: apiEnv(port, 'http://localhost:9', overrides),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   api.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   api.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => api.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 60_000;
   while (api.exitCode === null && Date.now() < deadline) {
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false)) {
+    if (
+      await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (response) => response.ok,
+        () => false,
+      )
+    ) {
       await stop(api);
       return { code: null, output };
     }
@@ -108,7 +130,12 @@ export interface OAuthWorld {
   base: string;
   /** The stand-in app's issuer (its sign-in pages live under it). */
   issuer: string;
-  api<T = Record<string, unknown>>(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: T }>;
+  api<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    key: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
   close(): Promise<void>;
 }
 
@@ -118,7 +145,12 @@ export async function startOAuthWorld(): Promise<OAuthWorld> {
   const secret = randomBytes(24).toString('base64url');
   const provider = await startProvider(`${base}/app/oauth/callback`, secret);
   let output = '';
-  const api = spawn(process.execPath, [API_MAIN], { env: apiEnv(port, provider.issuer, { OAUTH_CLIENTS: JSON.stringify({ standin_oauth: { client_id: CLIENT_ID, client_secret: secret } }) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const api = spawn(process.execPath, [API_MAIN], {
+    env: apiEnv(port, provider.issuer, {
+      OAUTH_CLIENTS: JSON.stringify({ standin_oauth: { client_id: CLIENT_ID, client_secret: secret } }),
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   api.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   api.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const deadline = Date.now() + 30_000;
@@ -127,7 +159,10 @@ export async function startOAuthWorld(): Promise<OAuthWorld> {
       await stop(provider.child);
       throw new Error(`the API exited (${api.exitCode}):\n${output}`);
     }
-    const healthy = await fetch(`${base}/healthz`).then((response) => response.ok, () => false);
+    const healthy = await fetch(`${base}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (healthy) break;
     if (Date.now() > deadline) {
       await Promise.all([stop(api), stop(provider.child)]);
@@ -141,7 +176,10 @@ export async function startOAuthWorld(): Promise<OAuthWorld> {
     async api<T>(method: string, path: string, key: string, body?: unknown) {
       const response = await fetch(`${base}${path}`, {
         method,
-        headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          Authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as T };

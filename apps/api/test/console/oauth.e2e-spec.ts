@@ -43,7 +43,11 @@ describe('console: connect an oauth side (browser sign-in)', () => {
   const browsers: Browser[] = [];
 
   beforeAll(async () => {
-    [world, t, pg] = await Promise.all([startOAuthWorld(), createTestApp(), scratchPg('CREATE TABLE contacts (id serial PRIMARY KEY, name text)')]);
+    [world, t, pg] = await Promise.all([
+      startOAuthWorld(),
+      createTestApp(),
+      scratchPg('CREATE TABLE contacts (id serial PRIMARY KEY, name text)'),
+    ]);
     db = t.app.get(DataSource);
     for (const person of [owner, stranger]) {
       person.email = `oauth-${person === owner ? 'owner' : 'stranger'}-${process.pid}-${Date.now()}@example.com`;
@@ -69,17 +73,38 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     return browser.page;
   }
 
-  async function createSync(right: string, left: Record<string, unknown> = { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema }): Promise<Sync> {
-    const created = await world.api<Sync>('POST', '/v1/sync/syncs', owner.key, { name: `OAuth ${right}`, left, right: { connector: right } });
+  async function createSync(
+    right: string,
+    left: Record<string, unknown> = {
+      connector: 'postgres',
+      auth: { connectionString: pg.url },
+      base: pg.schema,
+    },
+  ): Promise<Sync> {
+    const created = await world.api<Sync>('POST', '/v1/sync/syncs', owner.key, {
+      name: `OAuth ${right}`,
+      left,
+      right: { connector: right },
+    });
     expect(created.status).toBe(201);
     return created.body;
   }
 
-  const getSync = async (id: string): Promise<Sync> => (await world.api<Sync>('GET', `/v1/sync/syncs/${id}`, owner.key)).body;
-  const connectAction = (sync: Sync) => sync.pending_actions.find((action) => action.type === 'user_authorization');
-  const flowsOf = async (syncId: string) => Number((await db.query(`SELECT count(*) AS n FROM console_oauth_flows WHERE sync_id = $1`, [syncId]))[0].n);
+  const getSync = async (id: string): Promise<Sync> =>
+    (await world.api<Sync>('GET', `/v1/sync/syncs/${id}`, owner.key)).body;
+  const connectAction = (sync: Sync) =>
+    sync.pending_actions.find((action) => action.type === 'user_authorization');
+  const flowsOf = async (syncId: string) =>
+    Number(
+      (await db.query(`SELECT count(*) AS n FROM console_oauth_flows WHERE sync_id = $1`, [syncId]))[0].n,
+    );
   const storedSide = async (syncId: string, side: string) =>
-    (await db.query(`SELECT connector, auth_status, credentials, connected_via FROM sync_sides WHERE sync_id = $1 AND side = $2`, [syncId, side]))[0] as {
+    (
+      await db.query(
+        `SELECT connector, auth_status, credentials, connected_via FROM sync_sides WHERE sync_id = $1 AND side = $2`,
+        [syncId, side],
+      )
+    )[0] as {
       connector: string;
       auth_status: string;
       credentials: Buffer | null;
@@ -87,17 +112,28 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     };
 
   /** From the connect page: "Sign in with ...", then the app's login page. */
-  async function startSignIn(page: Page, connectUrl: string, appName = 'Stand-in App', screenshots = false): Promise<void> {
+  async function startSignIn(
+    page: Page,
+    connectUrl: string,
+    appName = 'Stand-in App',
+    screenshots = false,
+  ): Promise<void> {
     await page.goto(connectUrl);
     if (screenshots) await shot(page, 'oauth-connect-page');
-    await Promise.all([page.waitForURL(`${world.issuer}/interaction/**`), page.click(`button:has-text("Sign in with ${appName}")`)]);
+    await Promise.all([
+      page.waitForURL(`${world.issuer}/interaction/**`),
+      page.click(`button:has-text("Sign in with ${appName}")`),
+    ]);
   }
 
   async function appLogin(page: Page, user: string, screenshots = false): Promise<void> {
     await page.fill('#username', user);
     await page.fill('#password', PROVIDER_PASSWORD);
     if (screenshots) await shot(page, 'oauth-app-sign-in');
-    await Promise.all([page.waitForSelector('button:has-text("Allow")'), page.click('button:has-text("Sign in")')]);
+    await Promise.all([
+      page.waitForSelector('button:has-text("Allow")'),
+      page.click('button:has-text("Sign in")'),
+    ]);
     if (screenshots) await shot(page, 'oauth-app-consent');
   }
 
@@ -111,12 +147,17 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     const caught = new Promise<string>((resolve) => {
       cdp.on('Fetch.requestPaused', (event: { requestId: string; request: { url: string } }) => {
         resolve(event.request.url);
-        void cdp.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Aborted' }).catch(() => undefined);
+        void cdp
+          .send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Aborted' })
+          .catch(() => undefined);
       });
     });
     await cdp.send('Fetch.enable', { patterns: [{ urlPattern: `${world.base}/app/oauth/callback*` }] });
     await page.click('button:has-text("Allow")').catch(() => undefined);
-    const callback = await Promise.race([caught, new Promise<string>((resolve) => setTimeout(() => resolve(''), 10_000))]);
+    const callback = await Promise.race([
+      caught,
+      new Promise<string>((resolve) => setTimeout(() => resolve(''), 10_000)),
+    ]);
     await cdp.send('Fetch.disable');
     await cdp.detach();
     expect(callback).toMatch(/[?&]code=/);
@@ -133,7 +174,11 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     const sync = await createSync('standin_oauth');
     expect(sync.right).toBeNull();
     const action = connectAction(sync)!;
-    expect(action).toMatchObject({ side: 'right', connector: 'standin_oauth', url: `${world.base}/app/syncs/${sync.id}/connect/right` });
+    expect(action).toMatchObject({
+      side: 'right',
+      connector: 'standin_oauth',
+      url: `${world.base}/app/syncs/${sync.id}/connect/right`,
+    });
 
     // The pending action's link first asks the person to sign in to Lockstep as the account's owner.
     const browser = await openBrowser();
@@ -170,18 +215,34 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     await page.click('button:has-text("Sign in")');
     await page.waitForSelector('text=Wrong username or password.');
     await appLogin(page, 'ada', true);
-    await Promise.all([page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`), page.click('button:has-text("Allow")')]);
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`),
+      page.click('button:has-text("Allow")'),
+    ]);
     await page.waitForSelector('[role=status]');
-    expect(await page.textContent('[role=status]')).toContain('Connected Stand-in App (Analytical Engine) as the right side.');
+    expect(await page.textContent('[role=status]')).toContain(
+      'Connected Stand-in App (Analytical Engine) as the right side.',
+    );
     await shot(page, 'oauth-connected-review');
 
     const after = await getSync(sync.id);
-    expect(after.right).toMatchObject({ connector: 'standin_oauth', auth_method: 'oauth', base: { id: 'ws_engine', name: 'Analytical Engine' }, auth_status: 'ok' });
+    expect(after.right).toMatchObject({
+      connector: 'standin_oauth',
+      auth_method: 'oauth',
+      base: { id: 'ws_engine', name: 'Analytical Engine' },
+      auth_status: 'ok',
+    });
     expect(after.pending_actions.map((a) => a.type)).toEqual(['user_confirmation']);
     const stored = await storedSide(sync.id, 'right');
     expect(stored.connected_via).toBe('console');
     const credentials = t.app.get(CredentialCipher).decrypt(stored.credentials!, sideOwner(sync.id, 'right'));
-    expect(Object.keys(credentials).sort()).toEqual(['access_token', 'expires_at', 'refresh_token', 'scope', 'token_type']);
+    expect(Object.keys(credentials).sort()).toEqual([
+      'access_token',
+      'expires_at',
+      'refresh_token',
+      'scope',
+      'token_type',
+    ]);
     expect(credentials['scope']).toContain('workspaces');
     expect(Date.parse(credentials['expires_at']!)).toBeGreaterThan(Date.now());
     expect(await flowsOf(sync.id)).toBe(0);
@@ -202,7 +263,10 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     const page = await browserFor(owner.email);
     await startSignIn(page, connectAction(sync)!.url);
     await appLogin(page, 'ada');
-    const [response] = await Promise.all([page.waitForResponse((r) => r.url().startsWith(`${world.base}/app/oauth/callback`)), page.click('button:has-text("Deny")')]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().startsWith(`${world.base}/app/oauth/callback`)),
+      page.click('button:has-text("Deny")'),
+    ]);
     expect(response.status()).toBe(403);
     expect(new URL(response.url()).searchParams.get('error')).toBe('access_denied');
     await page.waitForSelector('h1');
@@ -212,7 +276,10 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect((await getSync(sync.id)).right).toBeNull();
     expect((await storedSide(sync.id, 'right')).credentials).toBeNull();
     expect(await flowsOf(sync.id)).toBe(0);
-    await Promise.all([page.waitForURL(`${world.base}/app/syncs/${sync.id}/connect/right`), page.click('a:has-text("Try again")')]);
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/syncs/${sync.id}/connect/right`),
+      page.click('a:has-text("Try again")'),
+    ]);
   });
 
   it('a forged state and a tampered code get readable pages, never a 500, and store nothing', async () => {
@@ -276,27 +343,42 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(await flowsOf(sync.id)).toBe(1);
 
     // The owner's own session still completes it.
-    await Promise.all([ownerPage.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`), ownerPage.goto(callback)]);
-    expect((await getSync(sync.id)).right).toMatchObject({ connector: 'standin_oauth', base: { id: 'ws_engine' } });
+    await Promise.all([
+      ownerPage.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`),
+      ownerPage.goto(callback),
+    ]);
+    expect((await getSync(sync.id)).right).toMatchObject({
+      connector: 'standin_oauth',
+      base: { id: 'ws_engine' },
+    });
   });
 
   it('with both sides unconnected, the side signed in first takes the left slot (one-side-is-left rule)', async () => {
     const sync = await createSync('standin_oauth', { connector: 'postgres' });
-    expect(sync.pending_actions.filter((a) => a.type === 'user_authorization').map((a) => [a.side, a.connector])).toEqual([
+    expect(
+      sync.pending_actions.filter((a) => a.type === 'user_authorization').map((a) => [a.side, a.connector]),
+    ).toEqual([
       ['left', 'postgres'],
       ['right', 'standin_oauth'],
     ]);
     const page = await browserFor(owner.email);
     await startSignIn(page, `${world.base}/app/syncs/${sync.id}/connect/right`);
     await appLogin(page, 'ada');
-    await Promise.all([page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`), page.click('button:has-text("Allow")')]);
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`),
+      page.click('button:has-text("Allow")'),
+    ]);
     expect(await page.textContent('[role=status]')).toContain('as the left side');
     const after = await getSync(sync.id);
     expect(after.left).toMatchObject({ connector: 'standin_oauth', auth_method: 'oauth', auth_status: 'ok' });
     expect(after.right).toBeNull();
-    expect(after.pending_actions.filter((a) => a.type === 'user_authorization').map((a) => [a.side, a.connector])).toEqual([['right', 'postgres']]);
+    expect(
+      after.pending_actions.filter((a) => a.type === 'user_authorization').map((a) => [a.side, a.connector]),
+    ).toEqual([['right', 'postgres']]);
     const left = await storedSide(sync.id, 'left');
-    expect(Object.keys(t.app.get(CredentialCipher).decrypt(left.credentials!, sideOwner(sync.id, 'left')))).toContain('access_token');
+    expect(
+      Object.keys(t.app.get(CredentialCipher).decrypt(left.credentials!, sideOwner(sync.id, 'left'))),
+    ).toContain('access_token');
   });
 
   it('an app account with several bases picks one after signing in', async () => {
@@ -304,14 +386,25 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     const page = await browserFor(owner.email);
     await startSignIn(page, connectAction(sync)!.url);
     await appLogin(page, 'ben');
-    await Promise.all([page.waitForURL(`${world.base}/app/oauth/callback**`), page.click('button:has-text("Allow")')]);
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/oauth/callback**`),
+      page.click('button:has-text("Allow")'),
+    ]);
     await page.waitForSelector('text=Choose what to sync');
     await shot(page, 'oauth-choose-base');
     expect((await getSync(sync.id)).right).toBeNull();
     await page.check('input[value=ws_post]');
-    await Promise.all([page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`), page.click('button:has-text("Use this base")')]);
-    expect(await page.textContent('[role=status]')).toContain('Connected Stand-in App (Post Office) as the right side.');
-    expect((await getSync(sync.id)).right).toMatchObject({ connector: 'standin_oauth', base: { id: 'ws_post', name: 'Post Office' } });
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`),
+      page.click('button:has-text("Use this base")'),
+    ]);
+    expect(await page.textContent('[role=status]')).toContain(
+      'Connected Stand-in App (Post Office) as the right side.',
+    );
+    expect((await getSync(sync.id)).right).toMatchObject({
+      connector: 'standin_oauth',
+      base: { id: 'ws_post', name: 'Post Office' },
+    });
     expect(await flowsOf(sync.id)).toBe(0);
   });
 
@@ -320,10 +413,20 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     let page = await browserFor(owner.email);
     await startSignIn(page, connectAction(sync)!.url);
     await appLogin(page, 'ada');
-    await Promise.all([page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`), page.click('button:has-text("Allow")')]);
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`),
+      page.click('button:has-text("Allow")'),
+    ]);
     const connected = await getSync(sync.id);
     // The app rejects the stored token later on (what the engine or a schema read records).
-    await markCredentialRejected(db, { syncId: sync.id, side: 'right', connector: 'standin_oauth', connectorName: 'Stand-in App', reason: 'token revoked', reconnectUrl: `${world.base}/app/syncs/${sync.id}/connect/right` });
+    await markCredentialRejected(db, {
+      syncId: sync.id,
+      side: 'right',
+      connector: 'standin_oauth',
+      connectorName: 'Stand-in App',
+      reason: 'token revoked',
+      reconnectUrl: `${world.base}/app/syncs/${sync.id}/connect/right`,
+    });
     const broken = await getSync(sync.id);
     expect(broken.right!.auth_status).toBe('error');
     expect(broken.open_issues).toBe(1);
@@ -334,7 +437,10 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     page = await browserFor(owner.email);
     await startSignIn(page, reconnect.url);
     await appLogin(page, 'ben');
-    const [refused] = await Promise.all([page.waitForResponse((r) => r.url().startsWith(`${world.base}/app/oauth/callback`)), page.click('button:has-text("Allow")')]);
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.url().startsWith(`${world.base}/app/oauth/callback`)),
+      page.click('button:has-text("Allow")'),
+    ]);
     expect(refused.status()).toBe(409);
     expect(await page.textContent('h1')).toBe('Sign in with the account that owns this base');
     await shot(page, 'oauth-reconnect-wrong-account');
@@ -343,10 +449,19 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     page = await browserFor(owner.email);
     await startSignIn(page, reconnect.url);
     await appLogin(page, 'ada');
-    await Promise.all([page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`), page.click('button:has-text("Allow")')]);
-    expect(await page.textContent('[role=status]')).toContain('Reconnected Stand-in App (Analytical Engine) as the right side.');
+    await Promise.all([
+      page.waitForURL(`${world.base}/app/syncs/${sync.id}/review**`),
+      page.click('button:has-text("Allow")'),
+    ]);
+    expect(await page.textContent('[role=status]')).toContain(
+      'Reconnected Stand-in App (Analytical Engine) as the right side.',
+    );
     const fixed = await getSync(sync.id);
-    expect(fixed.right).toMatchObject({ auth_status: 'ok', base: { id: 'ws_engine' }, connected_at: connected.right!.connected_at });
+    expect(fixed.right).toMatchObject({
+      auth_status: 'ok',
+      base: { id: 'ws_engine' },
+      connected_at: connected.right!.connected_at,
+    });
     expect(fixed.open_issues).toBe(0);
     expect(connectAction(fixed)).toBeUndefined();
   });
@@ -356,7 +471,9 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(broken.code).not.toBe(0);
     expect(broken.output).toContain('connector plugin');
     expect(broken.output).toContain('no module found');
-    const typo = await startApi({ OAUTH_CLIENTS: JSON.stringify({ standin_oath: { client_id: 'x', client_secret: 'y' } }) });
+    const typo = await startApi({
+      OAUTH_CLIENTS: JSON.stringify({ standin_oath: { client_id: 'x', client_secret: 'y' } }),
+    });
     expect(typo.code).not.toBe(0);
     expect(typo.output).toContain('OAUTH_CLIENTS: no connector "standin_oath" is offered');
   });
@@ -365,7 +482,10 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     const sync = await createSync('standin_unset');
     const page = await browserFor(owner.email);
     await page.goto(connectAction(sync)!.url);
-    const [response] = await Promise.all([page.waitForResponse((r) => r.url() === `${world.base}/app/oauth/start`), page.click('button:has-text("Sign in with Unregistered App")')]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${world.base}/app/oauth/start`),
+      page.click('button:has-text("Sign in with Unregistered App")'),
+    ]);
     expect(response.status()).toBe(503);
     expect(await page.textContent('h1')).toBe('Unregistered App sign-in is not set up');
     expect(await page.textContent('main')).toContain('OAUTH_CLIENTS under "standin_unset"');

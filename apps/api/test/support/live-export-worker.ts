@@ -59,7 +59,12 @@ export interface LiveExportWorld {
   /** Adds one `tick` job and waits until the worker has carried it out. */
   tick(): Promise<void>;
   /** Create (POST), map (GET mappings for the ETag, PUT with If-Match) and save (POST .../save) an export. */
-  createExport(input: { name: string; source: ExportSide; destination: ExportSide; tables: object[] }): Promise<{ id: string; body: Record<string, string> }>;
+  createExport(input: {
+    name: string;
+    source: ExportSide;
+    destination: ExportSide;
+    tables: object[];
+  }): Promise<{ id: string; body: Record<string, string> }>;
   trigger(liveExportId: string): Promise<RunBody>;
   run(runId: string): Promise<RunBody>;
   /** `GET /v1/live-export/runs?live_export=...` (newest first, up to 25). */
@@ -71,7 +76,8 @@ export interface LiveExportWorld {
 }
 
 function ok<T>(what: string, res: { status: number; body: unknown }, status: number): T {
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as T;
 }
 
@@ -79,7 +85,11 @@ export async function liveExportWorld(workerEnv: Record<string, string> = {}): P
   const prefix = uniqueName('lxw');
   const t = await createTestApp({ QUEUE_PREFIX: prefix });
   const accountId = (await t.account({ plan: 'business' })).id;
-  const keys = { read: await t.key(accountId, 'read'), write: await t.key(accountId, 'readwrite'), operate: await t.key(accountId, 'operate') };
+  const keys = {
+    read: await t.key(accountId, 'read'),
+    write: await t.key(accountId, 'readwrite'),
+    operate: await t.key(accountId, 'operate'),
+  };
   const queue = t.app.get(JobProducer).queue(QUEUES.liveExport);
   const http = () => t.http();
 
@@ -135,13 +145,20 @@ export async function liveExportWorld(workerEnv: Record<string, string> = {}): P
       await queue.client.set(`${prefix}:${TEST_CLOCK_KEY}`, String(new Date(at).getTime()));
     },
     async tick() {
-      const job = await queue.add(LIVE_EXPORT_JOBS.tick, {}, { removeOnComplete: false, removeOnFail: false });
+      const job = await queue.add(
+        LIVE_EXPORT_JOBS.tick,
+        {},
+        { removeOnComplete: false, removeOnFail: false },
+      );
       await job.finished();
     },
     async createExport(input) {
       const created = ok<Record<string, string>>(
         'create',
-        await http().post('/v1/live-export/live-exports').set(bearer(keys.write)).send({ name: input.name, source: input.source, destination: input.destination }),
+        await http()
+          .post('/v1/live-export/live-exports')
+          .set(bearer(keys.write))
+          .send({ name: input.name, source: input.source, destination: input.destination }),
         201,
       );
       const id = created['id']!;
@@ -149,18 +166,41 @@ export async function liveExportWorld(workerEnv: Record<string, string> = {}): P
       ok('mappings GET', current, 200);
       const etag = current.headers['etag'];
       if (typeof etag !== 'string') throw new Error('mappings GET: no ETag');
-      ok('mappings PUT', await http().put(`/v1/live-export/live-exports/${id}/mappings`).set(bearer(keys.write)).set('If-Match', etag).send({ tables: input.tables }), 200);
+      ok(
+        'mappings PUT',
+        await http()
+          .put(`/v1/live-export/live-exports/${id}/mappings`)
+          .set(bearer(keys.write))
+          .set('If-Match', etag)
+          .send({ tables: input.tables }),
+        200,
+      );
       ok('save', await http().post(`/v1/live-export/live-exports/${id}/save`).set(bearer(keys.write)), 200);
       return { id, body: created };
     },
     async trigger(liveExportId) {
-      return ok<RunBody>('trigger', await http().post(`/v1/live-export/live-exports/${liveExportId}/trigger`).set(bearer(keys.operate)).send({}), 202);
+      return ok<RunBody>(
+        'trigger',
+        await http()
+          .post(`/v1/live-export/live-exports/${liveExportId}/trigger`)
+          .set(bearer(keys.operate))
+          .send({}),
+        202,
+      );
     },
     async run(runId) {
-      return ok<RunBody>('run GET', await http().get(`/v1/live-export/runs/${runId}`).set(bearer(keys.read)), 200);
+      return ok<RunBody>(
+        'run GET',
+        await http().get(`/v1/live-export/runs/${runId}`).set(bearer(keys.read)),
+        200,
+      );
     },
     async runs(liveExportId) {
-      return ok<{ data: RunBody[] }>('runs GET', await http().get(`/v1/live-export/runs?live_export=${liveExportId}&limit=25`).set(bearer(keys.read)), 200).data;
+      return ok<{ data: RunBody[] }>(
+        'runs GET',
+        await http().get(`/v1/live-export/runs?live_export=${liveExportId}&limit=25`).set(bearer(keys.read)),
+        200,
+      ).data;
     },
     async finished(runId, timeoutMs = 60_000) {
       return waitUntil(
@@ -174,10 +214,21 @@ export async function liveExportWorld(workerEnv: Record<string, string> = {}): P
       );
     },
     async schedule(liveExportId) {
-      return ok('schedule GET', await http().get(`/v1/live-export/live-exports/${liveExportId}/schedule`).set(bearer(keys.read)), 200);
+      return ok(
+        'schedule GET',
+        await http().get(`/v1/live-export/live-exports/${liveExportId}/schedule`).set(bearer(keys.read)),
+        200,
+      );
     },
     async patchSchedule(liveExportId, body) {
-      return ok('schedule PATCH', await http().patch(`/v1/live-export/live-exports/${liveExportId}/schedule`).set(bearer(keys.write)).send(body), 200);
+      return ok(
+        'schedule PATCH',
+        await http()
+          .patch(`/v1/live-export/live-exports/${liveExportId}/schedule`)
+          .set(bearer(keys.write))
+          .send(body),
+        200,
+      );
     },
   };
   return world;

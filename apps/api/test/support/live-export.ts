@@ -10,7 +10,15 @@ import type { ScratchMysql, ScratchPg } from './scratch-dbs';
 export const fakeOauthExportConnector: ConnectorDeclaration = defineConnector({
   type: 'fake_oauth_export',
   displayName: 'Fake OAuth Warehouse',
-  auth: { method: 'oauth', fields: null, oauth: { authorizationEndpoint: 'https://example.com/authorize', tokenEndpoint: 'https://example.com/token', scopes: ['data'] } },
+  auth: {
+    method: 'oauth',
+    fields: null,
+    oauth: {
+      authorizationEndpoint: 'https://example.com/authorize',
+      tokenEndpoint: 'https://example.com/token',
+      scopes: ['data'],
+    },
+  },
   plan: 'free',
   capabilities: {
     createTables: false,
@@ -29,7 +37,11 @@ export function addLiveExportTestConnectors(t: TestApp): void {
   t.app.get(ConnectorCatalog).add(fakeOauthExportConnector);
 }
 
-export const pgSource = (pg: ScratchPg) => ({ connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema });
+export const pgSource = (pg: ScratchPg) => ({
+  connector: 'postgres',
+  auth: { connectionString: pg.url },
+  base: pg.schema,
+});
 /** `location: null` leaves the location out. */
 export const mysqlDestination = (my: ScratchMysql, location: string | null = my.database) => ({
   connector: 'mysql',
@@ -41,7 +53,11 @@ export const pgDestination = (pg: ScratchPg, location: string | null = pg.schema
   auth: { connectionString: pg.url },
   ...(location !== null ? { location } : {}),
 });
-export const mysqlSource = (my: ScratchMysql) => ({ connector: 'mysql', auth: { connectionString: my.url }, base: my.database });
+export const mysqlSource = (my: ScratchMysql) => ({
+  connector: 'mysql',
+  auth: { connectionString: my.url },
+  base: my.database,
+});
 
 /** A path from a `*_url` of a response. */
 export const follow = (url: string) => url.replace('http://lockstep.test', '');

@@ -39,7 +39,12 @@ export interface LiveSync {
   close(): Promise<void>;
 }
 
-export async function waitUntil<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 150): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 150,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
   while (Date.now() < deadline) {
@@ -51,31 +56,48 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | null |
     }
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`);
+  throw new Error(
+    `timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`,
+  );
 }
 
 export async function liveSync(t: TestApp, options: LiveSyncOptions): Promise<LiveSync> {
   const pg = await scratchPg(options.pgSetup);
   const my = await scratchMysql(options.mySetup);
   const accountId = (await t.account()).id;
-  const keys = { read: await t.key(accountId, 'read'), operate: await t.key(accountId, 'operate'), write: await t.key(accountId, 'readwrite') };
+  const keys = {
+    read: await t.key(accountId, 'read'),
+    operate: await t.key(accountId, 'operate'),
+    write: await t.key(accountId, 'readwrite'),
+  };
   const db = t.app.get(DataSource);
   const created = await t
     .http()
     .post('/v1/sync/syncs')
     .set(bearer(keys.write))
-    .send({ name: 'Live', left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema }, right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database } });
-  if (created.status !== 201) throw new Error(`sync create: ${created.status} ${JSON.stringify(created.body)}`);
+    .send({
+      name: 'Live',
+      left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema },
+      right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database },
+    });
+  if (created.status !== 201)
+    throw new Error(`sync create: ${created.status} ${JSON.stringify(created.body)}`);
   const id: string = created.body.id;
   const mappings = await t.http().get(`/v1/sync/syncs/${id}/mappings`).set(bearer(keys.read));
-  const put = await t.http().put(`/v1/sync/syncs/${id}/mappings`).set(bearer(keys.write)).set('If-Match', mappings.headers['etag']).send({ tables: options.tables });
+  const put = await t
+    .http()
+    .put(`/v1/sync/syncs/${id}/mappings`)
+    .set(bearer(keys.write))
+    .set('If-Match', mappings.headers['etag'])
+    .send({ tables: options.tables });
   if (put.status !== 200) throw new Error(`mappings PUT: ${put.status} ${JSON.stringify(put.body)}`);
   const args = ['sync', 'start', '--id', id];
   if (options.match) args.push('--match', options.match);
   if (options.prefer) args.push('--prefer', options.prefer);
   const started = cli(...args);
   if (started.code !== 0) throw new Error(`sync start: ${started.stderr}`);
-  if (options.deleteApproval) await db.query(`UPDATE syncs SET delete_approval = $2 WHERE id = $1`, [id, options.deleteApproval]);
+  if (options.deleteApproval)
+    await db.query(`UPDATE syncs SET delete_approval = $2 WHERE id = $1`, [id, options.deleteApproval]);
 
   const live: LiveSync = {
     id,
@@ -87,7 +109,14 @@ export async function liveSync(t: TestApp, options: LiveSyncOptions): Promise<Li
     worker: null,
     startWorker() {
       live.worker = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
-        env: { ...process.env, LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, ENGINE_ACCOUNT_ID: accountId, ENGINE_LEASE_SECONDS: '3', LOG_LEVEL: process.env['ENGINE_TEST_LOG'] ?? 'silent', ...options.workerEnv },
+        env: {
+          ...process.env,
+          LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
+          ENGINE_ACCOUNT_ID: accountId,
+          ENGINE_LEASE_SECONDS: '3',
+          LOG_LEVEL: process.env['ENGINE_TEST_LOG'] ?? 'silent',
+          ...options.workerEnv,
+        },
         stdio: ['ignore', 'inherit', 'inherit'],
       });
     },
@@ -109,7 +138,9 @@ export async function liveSync(t: TestApp, options: LiveSyncOptions): Promise<Li
   live.startWorker();
   await waitUntil(
     'the initial sync to finish',
-    async () => (await db.query(`SELECT initial_sync_phase AS phase FROM syncs WHERE id = $1`, [id]))[0]?.phase === 'done',
+    async () =>
+      (await db.query(`SELECT initial_sync_phase AS phase FROM syncs WHERE id = $1`, [id]))[0]?.phase ===
+      'done',
     90_000,
   );
   return live;

@@ -5,7 +5,11 @@ import { DomainError, ErrorCode } from '@lockstep/contracts';
 import { newId } from '@lockstep/domain';
 import { ApiKeyEntity } from '@lockstep/persistence';
 import { Auth, type AuthContext } from '../../src/common/auth/auth-context';
-import { NotForSyncRestrictedKeys, RequiredScope, RequiresSubscription } from '../../src/common/auth/auth.decorators';
+import {
+  NotForSyncRestrictedKeys,
+  RequiredScope,
+  RequiresSubscription,
+} from '../../src/common/auth/auth.decorators';
 import { Idempotent } from '../../src/common/idempotency/idempotency.interceptor';
 import { CursorService, parseLimit } from '../../src/common/pagination/cursor.service';
 
@@ -58,12 +62,20 @@ class ProbeController {
 
   /** The account's API keys, newest first, with the real cursor helpers. */
   @Get('keys')
-  async listKeys(@Auth() auth: AuthContext, @Query('limit') limit?: string, @Query('cursor') cursor?: string) {
+  async listKeys(
+    @Auth() auth: AuthContext,
+    @Query('limit') limit?: string,
+    @Query('cursor') cursor?: string,
+  ) {
     return this.page('GET /v1/test-probe/keys', auth, limit, cursor);
   }
 
   @Get('other-keys')
-  async otherKeys(@Auth() auth: AuthContext, @Query('limit') limit?: string, @Query('cursor') cursor?: string) {
+  async otherKeys(
+    @Auth() auth: AuthContext,
+    @Query('limit') limit?: string,
+    @Query('cursor') cursor?: string,
+  ) {
     return this.page('GET /v1/test-probe/other-keys', auth, limit, cursor);
   }
 
@@ -78,7 +90,14 @@ class ProbeController {
       .limit(limit + 1);
     if (after) query.andWhere('(k.created_at, k.id) < (:at, :id)', { at: after.createdAt, id: after.id });
     const rows = await query.getMany();
-    return this.cursors.page(rows, limit, endpoint, auth.accountId, (k) => ({ createdAt: k.createdAt.toISOString(), id: k.id }), (k) => ({ id: k.id, name: k.name }));
+    return this.cursors.page(
+      rows,
+      limit,
+      endpoint,
+      auth.accountId,
+      (k) => ({ createdAt: k.createdAt.toISOString(), id: k.id }),
+      (k) => ({ id: k.id, name: k.name }),
+    );
   }
 }
 

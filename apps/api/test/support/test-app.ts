@@ -28,8 +28,16 @@ export interface TestApp {
 let counter = 0;
 
 /** The real API (real PostgreSQL and Redis from the test environment) plus the test-only probe endpoints. */
-export async function createTestApp(overrides: Partial<Record<keyof AppConfig, unknown>> = {}, extraModules: Type[] = [ProbeModule]): Promise<TestApp> {
-  const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY, RATE_LIMIT_PER_MINUTE: 100000, PUBLIC_URL: 'http://lockstep.test', ...overrides });
+export async function createTestApp(
+  overrides: Partial<Record<keyof AppConfig, unknown>> = {},
+  extraModules: Type[] = [ProbeModule],
+): Promise<TestApp> {
+  const config = loadConfig(process.env, {
+    LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
+    RATE_LIMIT_PER_MINUTE: 100000,
+    PUBLIC_URL: 'http://lockstep.test',
+    ...overrides,
+  });
   const app = await createApp(config, extraModules);
   const accounts = app.get(AccountsService);
   const keys = app.get(ApiKeysService);
@@ -41,14 +49,26 @@ export async function createTestApp(overrides: Partial<Record<keyof AppConfig, u
     keys,
     account: async (input = {}) => {
       counter += 1;
-      return accounts.create({ email: `owner-${process.pid}-${Date.now()}-${counter}@example.com`, password: 'correct horse battery', ...input });
+      return accounts.create({
+        email: `owner-${process.pid}-${Date.now()}-${counter}@example.com`,
+        password: 'correct horse battery',
+        ...input,
+      });
     },
-    key: async (accountId, scope, syncId = null) => (await keys.create(accountId, { name: `${scope} key`, scope, syncId })).secret,
+    key: async (accountId, scope, syncId = null) =>
+      (await keys.create(accountId, { name: `${scope} key`, scope, syncId })).secret,
     bareSync: async (accountId) => {
       const id = newId('sync');
-      await app.get(DataSource).query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'bare')`, [id, accountId]);
+      await app
+        .get(DataSource)
+        .query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'bare')`, [id, accountId]);
       for (const side of ['left', 'right']) {
-        await app.get(DataSource).query(`INSERT INTO sync_sides (sync_id, side, connector, auth_method) VALUES ($1, $2, 'postgres', 'api_key')`, [id, side]);
+        await app
+          .get(DataSource)
+          .query(
+            `INSERT INTO sync_sides (sync_id, side, connector, auth_method) VALUES ($1, $2, 'postgres', 'api_key')`,
+            [id, side],
+          );
       }
       return id;
     },

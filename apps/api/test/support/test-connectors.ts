@@ -4,7 +4,12 @@
  * itself and lists two bases with the same name. They talk to no app: credentials are checked against a
  * fixed value. Only the discovery methods work; everything else is `unsupported`.
  */
-import { type Connection, ConnectorError, type ConnectorDeclaration, defineConnector } from '@lockstep/connectors-core';
+import {
+  type Connection,
+  ConnectorError,
+  type ConnectorDeclaration,
+  defineConnector,
+} from '@lockstep/connectors-core';
 
 export const GOOD_FAKE_KEY = 'fake-key-good';
 
@@ -57,13 +62,31 @@ const capabilities = (syncToItself: boolean) => ({
 
 const apiKeyAuth = {
   method: 'api_key' as const,
-  fields: [{ id: 'apiKey', label: 'API key', optional: false, placeholder: 'key', options: null, help: { label: 'Where to find it', url: 'https://example.com/help' }, secret: true }],
+  fields: [
+    {
+      id: 'apiKey',
+      label: 'API key',
+      optional: false,
+      placeholder: 'key',
+      options: null,
+      help: { label: 'Where to find it', url: 'https://example.com/help' },
+      secret: true,
+    },
+  ],
 };
 
 export const fakeOauthConnector: ConnectorDeclaration = defineConnector({
   type: 'fake_oauth',
   displayName: 'Fake OAuth App',
-  auth: { method: 'oauth', fields: null, oauth: { authorizationEndpoint: 'https://example.com/authorize', tokenEndpoint: 'https://example.com/token', scopes: ['data'] } },
+  auth: {
+    method: 'oauth',
+    fields: null,
+    oauth: {
+      authorizationEndpoint: 'https://example.com/authorize',
+      tokenEndpoint: 'https://example.com/token',
+      scopes: ['data'],
+    },
+  },
   plan: 'free',
   capabilities: capabilities(true),
   connect: async (credentials) => fakeConnection('fake_oauth', credentials),

@@ -34,7 +34,16 @@ export class ChangeHub {
   subscribe(key: string, open: () => Promise<Connection>, tables: string[], wake: () => void): () => void {
     let watch = this.watches.get(key);
     if (!watch) {
-      watch = { open, connection: null, subscribers: new Map(), stop: null, watchedTables: '', timer: null, last: null, busy: false };
+      watch = {
+        open,
+        connection: null,
+        subscribers: new Map(),
+        stop: null,
+        watchedTables: '',
+        timer: null,
+        last: null,
+        busy: false,
+      };
       this.watches.set(key, watch);
     }
     const id = this.nextId++;
@@ -53,13 +62,16 @@ export class ChangeHub {
     try {
       watch.connection ??= await watch.open();
       const connection = watch.connection;
-      const tables = [...new Set([...watch.subscribers.values()].flatMap((subscriber) => [...subscriber.tables]))].sort();
+      const tables = [
+        ...new Set([...watch.subscribers.values()].flatMap((subscriber) => [...subscriber.tables])),
+      ].sort();
       if (connection.watch) {
         const signature = tables.join('\u0000');
         if (signature === watch.watchedTables && watch.stop) return;
         const previous = watch.stop;
         watch.stop = await connection.watch(tables, (table) => {
-          for (const subscriber of watch.subscribers.values()) if (subscriber.tables.has(table)) subscriber.wake();
+          for (const subscriber of watch.subscribers.values())
+            if (subscriber.tables.has(table)) subscriber.wake();
         });
         watch.watchedTables = signature;
         if (previous) await previous();
@@ -71,7 +83,10 @@ export class ChangeHub {
       }
     } catch (error) {
       // The runners find out what is wrong themselves; wake them and try again shortly.
-      this.logger.debug({ key: key.split('|')[0], error: error instanceof Error ? error.message : String(error) }, 'change watch failed');
+      this.logger.debug(
+        { key: key.split('|')[0], error: error instanceof Error ? error.message : String(error) },
+        'change watch failed',
+      );
       for (const subscriber of watch.subscribers.values()) subscriber.wake();
       await watch.connection?.close().catch(() => undefined);
       watch.connection = null;
@@ -88,7 +103,8 @@ export class ChangeHub {
       if (tables.length === 0) return;
       const checkpoint = await watch.connection.currentCheckpoint(tables[0]!);
       // The checkpoint covers the whole change log of the database: any change wakes every subscriber.
-      if (watch.last !== null && checkpoint !== watch.last) for (const subscriber of watch.subscribers.values()) subscriber.wake();
+      if (watch.last !== null && checkpoint !== watch.last)
+        for (const subscriber of watch.subscribers.values()) subscriber.wake();
       watch.last = checkpoint;
     } catch {
       for (const subscriber of watch.subscribers.values()) subscriber.wake();

@@ -39,15 +39,20 @@ export async function pollChanges(ctx: EngineContext, checkpoints: Checkpoints):
       const batches: Partial<Record<SideName, ChangeBatch>> = {};
       for (const side of SIDES) {
         const table = sideEnd(pair, side).remoteId;
-        const since = checkpoints[side][table] ?? (await ctx.sides[side].use((connection) => connection.currentCheckpoint(table)));
+        const since =
+          checkpoints[side][table] ??
+          (await ctx.sides[side].use((connection) => connection.currentCheckpoint(table)));
         checkpoints[side][table] = since;
-        batches[side] = await ctx.sides[side].use((connection) => connection.readChanges(table, since, { limit: ctx.pageSize, ignoreOwnWrites: true }));
+        batches[side] = await ctx.sides[side].use((connection) =>
+          connection.readChanges(table, since, { limit: ctx.pageSize, ignoreOwnWrites: true }),
+        );
       }
       const observations: Observation[] = [];
       const deleted: Record<SideName, string[]> = { left: [], right: [] };
       for (const side of SIDES) {
         for (const change of batches[side]!.changes) {
-          if (change.kind === 'upsert' && change.record) observations.push({ side, remoteId: change.remoteId, record: change.record, at: change.at });
+          if (change.kind === 'upsert' && change.record)
+            observations.push({ side, remoteId: change.remoteId, record: change.record, at: change.at });
           else if (change.kind === 'delete') deleted[side].push(change.remoteId);
         }
       }
@@ -69,7 +74,11 @@ export async function pollChanges(ctx: EngineContext, checkpoints: Checkpoints):
               const ids = deleted[side].filter((id) => !observedIds.has(`${side}:${id}`));
               if (ids.length === 0) continue;
               const links = await undeletedLinkIds(tx, ctx.syncId, pair.index, side, ids);
-              await enqueue(tx, ctx.syncId, links.map((id) => ({ recordId: id, type: 'verify_delete', side })));
+              await enqueue(
+                tx,
+                ctx.syncId,
+                links.map((id) => ({ recordId: id, type: 'verify_delete', side })),
+              );
             }
             await noteChangeDetected(tx, ctx.syncId);
             await saveTableCheckpoints(tx, ctx.syncId, next);
@@ -98,7 +107,9 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
   const side = state.side;
   const table = sideEnd(pair, side).remoteId;
   const fields = pair.fields.map((field) => fieldEnd(field, side).remoteId);
-  const page = await ctx.sides[side].use((connection) => connection.readPage(table, { after: state.cursor, pageSize: ctx.pageSize }));
+  const page = await ctx.sides[side].use((connection) =>
+    connection.readPage(table, { after: state.cursor, pageSize: ctx.pageSize }),
+  );
   const ids = page.records.map((record) => record.remoteId);
   if (ids.length > 0) {
     const links = await markSeen(ctx.db, ctx.syncId, pair.index, side, ids);
@@ -106,7 +117,8 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
     const changed: Observation[] = [];
     for (const record of page.records) {
       const link = byId.get(record.remoteId);
-      if (!link || link.deleted || link.hash !== contentHash(record.values, fields)) changed.push({ side, remoteId: record.remoteId, record, at: null });
+      if (!link || link.deleted || link.hash !== contentHash(record.values, fields))
+        changed.push({ side, remoteId: record.remoteId, record, at: null });
     }
     if (changed.length > 0) await reconcile(ctx, pair, changed, { kind: 'scan' });
   }
@@ -114,7 +126,11 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
   // Complete: only now may missing records be suspected, and each is read by id before it counts.
   await ctx.fenced(async (tx) => {
     const missing = await unseenLinkIds(tx, ctx.syncId, pair.index, side, state.startedAt);
-    await enqueue(tx, ctx.syncId, missing.map((id) => ({ recordId: id, type: 'verify_delete', side })));
+    await enqueue(
+      tx,
+      ctx.syncId,
+      missing.map((id) => ({ recordId: id, type: 'verify_delete', side })),
+    );
   });
   return null;
 }

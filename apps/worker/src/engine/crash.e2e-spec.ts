@@ -348,11 +348,21 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
     const committed = (await progress(syncId)).initial_sync_progress!.pairs[0]!.processed.left;
     const [{ victim }] = await my!.sql<{ victim: number }>(`SELECT max(id) AS victim FROM items`);
     expect(victim).toBeGreaterThan(committed);
-    expect((await db.query(`SELECT 1 FROM record_links WHERE sync_id = $1 AND left_remote_id = $2`, [syncId, String(victim)])) as unknown[]).toEqual([]);
+    expect(
+      (await db.query(`SELECT 1 FROM record_links WHERE sync_id = $1 AND left_remote_id = $2`, [
+        syncId,
+        String(victim),
+      ])) as unknown[],
+    ).toEqual([]);
     await pg!.sql(`DELETE FROM items WHERE id = ${victim}`);
 
     startWorker(accountId, env);
-    await waitFor('the initial sync done after the restart', async () => (await phase(db, syncId)) === 'done', 120_000, 250);
+    await waitFor(
+      'the initial sync done after the restart',
+      async () => (await phase(db, syncId)) === 'done',
+      120_000,
+      250,
+    );
     await waitEqual('both sides equal without the deleted row', (rows) => rows.length === N - 1);
     expect(await my!.sql(`SELECT rid FROM items WHERE id = ${victim}`)).toEqual([]);
     await expectConsistent(syncId, N - 1);

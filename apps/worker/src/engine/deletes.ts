@@ -24,9 +24,20 @@ const SIDES: SideName[] = ['left', 'right'];
 const other = (side: SideName): SideName => (side === 'left' ? 'right' : 'left');
 
 /** Absences a read by id confirmed: the delete rules of the design (section 5). */
-export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, confirmed: { link: LinkRow; side: SideName }[]): Promise<void> {
+export async function applyConfirmedDeletes(
+  ctx: EngineContext,
+  pair: PairPlan,
+  confirmed: { link: LinkRow; side: SideName }[],
+): Promise<void> {
   // Re-read the links: the reconcile above may have changed them.
-  const fresh = new Map((await loadLinksById(ctx.db, confirmed.map((entry) => entry.link.id))).map((link) => [link.id, link]));
+  const fresh = new Map(
+    (
+      await loadLinksById(
+        ctx.db,
+        confirmed.map((entry) => entry.link.id),
+      )
+    ).map((link) => [link.id, link]),
+  );
   const ignored = new Set(await ignoredDeleteRecordIds(ctx.db, ctx.syncId, [...fresh.keys()]));
   const operations: OperationRow[] = [];
   const holds: { link: LinkRow; missing: SideName }[] = [];
@@ -55,7 +66,12 @@ export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, 
     const batch = deletes.filter((entry) => entry.side === target);
     if (batch.length === 0) continue;
     await ctx.assertCanWrite();
-    const results = await ctx.sides[target].use((connection) => connection.deleteRecords(sideEnd(pair, target).remoteId, batch.map((entry) => remoteOf(entry.link, target)!)));
+    const results = await ctx.sides[target].use((connection) =>
+      connection.deleteRecords(
+        sideEnd(pair, target).remoteId,
+        batch.map((entry) => remoteOf(entry.link, target)!),
+      ),
+    );
     batch.forEach((entry, index) => {
       const outcome = results[index]!;
       if (outcome.ok) {
@@ -83,7 +99,14 @@ export async function applyConfirmedDeletes(ctx: EngineContext, pair: PairPlan, 
   });
 }
 
-export function linkOperation(pair: PairPlan, link: LinkRow, side: SideName, action: string, trigger: 'push' | 'poll', details: Record<string, unknown> | null): OperationRow {
+export function linkOperation(
+  pair: PairPlan,
+  link: LinkRow,
+  side: SideName,
+  action: string,
+  trigger: 'push' | 'poll',
+  details: Record<string, unknown> | null,
+): OperationRow {
   const table = sideEnd(pair, side);
   return {
     record_id: link.id,
@@ -99,4 +122,3 @@ export function linkOperation(pair: PairPlan, link: LinkRow, side: SideName, act
     details,
   };
 }
-

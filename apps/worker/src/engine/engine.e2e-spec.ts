@@ -5,7 +5,18 @@
  */
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { createStartedSync, inProcessWorker, type My, phase, type Pg, scratchMysql, scratchPg, settledCount, store, waitFor } from './testing/fixture';
+import {
+  createStartedSync,
+  inProcessWorker,
+  type My,
+  phase,
+  type Pg,
+  scratchMysql,
+  scratchPg,
+  settledCount,
+  store,
+  waitFor,
+} from './testing/fixture';
 
 jest.setTimeout(120_000);
 
@@ -38,9 +49,22 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     await my.drop();
   });
 
-  const people = () => pg.sql<{ id: number; name: string; email: string | null; age: number | null; note: string | null }>(`SELECT id, name, email, age, note FROM people ORDER BY id`);
-  const contacts = () => my.sql<{ id: number; full_name: string; email: string | null; age: number | null; note: string | null }>(`SELECT id, full_name, email, age, note FROM contacts ORDER BY id`);
-  const operations = async (syncId: string) => Number(((await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [syncId])) as { n: string }[])[0]!.n);
+  const people = () =>
+    pg.sql<{ id: number; name: string; email: string | null; age: number | null; note: string | null }>(
+      `SELECT id, name, email, age, note FROM people ORDER BY id`,
+    );
+  const contacts = () =>
+    my.sql<{ id: number; full_name: string; email: string | null; age: number | null; note: string | null }>(
+      `SELECT id, full_name, email, age, note FROM contacts ORDER BY id`,
+    );
+  const operations = async (syncId: string) =>
+    Number(
+      (
+        (await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [syncId])) as {
+          n: string;
+        }[]
+      )[0]!.n,
+    );
   const fields: [string, string][] = [
     ['id', 'id'],
     ['name', 'full_name'],
@@ -69,13 +93,33 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
       { id: 3, name: 'Linus', email: 'linus@example.com', age: 30, note: null },
       { id: 4, name: 'Margaret', email: 'margaret@example.com', age: 50, note: null },
     ]);
-    expect(await contacts()).toEqual((await people()).map((p) => ({ id: p.id, full_name: p.name, email: p.email, age: p.age, note: p.note })));
+    expect(await contacts()).toEqual(
+      (await people()).map((p) => ({
+        id: p.id,
+        full_name: p.name,
+        email: p.email,
+        age: p.age,
+        note: p.note,
+      })),
+    );
     const [sync] = await db.query(`SELECT status, initial_sync_progress FROM syncs WHERE id = $1`, [syncId]);
     expect(sync.status).toBe('active');
-    expect(sync.initial_sync_progress.pairs[0]).toMatchObject({ stage: 'done', preview: { left_records: 3, right_records: 2, matched: 1, to_create_right: 2, to_create_left: 1, skipped: 0 } });
+    expect(sync.initial_sync_progress.pairs[0]).toMatchObject({
+      stage: 'done',
+      preview: {
+        left_records: 3,
+        right_records: 2,
+        matched: 1,
+        to_create_right: 2,
+        to_create_left: 1,
+        skipped: 0,
+      },
+    });
     // The matched pair was linked before the passes: both looked links up.
     expect(sync.initial_sync_progress.pairs[0].unlinked).toBeUndefined();
-    expect(Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n)).toBe(4);
+    expect(
+      Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n),
+    ).toBe(4);
   });
 
   it('initial sync without matches: the first pass looks no links up, the second does, and nothing is created twice', async () => {
@@ -88,12 +132,24 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
       { id: 4, name: 'Margaret', email: 'margaret@example.com', age: 50, note: null },
     ];
     expect(await people()).toEqual(expected);
-    expect(await contacts()).toEqual(expected.map((p) => ({ id: p.id, full_name: p.name, email: p.email, age: p.age, note: p.note })));
+    expect(await contacts()).toEqual(
+      expected.map((p) => ({ id: p.id, full_name: p.name, email: p.email, age: p.age, note: p.note })),
+    );
     const [sync] = await db.query(`SELECT initial_sync_progress FROM syncs WHERE id = $1`, [syncId]);
     // The left pass began with no links for the pair; the right pass found the links the left pass wrote.
-    expect(sync.initial_sync_progress.pairs[0]).toMatchObject({ stage: 'done', unlinked: 'left', created: { left: 2, right: 2 }, preview: { matched: 0 } });
-    expect(Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n)).toBe(4);
-    const created: { side: string; record_remote_id: string }[] = await db.query(`SELECT side, record_remote_id FROM operations WHERE sync_id = $1 AND action = 'created' ORDER BY side, record_remote_id`, [syncId]);
+    expect(sync.initial_sync_progress.pairs[0]).toMatchObject({
+      stage: 'done',
+      unlinked: 'left',
+      created: { left: 2, right: 2 },
+      preview: { matched: 0 },
+    });
+    expect(
+      Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n),
+    ).toBe(4);
+    const created: { side: string; record_remote_id: string }[] = await db.query(
+      `SELECT side, record_remote_id FROM operations WHERE sync_id = $1 AND action = 'created' ORDER BY side, record_remote_id`,
+      [syncId],
+    );
     expect(created).toEqual([
       { side: 'left', record_remote_id: '2' },
       { side: 'left', record_remote_id: '4' },
@@ -111,21 +167,57 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     await waitFor('changes applied', async () => {
       const right = await contacts();
       const left = await people();
-      return right.some((r) => r.id === 10) && left.some((l) => l.id === 11) && right.find((r) => r.id === 1)?.age === 37 && left.find((l) => l.id === 3)?.note === 'changed on the right';
+      return (
+        right.some((r) => r.id === 10) &&
+        left.some((l) => l.id === 11) &&
+        right.find((r) => r.id === 1)?.age === 37 &&
+        left.find((l) => l.id === 3)?.note === 'changed on the right'
+      );
     });
     await pg.sql(`DELETE FROM people WHERE id = 2`);
     await waitFor('delete applied', async () => !(await contacts()).some((r) => r.id === 2));
     // The app delete lands just before the store commit that records it.
-    await waitFor('delete recorded', async () => Number((await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1 AND action = 'deleted' AND side = 'right' AND trigger = 'push'`, [syncId]))[0].n) === 1);
-    const poll = await db.query(`SELECT side, action, trigger, field_changes FROM operations WHERE sync_id = $1 AND trigger = 'poll' AND action = 'updated' AND side = 'left'`, [syncId]);
-    expect(poll).toEqual(expect.arrayContaining([expect.objectContaining({ field_changes: [{ field: 'age', before: 36, after: 37 }] })]));
-    const push = await db.query(`SELECT field_changes FROM operations WHERE sync_id = $1 AND trigger = 'push' AND action = 'updated' AND side = 'right'`, [syncId]);
-    expect(push).toEqual(expect.arrayContaining([{ field_changes: [{ field: 'age', before: 36, after: 37 }] }]));
+    await waitFor(
+      'delete recorded',
+      async () =>
+        Number(
+          (
+            await db.query(
+              `SELECT count(*) AS n FROM operations WHERE sync_id = $1 AND action = 'deleted' AND side = 'right' AND trigger = 'push'`,
+              [syncId],
+            )
+          )[0].n,
+        ) === 1,
+    );
+    const poll = await db.query(
+      `SELECT side, action, trigger, field_changes FROM operations WHERE sync_id = $1 AND trigger = 'poll' AND action = 'updated' AND side = 'left'`,
+      [syncId],
+    );
+    expect(poll).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field_changes: [{ field: 'age', before: 36, after: 37 }] }),
+      ]),
+    );
+    const push = await db.query(
+      `SELECT field_changes FROM operations WHERE sync_id = $1 AND trigger = 'push' AND action = 'updated' AND side = 'right'`,
+      [syncId],
+    );
+    expect(push).toEqual(
+      expect.arrayContaining([{ field_changes: [{ field: 'age', before: 36, after: 37 }] }]),
+    );
     // No echo: once equal, nothing more happens.
     const settled = await settledCount(() => operations(syncId));
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await operations(syncId)).toBe(settled);
-    expect(await contacts()).toEqual((await people()).map((p) => ({ id: p.id, full_name: p.name, email: p.email, age: p.age, note: p.note })));
+    expect(await contacts()).toEqual(
+      (await people()).map((p) => ({
+        id: p.id,
+        full_name: p.name,
+        email: p.email,
+        age: p.age,
+        note: p.note,
+      })),
+    );
   });
 
   it('merges concurrent edits field by field: different fields both survive, the same field goes to the later change', async () => {
@@ -142,7 +234,13 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     await waitFor('converged', async () => {
       const [left] = (await people()).filter((p) => p.id === 1);
       const [right] = (await contacts()).filter((r) => r.id === 1);
-      return left!.age === 99 && right!.age === 99 && left!.email === 'ada@right.example' && right!.email === 'ada@right.example' && left!.note === right!.note;
+      return (
+        left!.age === 99 &&
+        right!.age === 99 &&
+        left!.email === 'ada@right.example' &&
+        right!.email === 'ada@right.example' &&
+        left!.note === right!.note
+      );
     });
     const [left] = (await people()).filter((p) => p.id === 1);
     expect(left!.note).toBe('right is later');
@@ -160,16 +258,31 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     for (let round = 1; round <= 6; round++) {
       await pg.sql(`UPDATE people SET age = ${round}, note = 'left ${round}' WHERE id IN (1, 2, 3)`);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      await my.sql(`UPDATE contacts SET email = CONCAT('r${round}-', id, '@right.example'), note = 'right ${round}' WHERE id IN (1, 2, 3)`);
+      await my.sql(
+        `UPDATE contacts SET email = CONCAT('r${round}-', id, '@right.example'), note = 'right ${round}' WHERE id IN (1, 2, 3)`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 150 + round * 40));
     }
-    const expected = [1, 2, 3].map((id) => ({ id, email: `r6-${id}@right.example`, age: 6, note: 'right 6' }));
-    const pick = (rows: { id: number; email: string | null; age: number | null; note: string | null }[]) => rows.filter((row) => row.id <= 3).map(({ id, email, age, note }) => ({ id, email, age, note }));
-    const converged = async () => JSON.stringify(pick(await people())) === JSON.stringify(expected) && JSON.stringify(pick(await contacts())) === JSON.stringify(expected);
+    const expected = [1, 2, 3].map((id) => ({
+      id,
+      email: `r6-${id}@right.example`,
+      age: 6,
+      note: 'right 6',
+    }));
+    const pick = (rows: { id: number; email: string | null; age: number | null; note: string | null }[]) =>
+      rows.filter((row) => row.id <= 3).map(({ id, email, age, note }) => ({ id, email, age, note }));
+    const converged = async () =>
+      JSON.stringify(pick(await people())) === JSON.stringify(expected) &&
+      JSON.stringify(pick(await contacts())) === JSON.stringify(expected);
     await waitFor('converged', converged, 20_000).catch(async (error: Error) => {
       // Name what did not converge (and the sync's open issues) so a failure on a loaded machine can be read.
-      const issues = await db.query(`SELECT type, code, message FROM sync_issues WHERE sync_id = $1 AND resolved_at IS NULL`, [syncId]);
-      throw new Error(`${error.message}: left ${JSON.stringify(pick(await people()))}, right ${JSON.stringify(pick(await contacts()))}, open issues ${JSON.stringify(issues)}`);
+      const issues = await db.query(
+        `SELECT type, code, message FROM sync_issues WHERE sync_id = $1 AND resolved_at IS NULL`,
+        [syncId],
+      );
+      throw new Error(
+        `${error.message}: left ${JSON.stringify(pick(await people()))}, right ${JSON.stringify(pick(await contacts()))}, open issues ${JSON.stringify(issues)}`,
+      );
     });
     const settled = await settledCount(() => operations(syncId));
     await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -181,25 +294,47 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
   it('holds a delete for review, closes it when the record reappears, and carries out an approval', async () => {
     const { syncId } = await started({ deleteApproval: 'review_required' });
     await my.sql(`DELETE FROM contacts WHERE id = 3`);
-    const held = await waitFor('pending delete', async () => (await db.query(`SELECT * FROM pending_deletes WHERE sync_id = $1`, [syncId]))[0]);
+    const held = await waitFor(
+      'pending delete',
+      async () => (await db.query(`SELECT * FROM pending_deletes WHERE sync_id = $1`, [syncId]))[0],
+    );
     expect(held).toMatchObject({ state: 'awaiting_review', missing_side: 'right', delete_from_side: 'left' });
     expect((await people()).some((p) => p.id === 3)).toBe(true);
-    expect(await db.query(`SELECT kind FROM pending_delete_events WHERE pending_delete_id = $1`, [held.id])).toEqual([{ kind: 'detected' }]);
+    expect(
+      await db.query(`SELECT kind FROM pending_delete_events WHERE pending_delete_id = $1`, [held.id]),
+    ).toEqual([{ kind: 'detected' }]);
     // A person approves (what `lockstep pending-delete approve` records).
-    await db.query(`UPDATE pending_deletes SET state = 'approved', requested_action = 'approve', decided_at = now() WHERE id = $1`, [held.id]);
+    await db.query(
+      `UPDATE pending_deletes SET state = 'approved', requested_action = 'approve', decided_at = now() WHERE id = $1`,
+      [held.id],
+    );
     await waitFor('approved delete applied', async () => !(await people()).some((p) => p.id === 3));
     // The app's delete comes first; the store records it applied in the commit right after.
-    const applied = await waitFor('approval recorded as applied', async () => (await db.query(`SELECT applied_at FROM pending_deletes WHERE id = $1`, [held.id]))[0].applied_at);
+    const applied = await waitFor(
+      'approval recorded as applied',
+      async () =>
+        (await db.query(`SELECT applied_at FROM pending_deletes WHERE id = $1`, [held.id]))[0].applied_at,
+    );
     expect(applied).not.toBeNull();
   });
 
   it('one-way pair: never writes against its direction; a deleted destination copy becomes dead and is not re-created', async () => {
-    const { syncId } = await started({ pairs: [{ left: 'people', right: 'contacts', direction: 'left_to_right', fields }] });
+    const { syncId } = await started({
+      pairs: [{ left: 'people', right: 'contacts', direction: 'left_to_right', fields }],
+    });
     // Right-only record 4 stays on the right only.
     expect((await people()).some((p) => p.id === 4)).toBe(false);
     await my.sql(`UPDATE contacts SET note = 'edited on destination' WHERE id = 1`);
     await my.sql(`DELETE FROM contacts WHERE id = 3`);
-    await waitFor('dead', async () => (await db.query(`SELECT dead FROM record_links WHERE sync_id = $1 AND left_remote_id = '3'`, [syncId]))[0]?.dead === true);
+    await waitFor(
+      'dead',
+      async () =>
+        (
+          await db.query(`SELECT dead FROM record_links WHERE sync_id = $1 AND left_remote_id = '3'`, [
+            syncId,
+          ])
+        )[0]?.dead === true,
+    );
     await pg.sql(`UPDATE people SET name = 'Linus T' WHERE id = 3`);
     await pg.sql(`UPDATE people SET age = 40 WHERE id = 1`);
     await waitFor('left change carried', async () => (await contacts()).find((r) => r.id === 1)?.age === 40);
@@ -211,9 +346,17 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     const { syncId } = await started();
     await my.sql(`CREATE UNIQUE INDEX contacts_email ON contacts (email)`);
     // 20: too long for VARCHAR(40) (caught converting); 22: a duplicate email the target's unique index refuses.
-    await pg.sql(`INSERT INTO people VALUES (20, '${'x'.repeat(60)}', 'long@example.com', 1, NULL), (21, 'Fine', 'fine@example.com', 2, NULL), (22, 'Dup', 'ada@example.com', 3, NULL)`);
-    const open = () => db.query(`SELECT * FROM sync_issues WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL ORDER BY record_remote_id`, [syncId]);
-    const issues = await waitFor('record issues', async () => ((await open()).length === 2 ? await open() : null));
+    await pg.sql(
+      `INSERT INTO people VALUES (20, '${'x'.repeat(60)}', 'long@example.com', 1, NULL), (21, 'Fine', 'fine@example.com', 2, NULL), (22, 'Dup', 'ada@example.com', 3, NULL)`,
+    );
+    const open = () =>
+      db.query(
+        `SELECT * FROM sync_issues WHERE sync_id = $1 AND type = 'record' AND resolved_at IS NULL ORDER BY record_remote_id`,
+        [syncId],
+      );
+    const issues = await waitFor('record issues', async () =>
+      (await open()).length === 2 ? await open() : null,
+    );
     expect(issues[0]).toMatchObject({ code: 'record_error', side: 'right', record_remote_id: '20' });
     expect(issues[0].remediation.suggested_action).toMatch(/Change the value in the left record/);
     expect(issues[1]).toMatchObject({ code: 'record_error', side: 'right', record_remote_id: '22' });
@@ -235,6 +378,9 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await contacts()).find((r) => r.id === 1)!.age).toBe(36);
     await db.query(`UPDATE syncs SET status = 'active' WHERE id = $1`, [syncId]);
-    await waitFor('caught up after activate', async () => (await contacts()).find((r) => r.id === 1)!.age === 77);
+    await waitFor(
+      'caught up after activate',
+      async () => (await contacts()).find((r) => r.id === 1)!.age === 77,
+    );
   });
 });

@@ -91,7 +91,10 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       await this.checkRunners();
       await this.pickUpSyncs();
     } catch (error) {
-      this.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'engine tick failed');
+      this.logger.error(
+        { error: error instanceof Error ? error.message : String(error) },
+        'engine tick failed',
+      );
     } finally {
       this.ticking = false;
       if (this.again) void this.tick();
@@ -136,7 +139,10 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       if (token === null) continue;
       const runner = new SyncRunner(id, token, this.db, this.cipher, this.hub, {
         owner: this.owner,
-        egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+        egress: {
+          allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,
+          allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
+        },
         shared: this.coordination.shared,
         publicUrl: this.config.publicUrl,
         pageSize: this.config.ENGINE_PAGE_SIZE,

@@ -43,7 +43,15 @@ export interface PairProgress {
   stage: 'link' | 'left' | 'right' | 'done';
   cursor: string | null;
   match_field: { left: string; right: string } | null;
-  preview: { left_records: number; right_records: number; matched: number; to_create_left: number; to_create_right: number; skipped: number; duplicate_keys: number };
+  preview: {
+    left_records: number;
+    right_records: number;
+    matched: number;
+    to_create_left: number;
+    to_create_right: number;
+    skipped: number;
+    duplicate_keys: number;
+  };
   processed: { left: number; right: number };
   created: { left: number; right: number };
   updated: { left: number; right: number };
@@ -80,7 +88,12 @@ export function runIds(progress: InitialProgress): { initialRun?: string; initia
 function matchKey(value: CanonicalValue): string | null {
   if (value === null || value === '') return null;
   if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return /^-?\d+(\.\d+)?$/.test(value) ? String(Number(value)) === value ? value : value.replace(/\.?0+$/, '') : value;
+  if (typeof value === 'string')
+    return /^-?\d+(\.\d+)?$/.test(value)
+      ? String(Number(value)) === value
+        ? value
+        : value.replace(/\.?0+$/, '')
+      : value;
   if (typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
 }
@@ -94,10 +107,18 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
   const { plan } = ctx;
   // Table setup first: change capture must exist before the checkpoints that mark "now".
   for (const side of SIDES) {
-    const tables = [...new Set(plan.pairs.map((pair) => sideEnd(pair, side)).filter((table) => !table.readOnly).map((table) => table.remoteId))];
+    const tables = [
+      ...new Set(
+        plan.pairs
+          .map((pair) => sideEnd(pair, side))
+          .filter((table) => !table.readOnly)
+          .map((table) => table.remoteId),
+      ),
+    ];
     await ctx.assertCanWrite();
     await ctx.sides[side].use(async (connection) => {
-      for (const table of tables) await connection.prepareTable(table, { changeCapture: true, serviceIdColumn: true });
+      for (const table of tables)
+        await connection.prepareTable(table, { changeCapture: true, serviceIdColumn: true });
     });
     await markTablesPrepared(ctx.db, ctx.syncId, side, tables);
     const checkpoints: Record<string, string> = {};
@@ -126,7 +147,8 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
           message: `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.skipped} record(s) are not matched and not synced (${entry.preview.duplicate_keys} match key value(s) are not unique; other values belong to a record already linked to another one).`,
           remediation: {
             explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, or belong to a record an earlier start of this sync linked to another record, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
-            suggested_action: 'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
+            suggested_action:
+              'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
             links: [],
           },
           dedupeKey: `preview:${pair.index}`,
@@ -143,17 +165,31 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
 async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgress> {
   const match = pair.match;
   const counts = { left: 0, right: 0 };
-  const fieldOf = (side: SideName): string | null => (match ? (side === 'left' ? match.left.remoteId : match.right.remoteId) : null);
+  const fieldOf = (side: SideName): string | null =>
+    match ? (side === 'left' ? match.left.remoteId : match.right.remoteId) : null;
   const read = (side: SideName, after: string | null, field: string | null) =>
-    ctx.sides[side].use((connection) => connection.readPage(sideEnd(pair, side).remoteId, { after, pageSize: Math.max(ctx.pageSize, 2000), fields: field ? [field] : [] }));
+    ctx.sides[side].use((connection) =>
+      connection.readPage(sideEnd(pair, side).remoteId, {
+        after,
+        pageSize: Math.max(ctx.pageSize, 2000),
+        fields: field ? [field] : [],
+      }),
+    );
   // Without a match field, or when one side is empty, there is nothing to pair up: the pass only counts.
-  const first = { left: await read('left', null, fieldOf('left')), right: await read('right', null, fieldOf('right')) };
+  const first = {
+    left: await read('left', null, fieldOf('left')),
+    right: await read('right', null, fieldOf('right')),
+  };
   const pairsUp = match !== null && first.left.records.length > 0 && first.right.records.length > 0;
   for (const side of SIDES) {
     const field = pairsUp ? fieldOf(side) : null;
     if (!pairsUp && first[side].next !== null) {
       // Only a count is needed: the app counts when its connector can (cheaper than paging through the table).
-      const counted = await ctx.sides[side].use((connection) => (connection.countRecords ? connection.countRecords(sideEnd(pair, side).remoteId) : Promise.resolve(null)));
+      const counted = await ctx.sides[side].use((connection) =>
+        connection.countRecords
+          ? connection.countRecords(sideEnd(pair, side).remoteId)
+          : Promise.resolve(null),
+      );
       if (counted !== null) {
         counts[side] = counted;
         continue;
@@ -169,17 +205,26 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
           if (!match || !field) return null;
           const value = record.values[field] ?? null;
           // Keys compare in the right side's type: left values are converted first.
-          const converted = side === 'left' ? convertAcross(match, 'left', value) : { ok: true as const, value };
+          const converted =
+            side === 'left' ? convertAcross(match, 'left', value) : { ok: true as const, value };
           return converted.ok ? matchKey(converted.value) : null;
         });
-        await stageMatchKeys(ctx.db, { syncId: ctx.syncId, pair: pair.index, side, remoteIds: page.records.map((record) => record.remoteId), keys });
+        await stageMatchKeys(ctx.db, {
+          syncId: ctx.syncId,
+          pair: pair.index,
+          side,
+          remoteIds: page.records.map((record) => record.remoteId),
+          keys,
+        });
       }
       after = page.next;
       page = null;
     } while (after);
   }
   await analyzeMatchKeys(ctx.db);
-  const outcome = pairsUp ? await stagedOutcome(ctx, pair.index, counts) : await unstagedOutcome(ctx, pair.index, counts);
+  const outcome = pairsUp
+    ? await stagedOutcome(ctx, pair.index, counts)
+    : await unstagedOutcome(ctx, pair.index, counts);
   const { matched, skipped } = outcome;
   const writesRight = pair.direction !== 'right_to_left';
   const writesLeft = pair.direction !== 'left_to_right';
@@ -219,10 +264,19 @@ interface PairOutcome {
  * The preview of a pair whose match keys were staged on both sides. Without links (the usual first start) every
  * pair of unique values is linkable and nothing is linked yet: one pass over the keys counts it all.
  */
-async function stagedOutcome(ctx: EngineContext, index: number, counts: Record<SideName, number>): Promise<PairOutcome> {
+async function stagedOutcome(
+  ctx: EngineContext,
+  index: number,
+  counts: Record<SideName, number>,
+): Promise<PairOutcome> {
   if (!(await hasLinks(ctx.db, ctx.syncId, index))) {
     const { matched, duplicateKeys, skipped } = await unlinkedKeyPreview(ctx.db, ctx.syncId, index);
-    return { matched, duplicateKeys, skipped, create: { left: counts.left - matched - skipped.left, right: counts.right - matched - skipped.right } };
+    return {
+      matched,
+      duplicateKeys,
+      skipped,
+      create: { left: counts.left - matched - skipped.left, right: counts.right - matched - skipped.right },
+    };
   }
   return linkedKeyPreview(ctx.db, ctx.syncId, index);
 }
@@ -231,9 +285,18 @@ async function stagedOutcome(ctx: EngineContext, index: number, counts: Record<S
  * The preview of a pair with nothing to match (no match field, or a side empty): every record is created on the
  * other side except those an earlier start of the sync already linked to a record there.
  */
-async function unstagedOutcome(ctx: EngineContext, index: number, counts: Record<SideName, number>): Promise<PairOutcome> {
+async function unstagedOutcome(
+  ctx: EngineContext,
+  index: number,
+  counts: Record<SideName, number>,
+): Promise<PairOutcome> {
   const linked = await countLinkedPairs(ctx.db, ctx.syncId, index);
-  return { matched: 0, duplicateKeys: 0, skipped: { left: 0, right: 0 }, create: { left: Math.max(0, counts.left - linked), right: Math.max(0, counts.right - linked) } };
+  return {
+    matched: 0,
+    duplicateKeys: 0,
+    skipped: { left: 0, right: 0 },
+    create: { left: Math.max(0, counts.left - linked), right: Math.max(0, counts.right - linked) },
+  };
 }
 
 /**
@@ -250,20 +313,40 @@ interface Prefetch {
 /** Keyed by the side's session, which lives as long as the runner (a step's context and progress are new each step). */
 const prefetched = new WeakMap<object, Prefetch>();
 
-function readNow(ctx: EngineContext, side: SideName, table: string, cursor: string | null): Promise<RecordPage> {
-  return ctx.sides[side].use((connection) => connection.readPage(table, { after: cursor, pageSize: ctx.pageSize }));
+function readNow(
+  ctx: EngineContext,
+  side: SideName,
+  table: string,
+  cursor: string | null,
+): Promise<RecordPage> {
+  return ctx.sides[side].use((connection) =>
+    connection.readPage(table, { after: cursor, pageSize: ctx.pageSize }),
+  );
 }
 
-async function readPage(ctx: EngineContext, side: SideName, table: string, index: number, cursor: string | null): Promise<RecordPage> {
+async function readPage(
+  ctx: EngineContext,
+  side: SideName,
+  table: string,
+  index: number,
+  cursor: string | null,
+): Promise<RecordPage> {
   const ahead = prefetched.get(ctx.sides[side]);
   prefetched.delete(ctx.sides[side]);
   // A page read long ago (the sync was paused between steps) is read again: fresher, and no memory held for long.
-  const page = ahead?.key === `${index}|${table}|${cursor ?? ''}` && Date.now() - ahead.at < 30_000 ? await ahead.page : null;
+  const page =
+    ahead?.key === `${index}|${table}|${cursor ?? ''}` && Date.now() - ahead.at < 30_000
+      ? await ahead.page
+      : null;
   return page ?? readNow(ctx, side, table, cursor);
 }
 
 function prefetch(ctx: EngineContext, side: SideName, table: string, index: number, cursor: string): void {
-  prefetched.set(ctx.sides[side], { key: `${index}|${table}|${cursor}`, at: Date.now(), page: readNow(ctx, side, table, cursor).catch(() => null) });
+  prefetched.set(ctx.sides[side], {
+    key: `${index}|${table}|${cursor}`,
+    at: Date.now(),
+    page: readNow(ctx, side, table, cursor).catch(() => null),
+  });
 }
 
 /** Per runner (its side session lives as long as it does): a label, and the pairs it has taken up. */
@@ -342,7 +425,13 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
 }
 
 /** One step of a side's pass: its pages for about STEP_BUDGET_MS, pipelined (see `runInitialSyncStep`). */
-async function runPass(ctx: EngineContext, progress: InitialProgress, entry: PairProgress, pair: PairPlan, side: SideName): Promise<void> {
+async function runPass(
+  ctx: EngineContext,
+  progress: InitialProgress,
+  entry: PairProgress,
+  pair: PairPlan,
+  side: SideName,
+): Promise<void> {
   const unlinked = await unlinkedPass(ctx, entry, side);
   const table = sideEnd(pair, side).remoteId;
   const started = Date.now();
@@ -356,7 +445,8 @@ async function runPass(ctx: EngineContext, progress: InitialProgress, entry: Pai
       // Statistics serve the lookups of links by remote id, which an unlinked pass does not make; a pass that makes
       // them after one that did not (and took none) starts with fresh ones.
       const passStart = cursor === null && processed > 0;
-      if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize))) await analyzeLinkLookups(ctx.db);
+      if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)))
+        await analyzeLinkLookups(ctx.db);
       const page = await readPage(ctx, side, table, pair.index, cursor);
       if (page.next) prefetch(ctx, side, table, pair.index, page.next);
       const { records, skip } = await toReconcile(ctx, entry, side, page, unlinked);
@@ -391,7 +481,13 @@ async function runPass(ctx: EngineContext, progress: InitialProgress, entry: Pai
 async function commitPage(
   ctx: EngineContext,
   tx: Db,
-  input: { progress: InitialProgress; entry: PairProgress; side: SideName; page: RecordPage; counts: ReconcileResult },
+  input: {
+    progress: InitialProgress;
+    entry: PairProgress;
+    side: SideName;
+    page: RecordPage;
+    counts: ReconcileResult;
+  },
 ): Promise<void> {
   const { entry, side, page, counts } = input;
   await commitWithoutWaitingForDisk(tx);
@@ -432,10 +528,19 @@ async function unlinkedPass(ctx: EngineContext, entry: PairProgress, side: SideN
 }
 
 /** The page's records this pass reconciles (with the ones not to create, for duplicate match keys). */
-async function toReconcile(ctx: EngineContext, entry: PairProgress, side: SideName, page: RecordPage, unlinked: boolean): Promise<{ records: RecordPage['records']; skip: Set<string> }> {
+async function toReconcile(
+  ctx: EngineContext,
+  entry: PairProgress,
+  side: SideName,
+  page: RecordPage,
+  unlinked: boolean,
+): Promise<{ records: RecordPage['records']; skip: Set<string> }> {
   const ids = page.records.map((record) => record.remoteId);
   // A record whose match value is not unique, or whose counterpart by match value is linked to another record.
-  const skipped = ids.length && entry.preview.skipped > 0 ? await skippedRemoteIds(ctx.db, { syncId: ctx.syncId, pair: entry.table_pair, side, remoteIds: ids }) : [];
+  const skipped =
+    ids.length && entry.preview.skipped > 0
+      ? await skippedRemoteIds(ctx.db, { syncId: ctx.syncId, pair: entry.table_pair, side, remoteIds: ids })
+      : [];
   const skip = new Set(skipped.map((remoteId) => `${side}:${remoteId}`));
   let records = page.records;
   if (side === 'right' && ids.length && !unlinked) {

@@ -77,7 +77,18 @@ export interface SyncPlan {
   order: number[];
 }
 
-const MATCHABLE: TypeClass[] = ['text', 'integer', 'decimal', 'uuid', 'date', 'datetime', 'timestamp', 'select', 'boolean', 'time'];
+const MATCHABLE: TypeClass[] = [
+  'text',
+  'integer',
+  'decimal',
+  'uuid',
+  'date',
+  'datetime',
+  'timestamp',
+  'select',
+  'boolean',
+  'time',
+];
 
 export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncPlan> {
   const parsed = parseMappings(sync.mappings);
@@ -91,8 +102,17 @@ export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncP
     const end = (side: SideName): TableEnd => {
       const ref = side === 'left' ? pair.leftTable : pair.rightTable;
       const table = typeof ref === 'string' ? tableById.get(ref) : undefined;
-      if (!table) throw new Error(`table pair ${index}: ${side} table ${JSON.stringify(ref)} is not in the schema cache`);
-      return { id: table.id, remoteId: table.remote_id, name: table.name, readOnly: table.read_only, deleteBehavior: pair[side].recordDeleteBehavior };
+      if (!table)
+        throw new Error(
+          `table pair ${index}: ${side} table ${JSON.stringify(ref)} is not in the schema cache`,
+        );
+      return {
+        id: table.id,
+        remoteId: table.remote_id,
+        name: table.name,
+        readOnly: table.read_only,
+        deleteBehavior: pair[side].recordDeleteBehavior,
+      };
     };
     const left = end('left');
     const right = end('right');
@@ -101,18 +121,43 @@ export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncP
       const l = typeof fieldPair.leftField === 'string' ? fieldById.get(fieldPair.leftField) : undefined;
       const r = typeof fieldPair.rightField === 'string' ? fieldById.get(fieldPair.rightField) : undefined;
       if (!l || !r) return;
-      const fieldEnd = (f: NonNullable<typeof l>): FieldEnd => ({ id: f.id, remoteId: f.remote_id, name: f.name, typeClass: f.type_class, typeDetails: f.type_details, read: f.read, write: f.write, primary: f.is_primary });
+      const fieldEnd = (f: NonNullable<typeof l>): FieldEnd => ({
+        id: f.id,
+        remoteId: f.remote_id,
+        name: f.name,
+        typeClass: f.type_class,
+        typeDetails: f.type_details,
+        read: f.read,
+        write: f.write,
+        primary: f.is_primary,
+      });
       const leftEnd = fieldEnd(l);
       const rightEnd = fieldEnd(r);
       const ways = oneWayDirections(fieldPairDirection(pair, fieldPair));
-      const toRight = conversionFor({ typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails }, { typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails });
-      const toLeft = conversionFor({ typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails }, { typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails });
+      const toRight = conversionFor(
+        { typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails },
+        { typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails },
+      );
+      const toLeft = conversionFor(
+        { typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails },
+        { typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails },
+      );
       fieldPlans.push({
         key: String(fieldIndex),
         left: leftEnd,
         right: rightEnd,
-        leftToRight: ways.includes('left_to_right') && leftEnd.read && rightEnd.write && !right.readOnly && toRight.kind !== 'incompatible',
-        rightToLeft: ways.includes('right_to_left') && rightEnd.read && leftEnd.write && !left.readOnly && toLeft.kind !== 'incompatible',
+        leftToRight:
+          ways.includes('left_to_right') &&
+          leftEnd.read &&
+          rightEnd.write &&
+          !right.readOnly &&
+          toRight.kind !== 'incompatible',
+        rightToLeft:
+          ways.includes('right_to_left') &&
+          rightEnd.read &&
+          leftEnd.write &&
+          !left.readOnly &&
+          toLeft.kind !== 'incompatible',
         toRight,
         toLeft,
         relationPair: null,
@@ -156,12 +201,21 @@ function chooseMatch(pair: PairPlan, options: StartOptions): FieldPlan | null {
   if (chosen) {
     const found = pair.fields.find(
       (field) =>
-        (field.left.id === chosen.leftField || field.left.remoteId === chosen.leftField || field.left.name === chosen.leftField) &&
-        (field.right.id === chosen.rightField || field.right.remoteId === chosen.rightField || field.right.name === chosen.rightField),
+        (field.left.id === chosen.leftField ||
+          field.left.remoteId === chosen.leftField ||
+          field.left.name === chosen.leftField) &&
+        (field.right.id === chosen.rightField ||
+          field.right.remoteId === chosen.rightField ||
+          field.right.name === chosen.rightField),
     );
     if (found) return found;
   }
-  const candidates = pair.fields.filter((field) => MATCHABLE.includes(field.left.typeClass) && MATCHABLE.includes(field.right.typeClass) && field.toLeft.kind !== 'incompatible');
+  const candidates = pair.fields.filter(
+    (field) =>
+      MATCHABLE.includes(field.left.typeClass) &&
+      MATCHABLE.includes(field.right.typeClass) &&
+      field.toLeft.kind !== 'incompatible',
+  );
   return candidates.find((field) => field.left.primary && field.right.primary) ?? null;
 }
 
@@ -171,7 +225,8 @@ function dependencyOrder(pairs: PairPlan[]): number[] {
   const visit = (index: number) => {
     if (order.includes(index) || visiting.has(index)) return;
     visiting.add(index);
-    for (const field of pairs[index]!.fields) if (field.relationPair !== null && field.relationPair !== index) visit(field.relationPair);
+    for (const field of pairs[index]!.fields)
+      if (field.relationPair !== null && field.relationPair !== index) visit(field.relationPair);
     visiting.delete(index);
     order.push(index);
   };

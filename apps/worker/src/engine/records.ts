@@ -35,7 +35,10 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   // The head of each record's queue, when it is due (one statement).
   const batch = await dueQueueHeads(ctx.db, ctx.syncId, limit);
   if (batch.length === 0) return 0;
-  const links = await loadLinksById(ctx.db, batch.map((row) => row.record_id));
+  const links = await loadLinksById(
+    ctx.db,
+    batch.map((row) => row.record_id),
+  );
   const linkById = new Map(links.map((link) => [link.id, link]));
   const byPair = new Map<number, QueueHead[]>();
   for (const row of batch) {
@@ -48,7 +51,12 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   for (const [pairIndex, entries] of byPair) {
     const pair = ctx.plan.pairs[pairIndex];
     if (!pair) {
-      await ctx.fenced((tx) => removeQueueEntries(tx, entries.map((entry) => entry.id)));
+      await ctx.fenced((tx) =>
+        removeQueueEntries(
+          tx,
+          entries.map((entry) => entry.id),
+        ),
+      );
       continue;
     }
     await runEntries(ctx, pair, entries, linkById);
@@ -56,13 +64,23 @@ export async function processQueue(ctx: EngineContext, limit = 500): Promise<num
   return batch.length;
 }
 
-async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueHead[], linkById: Map<string, LinkRow>): Promise<void> {
+async function runEntries(
+  ctx: EngineContext,
+  pair: PairPlan,
+  entries: QueueHead[],
+  linkById: Map<string, LinkRow>,
+): Promise<void> {
   // Read every copy the entries need, once per side.
   const reads: Record<SideName, Map<string, SourceRecord>> = { left: new Map(), right: new Map() };
   for (const side of SIDES) {
-    const ids = entries.map((entry) => linkById.get(entry.record_id)!).filter((link) => remoteOf(link, side) !== null).map((link) => remoteOf(link, side)!);
+    const ids = entries
+      .map((entry) => linkById.get(entry.record_id)!)
+      .filter((link) => remoteOf(link, side) !== null)
+      .map((link) => remoteOf(link, side)!);
     if (ids.length === 0) continue;
-    const found = await ctx.sides[side].use((connection) => connection.readByIds(sideEnd(pair, side).remoteId, ids));
+    const found = await ctx.sides[side].use((connection) =>
+      connection.readByIds(sideEnd(pair, side).remoteId, ids),
+    );
     for (const record of found) reads[side].set(record.remoteId, record);
   }
   const observations: Observation[] = [];
@@ -75,17 +93,27 @@ async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueHead
       const record = reads[side].get(remoteId);
       if (record) {
         observations.push({ side, remoteId, record, at: null });
-      } else if (entry.type === 'verify_delete' && (entry.side === side || entry.side === null) && !deletedOn(link, side)) {
+      } else if (
+        entry.type === 'verify_delete' &&
+        (entry.side === side || entry.side === null) &&
+        !deletedOn(link, side)
+      ) {
         // Read by id and not there: a confirmed absence. (Other entries leave a missing copy to a verify_delete.)
         confirmed.push({ link, side });
       }
     }
   }
   const attempts = new Map<string, number>();
-  for (const entry of entries) if (entry.type === 'push') attempts.set(entry.record_id, Math.max(attempts.get(entry.record_id) ?? 0, entry.attempts));
+  for (const entry of entries)
+    if (entry.type === 'push')
+      attempts.set(entry.record_id, Math.max(attempts.get(entry.record_id) ?? 0, entry.attempts));
   // The entries are removed in the reconcile's commit, before a push still deferred is queued again (with a longer delay).
   // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
-  await reconcile(ctx, pair, observations, { kind: 'queue', consumed: entries.map((entry) => entry.id), attempts });
+  await reconcile(ctx, pair, observations, {
+    kind: 'queue',
+    consumed: entries.map((entry) => entry.id),
+    attempts,
+  });
   if (confirmed.length > 0) await applyConfirmedDeletes(ctx, pair, confirmed);
 }
 
@@ -93,7 +121,14 @@ async function runEntries(ctx: EngineContext, pair: PairPlan, entries: QueueHead
 export async function applyDecisions(ctx: EngineContext): Promise<number> {
   const rows: DeleteDecision[] = await unappliedDeleteDecisions(ctx.db, ctx.syncId);
   if (rows.length === 0) return 0;
-  const links = new Map((await loadLinksById(ctx.db, rows.map((row) => row.record_id))).map((link) => [link.id, link]));
+  const links = new Map(
+    (
+      await loadLinksById(
+        ctx.db,
+        rows.map((row) => row.record_id),
+      )
+    ).map((link) => [link.id, link]),
+  );
   for (const row of rows) {
     const link = links.get(row.record_id);
     const pair = ctx.plan.pairs[row.table_pair];
@@ -107,9 +142,12 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
       const operations: OperationRow[] = [];
       if (remoteId !== null && !deletedOn(link, side)) {
         await ctx.assertCanWrite();
-        const [outcome] = await ctx.sides[side].use((connection) => connection.deleteRecords(sideEnd(pair, side).remoteId, [remoteId]));
+        const [outcome] = await ctx.sides[side].use((connection) =>
+          connection.deleteRecords(sideEnd(pair, side).remoteId, [remoteId]),
+        );
         if (outcome && !outcome.ok) {
-          if (outcome.error.retryable || outcome.error.kind === 'auth') throw retryableWriteError(outcome.error, side);
+          if (outcome.error.retryable || outcome.error.kind === 'auth')
+            throw retryableWriteError(outcome.error, side);
           await ctx.fenced((tx) =>
             openRecordIssues(tx, ctx.syncId, [
               {
@@ -118,7 +156,11 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
                 connector: ctx.sides[side].connector,
                 cause: 'delete',
                 message: `Deleting the approved record in ${sideEnd(pair, side).name} (${side}) was rejected: ${outcome.error.message}`,
-                remediation: { explanation: `The ${side} app refused the delete a person approved: ${outcome.error.message}.`, suggested_action: `Delete the record in the ${side} app by hand, or remove what blocks the delete (for example rows that reference it).`, links: [] },
+                remediation: {
+                  explanation: `The ${side} app refused the delete a person approved: ${outcome.error.message}.`,
+                  suggested_action: `Delete the record in the ${side} app by hand, or remove what blocks the delete (for example rows that reference it).`,
+                  links: [],
+                },
                 tableId: sideEnd(pair, side).id,
                 tableName: sideEnd(pair, side).name,
                 remoteId,
@@ -142,7 +184,11 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
       await ctx.fenced((tx) => forgetCopy(tx, link.id, missing));
       const surviving = other(missing);
       const remoteId = remoteOf(link, surviving);
-      const found = remoteId ? await ctx.sides[surviving].use((connection) => connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId])) : [];
+      const found = remoteId
+        ? await ctx.sides[surviving].use((connection) =>
+            connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId]),
+          )
+        : [];
       await reconcile(
         ctx,
         pair,

@@ -39,7 +39,14 @@ const VARIANT = ['8', '9', 'a', 'b'];
  */
 export type IdScheme = 1 | 2;
 
-export function initialServiceId(syncId: string, run: string, pair: number, side: SideName, remoteId: string, scheme: IdScheme = 1): string {
+export function initialServiceId(
+  syncId: string,
+  run: string,
+  pair: number,
+  side: SideName,
+  remoteId: string,
+  scheme: IdScheme = 1,
+): string {
   const mark = syncMark(syncId);
   if (scheme === 2) return orderedServiceId(mark, run, pair, side, remoteId);
   const rest = sha1(`${run}\u0000${pair}\u0000${side}\u0000${remoteId}`);
@@ -62,7 +69,8 @@ const ORDERED_REMOTE_ID = /^(0|[1-9][0-9]{0,12})$/;
 function orderedServiceId(mark: string, run: string, pair: number, side: SideName, remoteId: string): string {
   const stream = streamOf(run, pair, side);
   const head = `${mark.slice(0, 8)}-${mark.slice(8, 12)}-8${stream.slice(0, 3)}-`;
-  if (ORDERED_REMOTE_ID.test(remoteId)) return `${head}a${stream.slice(3, 6)}-${stream[6]}${Number(remoteId).toString(16).padStart(11, '0')}`;
+  if (ORDERED_REMOTE_ID.test(remoteId))
+    return `${head}a${stream.slice(3, 6)}-${stream[6]}${Number(remoteId).toString(16).padStart(11, '0')}`;
   const rest = sha1(`${run}\u0000${pair}\u0000${side}\u0000${remoteId}`);
   return `${head}${(parseInt(rest[0]!, 16) & 1) === 0 ? '8' : '9'}${rest.slice(1, 4)}-${rest.slice(4, 16)}`;
 }
@@ -71,7 +79,9 @@ function streamOf(run: string, pair: number, side: SideName): string {
   const key = `${run}\u0000${pair}\u0000${side}`;
   let stream = streams.get(key);
   if (stream === undefined) {
-    const bits = (parseInt(sha1(`lockstep-stream:${run}\u0000${pair}`).slice(0, 7), 16) & ~1) | (side === 'right' ? 1 : 0);
+    const bits =
+      (parseInt(sha1(`lockstep-stream:${run}\u0000${pair}`).slice(0, 7), 16) & ~1) |
+      (side === 'right' ? 1 : 0);
     stream = bits.toString(16).padStart(7, '0');
     if (streams.size > 10_000) streams.clear();
     streams.set(key, stream);

@@ -38,7 +38,10 @@ export class SideSession {
 
   /** New credentials or base: the next use reconnects. */
   async refresh(entity: SyncSideEntity): Promise<void> {
-    const changed = entity.credentialFingerprint !== this.entity.credentialFingerprint || entity.baseId !== this.entity.baseId || entity.connector !== this.entity.connector;
+    const changed =
+      entity.credentialFingerprint !== this.entity.credentialFingerprint ||
+      entity.baseId !== this.entity.baseId ||
+      entity.connector !== this.entity.connector;
     this.entity = entity;
     if (changed) await this.close();
   }
@@ -50,7 +53,8 @@ export class SideSession {
       return await work(connection);
     } catch (error) {
       // The runner decides what a failure means from the connector's kind and the side it came from.
-      if (typeof error === 'object' && error !== null && !('side' in error)) Object.assign(error, { side: this.side });
+      if (typeof error === 'object' && error !== null && !('side' in error))
+        Object.assign(error, { side: this.side });
       throw error;
     } finally {
       this.busy -= 1;
@@ -75,10 +79,16 @@ export class SideSession {
   async connect(writeOrigin?: string): Promise<Connection> {
     const declaration = findConnector(this.entity.connector);
     if (!declaration) throw new Error(`connector ${this.entity.connector} is not installed`);
-    if (!this.entity.credentials) throw new Error(`the ${this.side} side of ${this.syncId} has no credentials`);
+    if (!this.entity.credentials)
+      throw new Error(`the ${this.side} side of ${this.syncId} has no credentials`);
     const credentials = this.cipher.decrypt(this.entity.credentials, sideOwner(this.syncId, this.side));
     const shared = this.shared ? { shared: this.shared } : {};
-    return declaration.connect(credentials, this.entity.baseId, { egress: this.egress, poolSize: 1, ...shared, ...(writeOrigin ? { writeOrigin } : {}) });
+    return declaration.connect(credentials, this.entity.baseId, {
+      egress: this.egress,
+      poolSize: 1,
+      ...shared,
+      ...(writeOrigin ? { writeOrigin } : {}),
+    });
   }
 
   /** Closes the connection when unused for `idleMs`. */

@@ -9,11 +9,21 @@ import type { DataSource } from 'typeorm';
 import { type ConnectorCoordination, isConnectorError } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import type { SideName } from '@lockstep/domain';
-import { type CredentialCipher, markCredentialRejected, SyncEntity, SyncSideEntity } from '@lockstep/persistence';
+import {
+  type CredentialCipher,
+  markCredentialRejected,
+  SyncEntity,
+  SyncSideEntity,
+} from '@lockstep/persistence';
 import type { ChangeHub } from './change-hub';
 import { type EngineContext, StopSync } from './context';
 import { type Checkpoints, fullScanStep, loadCheckpoints, pollChanges, type ScanState } from './continuous';
-import { finishInitialSync, type InitialProgress, prepareInitialSync, runInitialSyncStep } from './initial-sync';
+import {
+  finishInitialSync,
+  type InitialProgress,
+  prepareInitialSync,
+  runInitialSyncStep,
+} from './initial-sync';
 import { buildPlan, sideEnd, type SyncPlan } from './plan';
 import { applyDecisions, processQueue } from './records';
 import { isRetryableWriteError } from './reconcile';
@@ -150,7 +160,8 @@ export class SyncRunner {
           idleMs = await this.handleFailure(error);
         } finally {
           // Other syncs waiting for a round, or a long sleep ahead: hand the app connections back.
-          if (this.settings.rounds.contended || idleMs >= 2000 || this.stopped) for (const session of Object.values(this.sessions ?? {})) await session.close();
+          if (this.settings.rounds.contended || idleMs >= 2000 || this.stopped)
+            for (const session of Object.values(this.sessions ?? {})) await session.close();
           this.settings.rounds.release();
         }
         if (this.stopped) break;
@@ -168,14 +179,30 @@ export class SyncRunner {
     const sync = await this.db.getRepository(SyncEntity).findOneBy({ id: this.syncId });
     if (!sync || sync.deletedAt || sync.status !== 'active') throw new StopSync('sync is no longer active');
     const sides = await this.db.getRepository(SyncSideEntity).findBy({ syncId: this.syncId });
-    const bySide = Object.fromEntries(sides.map((side) => [side.side, side])) as Partial<Record<SideName, SyncSideEntity>>;
+    const bySide = Object.fromEntries(sides.map((side) => [side.side, side])) as Partial<
+      Record<SideName, SyncSideEntity>
+    >;
     if (!bySide.left || !bySide.right) throw new StopSync('a side is missing');
     // A side whose credentials the app rejects is not touched until a person fixes them; then we catch up.
     if (bySide.left.authStatus !== 'ok' || bySide.right.authStatus !== 'ok') return 2000;
     if (!this.sessions) {
       this.sessions = {
-        left: new SideSession(this.syncId, 'left', bySide.left, this.cipher, this.settings.egress, this.settings.shared),
-        right: new SideSession(this.syncId, 'right', bySide.right, this.cipher, this.settings.egress, this.settings.shared),
+        left: new SideSession(
+          this.syncId,
+          'left',
+          bySide.left,
+          this.cipher,
+          this.settings.egress,
+          this.settings.shared,
+        ),
+        right: new SideSession(
+          this.syncId,
+          'right',
+          bySide.right,
+          this.cipher,
+          this.settings.egress,
+          this.settings.shared,
+        ),
       };
     } else {
       await this.sessions.left.refresh(bySide.left);
@@ -210,7 +237,9 @@ export class SyncRunner {
     if (this.nextScanAt === 0) this.nextScanAt = Date.now() + this.settings.fullScanMs;
     if (!this.scan && Date.now() >= this.nextScanAt) {
       const startedAt = await storeNow(this.db);
-      this.scanQueue = this.plan.pairs.flatMap((pair) => SIDES.map((side) => ({ pair: pair.index, side, cursor: null, startedAt })));
+      this.scanQueue = this.plan.pairs.flatMap((pair) =>
+        SIDES.map((side) => ({ pair: pair.index, side, cursor: null, startedAt })),
+      );
       this.scan = this.scanQueue.shift() ?? null;
       await markFullScan(this.db, this.syncId);
     }
@@ -227,7 +256,10 @@ export class SyncRunner {
     if (work > 0) return 0;
     const queued = await untilNextQueueEntry(this.db, this.syncId);
     const untilScan = Math.max(0, this.nextScanAt - Date.now());
-    return Math.max(50, Math.min(this.settings.safetyPollMs, untilScan, queued === null ? Infinity : Math.max(50, queued)));
+    return Math.max(
+      50,
+      Math.min(this.settings.safetyPollMs, untilScan, queued === null ? Infinity : Math.max(50, queued)),
+    );
   }
 
   private subscribe(): void {
@@ -237,7 +269,14 @@ export class SyncRunner {
     for (const side of SIDES) {
       const session = this.sessions[side];
       const tables = this.plan.pairs.map((pair) => sideEnd(pair, side).remoteId);
-      this.unsubscribe.push(this.hub.subscribe(session.fingerprint, () => session.connect(), tables, () => this.wake()));
+      this.unsubscribe.push(
+        this.hub.subscribe(
+          session.fingerprint,
+          () => session.connect(),
+          tables,
+          () => this.wake(),
+        ),
+      );
     }
   }
 
@@ -282,7 +321,8 @@ export class SyncRunner {
   /** After a successful round: side-wide connection issues opened by earlier failures are resolved. */
   private async recovered(): Promise<void> {
     if (this.failedSides.size === 0) return;
-    for (const side of this.failedSides) await resolveSideIssue(this.db, this.syncId, side as SideName, 'unreachable');
+    for (const side of this.failedSides)
+      await resolveSideIssue(this.db, this.syncId, side as SideName, 'unreachable');
     this.failedSides.clear();
   }
 
@@ -290,10 +330,15 @@ export class SyncRunner {
     this.failures += 1;
     const backoff = Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)) * (0.75 + Math.random() * 0.5);
     const side = sideOf(error);
-    const kind = isConnectorError(error) ? error.kind : isRetryableWriteError(error) ? error.connectorKind : null;
+    const kind = isConnectorError(error)
+      ? error.kind
+      : isRetryableWriteError(error)
+        ? error.connectorKind
+        : null;
     const message = error instanceof Error ? error.message : String(error);
     if (side && kind === 'auth') {
-      const entity = (await this.db.getRepository(SyncSideEntity).findOneBy({ syncId: this.syncId, side })) ?? null;
+      const entity =
+        (await this.db.getRepository(SyncSideEntity).findOneBy({ syncId: this.syncId, side })) ?? null;
       const declaration = entity ? findConnector(entity.connector) : undefined;
       await markCredentialRejected(this.db, {
         syncId: this.syncId,
@@ -323,7 +368,10 @@ export class SyncRunner {
       }).catch(() => undefined);
       this.failedSides.add(side);
     } else {
-      this.logger.error({ syncId: this.syncId, error: message, stack: error instanceof Error ? error.stack : undefined }, 'sync round failed');
+      this.logger.error(
+        { syncId: this.syncId, error: message, stack: error instanceof Error ? error.stack : undefined },
+        'sync round failed',
+      );
     }
     return backoff;
   }
@@ -336,4 +384,3 @@ function sideOf(error: unknown): SideName | null {
   }
   return null;
 }
-

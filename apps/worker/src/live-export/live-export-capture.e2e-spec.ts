@@ -11,8 +11,26 @@ import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { LIVE_EXPORT_JOBS } from '@lockstep/jobs';
 import { CaptureStore } from '@lockstep/persistence';
-import { type My, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
-import { capturesOf, createAccount, createSavedExport, type ExportSpec, finished, testQueue, triggerRun, withSourceCapture, workerReady } from './testing/fixture';
+import {
+  type My,
+  type Pg,
+  scratchMysql,
+  scratchPg,
+  store,
+  waitFor,
+  workerProcess,
+} from '../engine/testing/fixture';
+import {
+  capturesOf,
+  createAccount,
+  createSavedExport,
+  type ExportSpec,
+  finished,
+  testQueue,
+  triggerRun,
+  withSourceCapture,
+  workerReady,
+} from './testing/fixture';
 
 let db: DataSource;
 let pg: Pg;
@@ -76,7 +94,9 @@ const itemsTable = (destinationTable: string) => ({
 
 /** The destination rows as `id|email|score` lines, and the source's, for an exact comparison. */
 async function membersMirror(table: string): Promise<{ source: string[]; destination: string[] }> {
-  const source = await my.sql<{ line: string }>(`SELECT CONCAT_WS('|', id, email, COALESCE(score, 'null')) AS line FROM members ORDER BY id`);
+  const source = await my.sql<{ line: string }>(
+    `SELECT CONCAT_WS('|', id, email, COALESCE(score, 'null')) AS line FROM members ORDER BY id`,
+  );
   const destination = await pg.sql<{ line: string }>(
     `SELECT concat_ws('|', lockstep_source_id, email, coalesce(score::text, 'null')) AS line FROM ${pg.schema}.${table} WHERE lockstep_source_id IS NOT NULL ORDER BY lockstep_source_id::int`,
   );
@@ -84,7 +104,9 @@ async function membersMirror(table: string): Promise<{ source: string[]; destina
 }
 
 async function itemsMirror(table: string): Promise<{ source: string[]; destination: string[] }> {
-  const source = await pg.sql<{ line: string }>(`SELECT concat_ws('|', id, name, coalesce(qty::text, 'null')) AS line FROM ${pg.schema}.items ORDER BY id`);
+  const source = await pg.sql<{ line: string }>(
+    `SELECT concat_ws('|', id, name, coalesce(qty::text, 'null')) AS line FROM ${pg.schema}.items ORDER BY id`,
+  );
   const destination = await my.sql<{ line: string }>(
     `SELECT CONCAT_WS('|', lockstep_source_id, name, COALESCE(qty, 'null')) AS line FROM ${table} WHERE lockstep_source_id IS NOT NULL ORDER BY CAST(lockstep_source_id AS UNSIGNED)`,
   );
@@ -95,19 +117,36 @@ describe('live export change capture (worker process)', () => {
   it('MariaDB -> PostgreSQL: the first run installs the capture; later runs read only the logged rows and keep an exact mirror', async () => {
     const spec = membersExport('members_copy');
     const exportId = await createSavedExport(db, accountId, spec);
-    expect(await run(exportId)).toMatchObject({ state: 'succeeded', rows_read: '3000', rows_written: '3000' });
+    expect(await run(exportId)).toMatchObject({
+      state: 'succeeded',
+      rows_read: '3000',
+      rows_written: '3000',
+    });
     const [capture] = await capturesOf(db, exportId);
-    expect(capture).toMatchObject({ source_table: 'members', destination_table: 'members_copy', released_at: null });
-    expect(await withSourceCapture(spec.source, (layer) => layer.sourceCaptureToken('members'))).toBe(capture!.token);
+    expect(capture).toMatchObject({
+      source_table: 'members',
+      destination_table: 'members_copy',
+      released_at: null,
+    });
+    expect(await withSourceCapture(spec.source, (layer) => layer.sourceCaptureToken('members'))).toBe(
+      capture!.token,
+    );
 
     // 3 updates, 2 inserts, 2 deletes, one key change (id 10 -> 5010: a delete of 10 and an insert of 5010).
     await my.sql(`UPDATE members SET score = 999 WHERE id IN (1, 2, 3)`);
-    await my.sql(`INSERT INTO members (id, email, score) VALUES (4001, 'new1@example.com', NULL), (4002, 'new2@example.com', 7)`);
+    await my.sql(
+      `INSERT INTO members (id, email, score) VALUES (4001, 'new1@example.com', NULL), (4002, 'new2@example.com', 7)`,
+    );
     await my.sql(`DELETE FROM members WHERE id IN (20, 21)`);
     await my.sql(`UPDATE members SET id = 5010 WHERE id = 10`);
     const second = await run(exportId);
     // Only the 6 rows that exist now were read; 10, 20 and 21 left the source.
-    expect(second).toMatchObject({ state: 'succeeded', rows_read: '6', rows_written: '6', rows_removed: '3' });
+    expect(second).toMatchObject({
+      state: 'succeeded',
+      rows_read: '6',
+      rows_written: '6',
+      rows_removed: '3',
+    });
     const mirror = await membersMirror('members_copy');
     expect(mirror.destination).toEqual(mirror.source);
 
@@ -122,23 +161,43 @@ describe('live export change capture (worker process)', () => {
     expect(after.destination).toEqual(after.source);
 
     // Nothing changed: nothing read, nothing written.
-    expect(await run(exportId)).toMatchObject({ state: 'succeeded', rows_read: '0', rows_written: '0', rows_removed: '0' });
+    expect(await run(exportId)).toMatchObject({
+      state: 'succeeded',
+      rows_read: '0',
+      rows_written: '0',
+      rows_removed: '0',
+    });
   });
 
   it('PostgreSQL -> MariaDB: statement-sized changes (INSERT ... SELECT, UPDATE of every row, DELETE of a range) reach the mirror', async () => {
-    const spec: ExportSpec = { source: { connector: 'postgres', base: pg.schema }, destination: { connector: 'mysql', location: my.database }, tables: [itemsTable('items_copy')] };
+    const spec: ExportSpec = {
+      source: { connector: 'postgres', base: pg.schema },
+      destination: { connector: 'mysql', location: my.database },
+      tables: [itemsTable('items_copy')],
+    };
     const exportId = await createSavedExport(db, accountId, spec);
     expect(await run(exportId)).toMatchObject({ state: 'succeeded', rows_written: '2000' });
-    await pg.sql(`INSERT INTO ${pg.schema}.items SELECT g, 'bulk ' || g, NULL FROM generate_series(2001, 2500) g`);
+    await pg.sql(
+      `INSERT INTO ${pg.schema}.items SELECT g, 'bulk ' || g, NULL FROM generate_series(2001, 2500) g`,
+    );
     await pg.sql(`DELETE FROM ${pg.schema}.items WHERE id BETWEEN 100 AND 199`);
     await pg.sql(`UPDATE ${pg.schema}.items SET id = id + 10000 WHERE id BETWEEN 300 AND 309`);
     const second = await run(exportId);
-    expect(second).toMatchObject({ state: 'succeeded', rows_read: '510', rows_written: '510', rows_removed: '110' });
+    expect(second).toMatchObject({
+      state: 'succeeded',
+      rows_read: '510',
+      rows_written: '510',
+      rows_removed: '110',
+    });
     let mirror = await itemsMirror('items_copy');
     expect(mirror.destination).toEqual(mirror.source);
 
     await pg.sql(`UPDATE ${pg.schema}.items SET qty = coalesce(qty, 0) + 1`);
-    expect(await run(exportId)).toMatchObject({ state: 'succeeded', rows_written: '2400', rows_removed: '0' });
+    expect(await run(exportId)).toMatchObject({
+      state: 'succeeded',
+      rows_written: '2400',
+      rows_removed: '0',
+    });
     mirror = await itemsMirror('items_copy');
     expect(mirror.destination).toEqual(mirror.source);
   });
@@ -167,13 +226,22 @@ describe('live export change capture (worker process)', () => {
     expect(await run(exportId)).toMatchObject({ state: 'succeeded' });
     await pg.sql(`DELETE FROM ${pg.schema}.members_edited WHERE lockstep_source_id = '5'`);
     expect(await run(exportId)).toMatchObject({ state: 'succeeded', rows_read: '0', rows_written: '0' });
-    expect(await pg.sql(`SELECT email FROM ${pg.schema}.members_edited WHERE lockstep_source_id = '5'`)).toEqual([]);
+    expect(
+      await pg.sql(`SELECT email FROM ${pg.schema}.members_edited WHERE lockstep_source_id = '5'`),
+    ).toEqual([]);
     // The last full compare was LIVE_EXPORT_FULL_COMPARE_HOURS (24) ago.
-    await db.query(`UPDATE live_export_captures SET full_compare_at = now() - interval '25 hours' WHERE live_export_id = $1`, [exportId]);
+    await db.query(
+      `UPDATE live_export_captures SET full_compare_at = now() - interval '25 hours' WHERE live_export_id = $1`,
+      [exportId],
+    );
     const full = await run(exportId);
     expect(full).toMatchObject({ state: 'succeeded', rows_written: '1' });
-    expect(await pg.sql(`SELECT email FROM ${pg.schema}.members_edited WHERE lockstep_source_id = '5'`)).toEqual([{ email: 'm5@example.com' }]);
-    expect((await capturesOf(db, exportId))[0]!.full_compare_at.getTime()).toBeGreaterThan(Date.now() - 60_000);
+    expect(
+      await pg.sql(`SELECT email FROM ${pg.schema}.members_edited WHERE lockstep_source_id = '5'`),
+    ).toEqual([{ email: 'm5@example.com' }]);
+    expect((await capturesOf(db, exportId))[0]!.full_compare_at.getTime()).toBeGreaterThan(
+      Date.now() - 60_000,
+    );
   });
 
   it('a source login without the TRIGGER privilege gets no capture: every run compares all rows and the mirror stays exact', async () => {
@@ -201,7 +269,14 @@ describe('live export change capture (worker process)', () => {
     const spec: ExportSpec = {
       source: { connector: 'postgres', base: pg.schema },
       destination: { connector: 'postgres', location: pg.schema },
-      tables: [itemsTable('items_pg_copy'), { sourceTable: 'extra', destinationTable: 'extra_copy', columns: [{ sourceField: 'label', column: 'label', typeClass: 'text' }] }],
+      tables: [
+        itemsTable('items_pg_copy'),
+        {
+          sourceTable: 'extra',
+          destinationTable: 'extra_copy',
+          columns: [{ sourceField: 'label', column: 'label', typeClass: 'text' }],
+        },
+      ],
     };
     const exportId = await createSavedExport(db, accountId, spec);
     expect(await run(exportId)).toMatchObject({ state: 'succeeded' });
@@ -209,7 +284,10 @@ describe('live export change capture (worker process)', () => {
     expect(await withSourceCapture(spec.source, (layer) => layer.sourceCaptureToken('extra'))).not.toBeNull();
 
     // The plan (as a save leaves it) no longer maps `extra`.
-    await db.query(`UPDATE live_exports SET plan = jsonb_set(plan, '{tables}', (plan->'tables') - 1) WHERE id = $1`, [exportId]);
+    await db.query(
+      `UPDATE live_exports SET plan = jsonb_set(plan, '{tables}', (plan->'tables') - 1) WHERE id = $1`,
+      [exportId],
+    );
     expect(await run(exportId)).toMatchObject({ state: 'succeeded' });
     expect((await capturesOf(db, exportId)).map((row) => row.source_table)).toEqual(['items']);
     expect(await withSourceCapture(spec.source, (layer) => layer.sourceCaptureToken('extra'))).toBeNull();
@@ -219,9 +297,21 @@ describe('live export change capture (worker process)', () => {
       await new CaptureStore(m).releaseAll(exportId);
       await m.query(`DELETE FROM live_exports WHERE id = $1`, [exportId]);
     });
-    expect((await capturesOf(db, exportId))[0]).toMatchObject({ source_table: 'items', released_at: expect.any(Date) });
-    await queue.add(LIVE_EXPORT_JOBS.releaseCaptures, { liveExportId: exportId }, { jobId: `release:${exportId}` });
-    await waitFor('the released capture to be removed', async () => ((await capturesOf(db, exportId)).length === 0 ? true : null), 30_000, 100);
+    expect((await capturesOf(db, exportId))[0]).toMatchObject({
+      source_table: 'items',
+      released_at: expect.any(Date),
+    });
+    await queue.add(
+      LIVE_EXPORT_JOBS.releaseCaptures,
+      { liveExportId: exportId },
+      { jobId: `release:${exportId}` },
+    );
+    await waitFor(
+      'the released capture to be removed',
+      async () => ((await capturesOf(db, exportId)).length === 0 ? true : null),
+      30_000,
+      100,
+    );
     expect(await withSourceCapture(spec.source, (layer) => layer.sourceCaptureToken('items'))).toBeNull();
   });
 });

@@ -9,9 +9,27 @@ import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { LIVE_EXPORT_JOBS } from '@lockstep/jobs';
 import mysql from 'mysql2/promise';
-import { type My, MYSQL_URL, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../engine/testing/fixture';
+import {
+  type My,
+  MYSQL_URL,
+  type Pg,
+  scratchMysql,
+  scratchPg,
+  store,
+  waitFor,
+  workerProcess,
+} from '../engine/testing/fixture';
 import { TEST_CLOCK_KEY } from './live-export.processor';
-import { createAccount, createSavedExport, finished, getRun, runsOf, testQueue, triggerRun, workerReady } from './testing/fixture';
+import {
+  createAccount,
+  createSavedExport,
+  finished,
+  getRun,
+  runsOf,
+  testQueue,
+  triggerRun,
+  workerReady,
+} from './testing/fixture';
 
 let db: DataSource;
 let pg: Pg;
@@ -21,7 +39,12 @@ let prefix: string;
 let worker: ChildProcess | null = null;
 let accountId: string;
 
-const workerEnv = () => ({ QUEUE_PREFIX: prefix, LIVE_EXPORT_TEST_CLOCK: '1', LIVE_EXPORT_STALE_SECONDS: '3', LIVE_EXPORT_BATCH_ROWS: '200' });
+const workerEnv = () => ({
+  QUEUE_PREFIX: prefix,
+  LIVE_EXPORT_TEST_CLOCK: '1',
+  LIVE_EXPORT_STALE_SECONDS: '3',
+  LIVE_EXPORT_BATCH_ROWS: '200',
+});
 
 async function setClock(iso: string): Promise<void> {
   await queue.client.set(`${prefix}:${TEST_CLOCK_KEY}`, String(Date.parse(iso)));
@@ -112,7 +135,10 @@ describe('live export schedule (worker process, test clock)', () => {
     await db.query(`UPDATE live_export_schedules SET enabled = false WHERE live_export_id = $1`, [exportId]);
     await setClock('2030-01-01T12:30:00Z');
     expect((await tick()).queued).toEqual([]);
-    expect((await runsOf(db, exportId)).map((found) => found.slot_at?.toISOString())).toEqual(['2030-01-01T12:10:00.000Z', '2030-01-01T12:20:00.000Z']);
+    expect((await runsOf(db, exportId)).map((found) => found.slot_at?.toISOString())).toEqual([
+      '2030-01-01T12:10:00.000Z',
+      '2030-01-01T12:20:00.000Z',
+    ]);
   });
 
   it('runs a daily schedule at 03:00 CEST on the spring-forward day when its time (02:30) does not exist', async () => {
@@ -132,15 +158,29 @@ describe('live export schedule (worker process, test clock)', () => {
 
   it('skips a slot while a run is active (recorded in last_slot_at) and queues nothing for it', async () => {
     const exportId = await simpleExport('small');
-    await db.query(`INSERT INTO live_export_schedules (live_export_id, cadence, enabled, updated_at) VALUES ($1, 'hourly', true, '2032-01-01T00:00:00Z')`, [exportId]);
+    await db.query(
+      `INSERT INTO live_export_schedules (live_export_id, cadence, enabled, updated_at) VALUES ($1, 'hourly', true, '2032-01-01T00:00:00Z')`,
+      [exportId],
+    );
     // An active run the worker does not see (no job): the slot must be skipped.
-    await db.query(`INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger) VALUES ('run_blocking_${exportId.slice(4, 12)}', $1, $2, 'running', 'manual')`, [exportId, accountId]);
-    await db.query(`UPDATE live_export_runs SET heartbeat_at = now() + interval '1 hour', worker_token = 'n:test' WHERE live_export_id = $1`, [exportId]);
+    await db.query(
+      `INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger) VALUES ('run_blocking_${exportId.slice(4, 12)}', $1, $2, 'running', 'manual')`,
+      [exportId, accountId],
+    );
+    await db.query(
+      `UPDATE live_export_runs SET heartbeat_at = now() + interval '1 hour', worker_token = 'n:test' WHERE live_export_id = $1`,
+      [exportId],
+    );
     await setClock('2032-01-01T01:00:01Z');
     const result = await tick();
     expect(result.queued.filter((item) => item.liveExportId === exportId)).toEqual([]);
-    expect(result.skipped).toEqual([{ liveExportId: exportId, slotAt: '2032-01-01T01:00:00.000Z', reason: 'run_active' }]);
-    const [schedule] = (await db.query(`SELECT last_slot_at FROM live_export_schedules WHERE live_export_id = $1`, [exportId])) as { last_slot_at: Date }[];
+    expect(result.skipped).toEqual([
+      { liveExportId: exportId, slotAt: '2032-01-01T01:00:00.000Z', reason: 'run_active' },
+    ]);
+    const [schedule] = (await db.query(
+      `SELECT last_slot_at FROM live_export_schedules WHERE live_export_id = $1`,
+      [exportId],
+    )) as { last_slot_at: Date }[];
     expect(schedule!.last_slot_at.toISOString()).toBe('2032-01-01T01:00:00.000Z');
     await db.query(`DELETE FROM live_export_runs WHERE live_export_id = $1`, [exportId]);
   });
@@ -157,7 +197,12 @@ describe('live export schedule (worker process, test clock)', () => {
       await holder.query(`INSERT INTO large_copy (lockstep_source_id) VALUES ('50000')`);
       runId = await triggerRun(db, queue, accountId, exportId);
       // The heartbeat reports the rows of the batches committed before the held row.
-      await waitFor('the run to have written some rows', async () => Number((await getRun(db, runId)).rows_written) > 0 || null, 30_000, 20);
+      await waitFor(
+        'the run to have written some rows',
+        async () => Number((await getRun(db, runId)).rows_written) > 0 || null,
+        30_000,
+        20,
+      );
       worker!.kill('SIGKILL');
       await new Promise<void>((resolve) => worker!.once('exit', () => resolve()));
       worker = null;
@@ -172,7 +217,11 @@ describe('live export schedule (worker process, test clock)', () => {
     worker = workerProcess(accountId, workerEnv());
     const run = await finished(db, runId, 45_000);
     expect(run).toMatchObject({ state: 'succeeded', error: null });
-    const [{ count, distinct_ids, wrong }] = await my.sql<{ count: number; distinct_ids: number; wrong: number }>(
+    const [{ count, distinct_ids, wrong }] = await my.sql<{
+      count: number;
+      distinct_ids: number;
+      wrong: number;
+    }>(
       `SELECT COUNT(*) AS count, COUNT(DISTINCT lockstep_source_id) AS distinct_ids, SUM(b <> CONCAT('row ', a) OR a <> CAST(lockstep_source_id AS SIGNED)) AS wrong FROM large_copy`,
     );
     expect([Number(count), Number(distinct_ids), Number(wrong)]).toEqual([100_000, 100_000, 0]);

@@ -50,10 +50,22 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    void this.queue.process(LIVE_EXPORT_JOBS.run, this.config.LIVE_EXPORT_CONCURRENCY, (job: Job<JobMap['live-export']['run']>) => this.run(job.data.runId));
+    void this.queue.process(
+      LIVE_EXPORT_JOBS.run,
+      this.config.LIVE_EXPORT_CONCURRENCY,
+      (job: Job<JobMap['live-export']['run']>) => this.run(job.data.runId),
+    );
     void this.queue.process(LIVE_EXPORT_JOBS.tick, 1, () => this.tick());
-    void this.queue.process(LIVE_EXPORT_JOBS.releaseCaptures, 1, (job: Job<JobMap['live-export']['release-captures']>) => this.releaseCaptures(job));
-    await this.queue.add(LIVE_EXPORT_JOBS.tick, {}, { repeat: { every: TICK_EVERY_MS }, removeOnComplete: 10, removeOnFail: 10 });
+    void this.queue.process(
+      LIVE_EXPORT_JOBS.releaseCaptures,
+      1,
+      (job: Job<JobMap['live-export']['release-captures']>) => this.releaseCaptures(job),
+    );
+    await this.queue.add(
+      LIVE_EXPORT_JOBS.tick,
+      {},
+      { repeat: { every: TICK_EVERY_MS }, removeOnComplete: 10, removeOnFail: 10 },
+    );
     const every = Math.max(1000, Math.min(5000, (this.config.LIVE_EXPORT_STALE_SECONDS * 1000) / 3));
     this.sweepTimer = setInterval(() => void this.sweep(), every);
     this.sweepTimer.unref();
@@ -71,7 +83,11 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
   async releaseCaptures(job: Job<JobMap['live-export']['release-captures']>): Promise<{ removed: number }> {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const removed = await this.executor.releaseCaptures(job.data.liveExportId, lastAttempt);
-    if (removed > 0) this.logger.log({ liveExportId: job.data.liveExportId, removed }, 'removed the change capture of a deleted live export');
+    if (removed > 0)
+      this.logger.log(
+        { liveExportId: job.data.liveExportId, removed },
+        'removed the change capture of a deleted live export',
+      );
     return { removed };
   }
 
@@ -88,7 +104,10 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
     const result = await this.scheduler.tick(await this.now(), this.config.ENGINE_ACCOUNT_ID);
     for (const queued of result.queued) await this.enqueue(queued.runId, `run:${queued.runId}`);
     if (result.queued.length + result.skipped.length > 0) {
-      this.logger.log({ queued: result.queued.map((item) => item.runId), skipped: result.skipped.length }, 'live export schedule tick');
+      this.logger.log(
+        { queued: result.queued.map((item) => item.runId), skipped: result.skipped.length },
+        'live export schedule tick',
+      );
     }
     return result;
   }
@@ -103,24 +122,43 @@ export class LiveExportProcessor implements OnApplicationBootstrap, OnApplicatio
     this.sweeping = true;
     try {
       const accountId = this.config.ENGINE_ACCOUNT_ID;
-      const { requeued, failed } = await this.executor.store.recoverOrphans(this.config.LIVE_EXPORT_STALE_SECONDS, accountId);
+      const { requeued, failed } = await this.executor.store.recoverOrphans(
+        this.config.LIVE_EXPORT_STALE_SECONDS,
+        accountId,
+      );
       // A new job id: the dead worker's job may still be in Redis under `run:<id>`.
       for (const runId of requeued) await this.enqueue(runId, `run:${runId}:requeued`);
-      if (requeued.length + failed.length > 0) this.logger.warn({ requeued, failed }, 'recovered live export runs of a stopped worker');
+      if (requeued.length + failed.length > 0)
+        this.logger.warn({ requeued, failed }, 'recovered live export runs of a stopped worker');
       // Released captures whose job never arrived (Redis was down at the delete) get one.
-      for (const liveExportId of await this.executor.captureStore.staleReleases(LOST_RELEASE_SECONDS, accountId ?? null)) {
+      for (const liveExportId of await this.executor.captureStore.staleReleases(
+        LOST_RELEASE_SECONDS,
+        accountId ?? null,
+      )) {
         const job = await this.queue.getJob(`release:${liveExportId}`);
         if (!job || (await job.isCompleted()) || (await job.isFailed())) {
-          await this.queue.add(LIVE_EXPORT_JOBS.releaseCaptures, { liveExportId }, { ...DEFAULT_JOB_OPTIONS, jobId: `release:${liveExportId}:${Date.now()}` });
+          await this.queue.add(
+            LIVE_EXPORT_JOBS.releaseCaptures,
+            { liveExportId },
+            { ...DEFAULT_JOB_OPTIONS, jobId: `release:${liveExportId}:${Date.now()}` },
+          );
         }
       }
       for (const runId of await this.executor.store.staleQueued(LOST_JOB_SECONDS, accountId)) {
-        const jobs = await Promise.all([this.queue.getJob(`run:${runId}`), this.queue.getJob(`run:${runId}:requeued`)]);
-        const alive = await Promise.all(jobs.map(async (job) => (job ? !(await job.isCompleted()) && !(await job.isFailed()) : false)));
+        const jobs = await Promise.all([
+          this.queue.getJob(`run:${runId}`),
+          this.queue.getJob(`run:${runId}:requeued`),
+        ]);
+        const alive = await Promise.all(
+          jobs.map(async (job) => (job ? !(await job.isCompleted()) && !(await job.isFailed()) : false)),
+        );
         if (!alive.includes(true)) await this.enqueue(runId, `run:${runId}:${Date.now()}`);
       }
     } catch (error) {
-      this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'live export recovery sweep failed; retrying');
+      this.logger.warn(
+        { error: error instanceof Error ? error.message : String(error) },
+        'live export recovery sweep failed; retrying',
+      );
     } finally {
       this.sweeping = false;
     }

@@ -37,7 +37,12 @@ import {
   type ConnectorCoordination,
 } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
-import { conversionFor, type CanonicalValue, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
+import {
+  conversionFor,
+  type CanonicalValue,
+  type LiveExportPlan,
+  type LiveExportPlanTable,
+} from '@lockstep/domain';
 import {
   type CaptureState,
   CaptureStore,
@@ -140,7 +145,9 @@ export class RunExecutor {
       if (polling) return;
       polling = true;
       const beat = Date.now() - lastBeat >= HEARTBEAT_MS;
-      const check = beat ? this.runs.heartbeat(runId, token, counters).then((found) => found && found.cancelRequested) : this.runs.cancelRequested(runId, token);
+      const check = beat
+        ? this.runs.heartbeat(runId, token, counters).then((found) => found && found.cancelRequested)
+        : this.runs.cancelRequested(runId, token);
       if (beat) lastBeat = Date.now();
       check
         .then((cancel) => {
@@ -154,14 +161,23 @@ export class RunExecutor {
     let outcome: { state: 'succeeded' | 'failed' | 'canceled'; error: RunError | null };
     try {
       await this.copy(claimed.liveExportId, counters, controller.signal);
-      outcome = controller.signal.aborted ? { state: 'canceled', error: null } : { state: 'succeeded', error: null };
+      outcome = controller.signal.aborted
+        ? { state: 'canceled', error: null }
+        : { state: 'succeeded', error: null };
     } catch (error) {
-      if (controller.signal.aborted && (isExportAborted(error) || error instanceof RunLost || canceled || lost)) {
+      if (
+        controller.signal.aborted &&
+        (isExportAborted(error) || error instanceof RunLost || canceled || lost)
+      ) {
         outcome = { state: 'canceled', error: null };
       } else {
         const described = this.describe(error);
         outcome = { state: 'failed', error: described };
-        if (described.code === 'internal') this.logger.error({ runId, error: error instanceof Error ? error.stack : String(error) }, 'live export run failed');
+        if (described.code === 'internal')
+          this.logger.error(
+            { runId, error: error instanceof Error ? error.stack : String(error) },
+            'live export run failed',
+          );
       }
     } finally {
       clearInterval(monitor);
@@ -171,7 +187,10 @@ export class RunExecutor {
       return null;
     }
     const finished = await this.runs.finish(runId, token, outcome.state, counters, outcome.error);
-    this.logger.log({ runId, state: outcome.state, ...counters, error: outcome.error?.code }, 'live export run finished');
+    this.logger.log(
+      { runId, state: outcome.state, ...counters, error: outcome.error?.code },
+      'live export run finished',
+    );
     return finished ? outcome.state : null;
   }
 
@@ -186,7 +205,14 @@ export class RunExecutor {
     const first = released[0]!;
     let removed = 0;
     try {
-      const connection = await this.connect(liveExportId, 'source', first.connector, first.credentials, first.base, 1);
+      const connection = await this.connect(
+        liveExportId,
+        'source',
+        first.connector,
+        first.credentials,
+        first.base,
+        1,
+      );
       try {
         const capture = exportCaptureOf(connection);
         for (const row of released) {
@@ -211,23 +237,46 @@ export class RunExecutor {
 
   private describe(error: unknown): RunError {
     if (error instanceof RunFailure) return { code: error.code, message: error.message };
-    if (isConnectorError(error)) return { code: CONNECTOR_CODES[error.kind] ?? 'connection_failed', message: error.message };
+    if (isConnectorError(error))
+      return { code: CONNECTOR_CODES[error.kind] ?? 'connection_failed', message: error.message };
     return { code: 'internal', message: 'The run failed unexpectedly; see the worker log' };
   }
 
-  private async open(exportRow: LiveExportEntity, side: 'source' | 'destination', base: string | null, poolSize: number): Promise<Connection> {
-    const [connector, sealed] = side === 'source' ? [exportRow.sourceConnector, exportRow.sourceCredentials] : [exportRow.destinationConnector, exportRow.destinationCredentials];
+  private async open(
+    exportRow: LiveExportEntity,
+    side: 'source' | 'destination',
+    base: string | null,
+    poolSize: number,
+  ): Promise<Connection> {
+    const [connector, sealed] =
+      side === 'source'
+        ? [exportRow.sourceConnector, exportRow.sourceCredentials]
+        : [exportRow.destinationConnector, exportRow.destinationCredentials];
     return this.connect(exportRow.id, side, connector, sealed, base, poolSize);
   }
 
   /** Opens one side of an export from its connector and sealed credentials (bound to the export and side). */
-  private async connect(liveExportId: string, side: 'source' | 'destination', connector: string | null, sealed: Buffer | null, base: string | null, poolSize: number): Promise<Connection> {
+  private async connect(
+    liveExportId: string,
+    side: 'source' | 'destination',
+    connector: string | null,
+    sealed: Buffer | null,
+    base: string | null,
+    poolSize: number,
+  ): Promise<Connection> {
     const declaration = connector ? findConnector(connector) : undefined;
-    if (!declaration) throw new RunFailure('connector_not_supported', `The ${side} connector "${connector}" is not installed`);
+    if (!declaration)
+      throw new RunFailure(
+        'connector_not_supported',
+        `The ${side} connector "${connector}" is not installed`,
+      );
     if (!sealed) throw new RunFailure('auth_required', `The ${side} of this live export is not connected`);
     const credentials = this.cipher.decrypt(sealed, liveExportOwner(liveExportId, side));
     return declaration.connect(credentials, base, {
-      egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK },
+      egress: {
+        allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,
+        allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
+      },
       poolSize,
       writeOrigin: `live-export:${liveExportId}`,
       ...(this.shared ? { shared: this.shared } : {}),
@@ -238,7 +287,8 @@ export class RunExecutor {
     const exportRow = await this.exports.find(liveExportId);
     if (!exportRow) throw new RunLost();
     const plan: LiveExportPlan | null = exportRow.plan;
-    if (!plan || plan.tables.length === 0) throw new RunFailure('not_provisioned', 'The live export has not been saved yet');
+    if (!plan || plan.tables.length === 0)
+      throw new RunFailure('not_provisioned', 'The live export has not been saved yet');
     // Two connections: an incremental run fetches changed rows while its hash scan is still running.
     const source = await this.open(exportRow, 'source', plan.source.base ?? exportRow.sourceBase, 2);
     try {
@@ -246,12 +296,25 @@ export class RunExecutor {
       const destination = await this.open(exportRow, 'destination', plan.destination.location, 2);
       try {
         const target = destination.liveExport;
-        if (!target) throw new RunFailure('connector_not_supported', `The ${destination.type} connector cannot be a live export destination`);
+        if (!target)
+          throw new RunFailure(
+            'connector_not_supported',
+            `The ${destination.type} connector cannot be a live export destination`,
+          );
         const states = await this.captures.load(exportRow.id);
         const capture = exportCaptureOf(source);
         for (const table of plan.tables) {
           if (signal.aborted) return;
-          await this.copyTable(exportRow.id, source, capture, target, table, states.get(table.sourceTable) ?? null, counters, signal);
+          await this.copyTable(
+            exportRow.id,
+            source,
+            capture,
+            target,
+            table,
+            states.get(table.sourceTable) ?? null,
+            counters,
+            signal,
+          );
         }
         // Tables that left the plan: their capture is removed from the source (nothing reads it any more).
         const mapped = new Set(plan.tables.map((table) => table.sourceTable));
@@ -269,7 +332,10 @@ export class RunExecutor {
   }
 
   private structureFailure(table: LiveExportPlanTable, info: ExportTableInfo | null): RunFailure | null {
-    const expectations: ExportColumnExpectation[] = table.columns.map((column) => ({ column: column.column, sourceClass: column.typeClass }));
+    const expectations: ExportColumnExpectation[] = table.columns.map((column) => ({
+      column: column.column,
+      sourceClass: column.typeClass,
+    }));
     const problems = exportStructureProblems(info, table.destinationTable, expectations);
     return problems.length > 0 ? new RunFailure('live_export_invalid_structure', problems.join('; ')) : null;
   }
@@ -278,15 +344,26 @@ export class RunExecutor {
     const destination = new Map(info.columns.map((column) => [column.name, column]));
     return table.columns.map((column) => {
       const target = destination.get(column.column)!;
-      const conversion = conversionFor({ typeClass: column.typeClass, typeDetails: column.typeDetails ?? null }, { typeClass: target.typeClass, typeDetails: target.typeDetails });
-      if (conversion.kind === 'incompatible') throw new RunFailure('live_export_invalid_structure', `Column "${column.column}": ${conversion.reason}`);
+      const conversion = conversionFor(
+        { typeClass: column.typeClass, typeDetails: column.typeDetails ?? null },
+        { typeClass: target.typeClass, typeDetails: target.typeDetails },
+      );
+      if (conversion.kind === 'incompatible')
+        throw new RunFailure(
+          'live_export_invalid_structure',
+          `Column "${column.column}": ${conversion.reason}`,
+        );
       return {
         sourceField: column.sourceField,
         column: column.column,
         convert: (value) => {
           if (value === null || value === undefined) return null;
           const converted = conversion.convert(value);
-          if (!converted.ok) throw new RunFailure('invalid_data', `Column "${column.column}" of "${table.destinationTable}": ${converted.reason}`);
+          if (!converted.ok)
+            throw new RunFailure(
+              'invalid_data',
+              `Column "${column.column}" of "${table.destinationTable}": ${converted.reason}`,
+            );
           return converted.value;
         },
       };
@@ -312,18 +389,48 @@ export class RunExecutor {
     // column rewrites every row once.
     const destinationTypes = new Map(info!.columns.map((column) => [column.name, column.type]));
     const salt = exportPlanFingerprint(
-      table.columns.map((column) => [column.sourceField, column.column, column.typeClass, column.typeDetails ?? null, destinationTypes.get(column.column) ?? null]),
+      table.columns.map((column) => [
+        column.sourceField,
+        column.column,
+        column.typeClass,
+        column.typeDetails ?? null,
+        destinationTypes.get(column.column) ?? null,
+      ]),
     );
-    const writer = new BatchWriter(target, table, columns, counters, signal, (now) => this.structureFailure(table, now), this.config.LIVE_EXPORT_BATCH_ROWS);
+    const writer = new BatchWriter(
+      target,
+      table,
+      columns,
+      counters,
+      signal,
+      (now) => this.structureFailure(table, now),
+      this.config.LIVE_EXPORT_BATCH_ROWS,
+    );
     const layer = exportSourceOf(source);
 
     if (layer) {
       const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
-      if (capture && state && probe.rows.length > 0 && (await this.captureUsable(capture, table, state, salt))) {
-        const next = await this.changesOnly(capture, layer, table, fields, salt, state.checkpoint, writer, counters, signal);
+      if (
+        capture &&
+        state &&
+        probe.rows.length > 0 &&
+        (await this.captureUsable(capture, table, state, salt))
+      ) {
+        const next = await this.changesOnly(
+          capture,
+          layer,
+          table,
+          fields,
+          salt,
+          state.checkpoint,
+          writer,
+          counters,
+          signal,
+        );
         if (next !== null) {
           await writer.done();
-          if (!signal.aborted) await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
+          if (!signal.aborted)
+            await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
           return;
         }
         // Too many changes to fetch one by one: compare everything instead (below).
@@ -340,7 +447,15 @@ export class RunExecutor {
       await writer.done();
       if (started && !signal.aborted) {
         const now = new Date();
-        await this.captures.save(liveExportId, { sourceTable: table.sourceTable, destinationTable: table.destinationTable, token: started.token, checkpoint: started.checkpoint, salt, checkpointAt: now, fullCompareAt: now });
+        await this.captures.save(liveExportId, {
+          sourceTable: table.sourceTable,
+          destinationTable: table.destinationTable,
+          token: started.token,
+          checkpoint: started.checkpoint,
+          salt,
+          checkpointAt: now,
+          fullCompareAt: now,
+        });
       } else if (state && !signal.aborted) {
         await this.captures.forget(liveExportId, table.sourceTable);
       }
@@ -351,7 +466,14 @@ export class RunExecutor {
       const hasher = exportRowHasher(salt, fields);
       const pages: SourcePages = async (after) => {
         const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
-        return { rows: page.records.map((record) => ({ id: record.remoteId, hash: hasher(record.values), values: record.values })), next: page.next };
+        return {
+          rows: page.records.map((record) => ({
+            id: record.remoteId,
+            hash: hasher(record.values),
+            values: record.values,
+          })),
+          next: page.next,
+        };
       };
       await this.streamPages(pages, writer, counters, signal, (id, hash) => {
         const known = existing.get(id);
@@ -369,23 +491,38 @@ export class RunExecutor {
    * full compare recent enough, a checkpoint younger than the log's retention, and the very installation the
    * checkpoint belongs to (a capture removed and installed again may have missed changes in between).
    */
-  private async captureUsable(capture: LiveExportSourceCapture, table: LiveExportPlanTable, state: CaptureState, salt: string): Promise<boolean> {
+  private async captureUsable(
+    capture: LiveExportSourceCapture,
+    table: LiveExportPlanTable,
+    state: CaptureState,
+    salt: string,
+  ): Promise<boolean> {
     const now = Date.now();
     if (state.salt !== salt || state.destinationTable !== table.destinationTable) return false;
-    if (now - state.fullCompareAt.getTime() >= this.config.LIVE_EXPORT_FULL_COMPARE_HOURS * 3600_000) return false;
+    if (now - state.fullCompareAt.getTime() >= this.config.LIVE_EXPORT_FULL_COMPARE_HOURS * 3600_000)
+      return false;
     if (now - state.checkpointAt.getTime() >= CHECKPOINT_MAX_AGE_MS) return false;
     return (await capture.sourceCaptureToken(table.sourceTable)) === state.token;
   }
 
   /** Installs the capture; a source that will not take it (no trigger privilege, no usable key) is compared in full each run. */
-  private async startCapture(capture: LiveExportSourceCapture, table: LiveExportPlanTable): Promise<{ token: string; checkpoint: string } | null> {
+  private async startCapture(
+    capture: LiveExportSourceCapture,
+    table: LiveExportPlanTable,
+  ): Promise<{ token: string; checkpoint: string } | null> {
     try {
       return await capture.startSourceCapture(table.sourceTable);
     } catch (error) {
       // No trigger privilege, or a table lock the install could not get in time: this run compares everything
       // without it (and the next one tries again).
-      if (isConnectorError(error) && (error.kind === 'permission' || error.kind === 'unsupported' || error.kind === 'transient')) {
-        this.logger.warn({ table: table.sourceTable, error: error.message }, 'change capture could not be installed on the live export source; this run compares all rows');
+      if (
+        isConnectorError(error) &&
+        (error.kind === 'permission' || error.kind === 'unsupported' || error.kind === 'transient')
+      ) {
+        this.logger.warn(
+          { table: table.sourceTable, error: error.message },
+          'change capture could not be installed on the live export source; this run compares all rows',
+        );
         return null;
       }
       throw error;
@@ -449,7 +586,11 @@ export class RunExecutor {
   }
 
   /** Every `(lockstep_source_id, lockstep_row_hash)` of the destination table. */
-  private async destinationHashes(target: LiveExportTarget, table: LiveExportPlanTable, signal: AbortSignal): Promise<Map<string, string | null>> {
+  private async destinationHashes(
+    target: LiveExportTarget,
+    table: LiveExportPlanTable,
+    signal: AbortSignal,
+  ): Promise<Map<string, string | null>> {
     const existing = new Map<string, string | null>();
     let after: string | null = null;
     do {
@@ -470,7 +611,8 @@ export class RunExecutor {
     signal: AbortSignal,
     decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
   ): Promise<void> {
-    const pages: SourcePages = (after) => layer.readSourceRows(table.sourceTable, { fields, salt, after, limit: PAGE_SIZE });
+    const pages: SourcePages = (after) =>
+      layer.readSourceRows(table.sourceTable, { fields, salt, after, limit: PAGE_SIZE });
     await this.streamPages(pages, writer, counters, signal, decide);
   }
 
@@ -562,7 +704,9 @@ export class RunExecutor {
     try {
       [, sourceRows] = await Promise.all([
         destinationRead,
-        layer.scanSourceHashes(table.sourceTable, { fields, salt, signal }, (id, hash) => (early === null ? compare(id, hash) : early.push([id, hash]))),
+        layer.scanSourceHashes(table.sourceTable, { fields, salt, signal }, (id, hash) =>
+          early === null ? compare(id, hash) : early.push([id, hash]),
+        ),
       ]);
     } catch (error) {
       failed = true;
@@ -574,7 +718,9 @@ export class RunExecutor {
     if (signal.aborted) return;
     if (streaming) {
       // Streaming re-reads every row with its hash: a row changed since the scan is written as it is now.
-      await this.stream(layer, table, fields, salt, writer, counters, signal, (id) => (dispatched.has(id) ? null : (wanted.get(id) ?? null)));
+      await this.stream(layer, table, fields, salt, writer, counters, signal, (id) =>
+        dispatched.has(id) ? null : (wanted.get(id) ?? null),
+      );
     } else {
       counters.rowsRead += sourceRows;
     }
@@ -611,7 +757,8 @@ class BatchWriter {
 
   async add(how: 'insert' | 'upsert', row: ExportSourceRow): Promise<void> {
     const values: Record<string, CanonicalValue> = {};
-    for (const column of this.columns) values[column.column] = column.convert(row.values[column.sourceField] ?? null);
+    for (const column of this.columns)
+      values[column.column] = column.convert(row.values[column.sourceField] ?? null);
     (how === 'insert' ? this.inserts : this.upserts).push({ id: row.id, hash: row.hash, values });
     if (this.inserts.length + this.upserts.length >= this.batchRows) await this.flush();
   }
@@ -641,7 +788,11 @@ class BatchWriter {
   }
 
   /** Waits for the batch in flight, then starts this one. */
-  private async start(batch: { inserts: ExportRow[]; upserts: ExportRow[]; deletes: string[] }): Promise<void> {
+  private async start(batch: {
+    inserts: ExportRow[];
+    upserts: ExportRow[];
+    deletes: string[];
+  }): Promise<void> {
     if (this.pending) await this.pending;
     this.pending = null;
     if (this.signal.aborted) return;
@@ -650,10 +801,18 @@ class BatchWriter {
     this.pending = started;
   }
 
-  private async write(batch: { inserts: ExportRow[]; upserts: ExportRow[]; deletes: string[] }): Promise<void> {
+  private async write(batch: {
+    inserts: ExportRow[];
+    upserts: ExportRow[];
+    deletes: string[];
+  }): Promise<void> {
     const name = this.table.destinationTable;
     try {
-      const result = await this.target.writeExportBatch(name, { columns: this.names, ...batch }, { signal: this.signal });
+      const result = await this.target.writeExportBatch(
+        name,
+        { columns: this.names, ...batch },
+        { signal: this.signal },
+      );
       this.counters.rowsWritten += result.upserted;
       this.counters.rowsRemoved += result.deleted;
     } catch (error) {

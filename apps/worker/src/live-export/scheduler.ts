@@ -11,7 +11,12 @@
  */
 import type { DataSource } from 'typeorm';
 import { newId } from '@lockstep/domain';
-import { dueSlot, isLiveExportCadence, liveExportAllowedCadences, type LiveExportScheduleSpec } from '@lockstep/domain';
+import {
+  dueSlot,
+  isLiveExportCadence,
+  liveExportAllowedCadences,
+  type LiveExportScheduleSpec,
+} from '@lockstep/domain';
 import { RunStore, ScheduleStore, type ScheduleRow } from '@lockstep/persistence';
 
 export interface TickResult {
@@ -29,7 +34,12 @@ export class LiveExportScheduler {
     const rows = await new ScheduleStore(this.db.manager).active(accountId);
     for (const row of rows) {
       if (!isLiveExportCadence(row.cadence)) continue;
-      const spec: LiveExportScheduleSpec = { cadence: row.cadence, enabled: row.enabled, timeOfDay: row.time_of_day, timezone: row.timezone };
+      const spec: LiveExportScheduleSpec = {
+        cadence: row.cadence,
+        enabled: row.enabled,
+        timeOfDay: row.time_of_day,
+        timezone: row.timezone,
+      };
       let slot: Date | null;
       try {
         slot = dueSlot(spec, row.last_slot_at ?? row.updated_at, now);
@@ -39,20 +49,32 @@ export class LiveExportScheduler {
       if (!slot) continue;
       const outcome = await this.claimSlot(row, slot);
       if (outcome === null) continue;
-      if (outcome.runId) result.queued.push({ runId: outcome.runId, liveExportId: row.live_export_id, slotAt: slot });
+      if (outcome.runId)
+        result.queued.push({ runId: outcome.runId, liveExportId: row.live_export_id, slotAt: slot });
       else result.skipped.push({ liveExportId: row.live_export_id, slotAt: slot, reason: outcome.reason! });
     }
     return result;
   }
 
   /** Claims `slot` for the export and queues its run; null when another worker claimed it first. */
-  private async claimSlot(row: ScheduleRow, slot: Date): Promise<{ runId?: string; reason?: 'run_active' | 'plan' } | null> {
+  private async claimSlot(
+    row: ScheduleRow,
+    slot: Date,
+  ): Promise<{ runId?: string; reason?: 'run_active' | 'plan' } | null> {
     return this.db.transaction(async (manager) => {
       if (!(await new ScheduleStore(manager).claimSlot(row.live_export_id, slot))) return null;
-      const allowed = liveExportAllowedCadences({ plan: row.plan_name, subscriptionActive: row.subscription === 'active' });
+      const allowed = liveExportAllowedCadences({
+        plan: row.plan_name,
+        subscriptionActive: row.subscription === 'active',
+      });
       if (!allowed.includes(row.cadence as (typeof allowed)[number])) return { reason: 'plan' as const };
       const runId = newId('run');
-      const queued = await new RunStore(manager).queueScheduled(runId, row.live_export_id, row.account_id, slot);
+      const queued = await new RunStore(manager).queueScheduled(
+        runId,
+        row.live_export_id,
+        row.account_id,
+        slot,
+      );
       return queued ? { runId } : { reason: 'run_active' as const };
     });
   }

@@ -13,7 +13,10 @@ import { WorkerModule } from '../worker.module';
 describe('worker: maintenance queue', () => {
   let worker: INestApplicationContext;
   beforeAll(async () => {
-    const config = loadConfig(process.env, { LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'), ENGINE_ENABLED: false });
+    const config = loadConfig(process.env, {
+      LOCKSTEP_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'),
+      ENGINE_ENABLED: false,
+    });
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.init();
   });
@@ -21,11 +24,30 @@ describe('worker: maintenance queue', () => {
 
   it('purges expired idempotency keys through a real Bull job, keeping live ones', async () => {
     const accounts = worker.get<Repository<AccountEntity>>(getRepositoryToken(AccountEntity));
-    const records = worker.get<Repository<IdempotencyRecordEntity>>(getRepositoryToken(IdempotencyRecordEntity));
+    const records = worker.get<Repository<IdempotencyRecordEntity>>(
+      getRepositoryToken(IdempotencyRecordEntity),
+    );
     const accountId = newId('account');
-    await accounts.insert({ id: accountId, email: `${accountId}@example.com`, passwordHash: 'x', plan: 'free', apiEnabled: true, subscription: 'active' });
-    const row = (key: string, expiresAt: Date) => ({ accountId, endpoint: 'POST /v1/sync/syncs', key, fingerprint: 'f', state: 'completed' as const, expiresAt });
-    await records.insert([row('old', new Date(Date.now() - 1000)), row('live', new Date(Date.now() + 3600_000))]);
+    await accounts.insert({
+      id: accountId,
+      email: `${accountId}@example.com`,
+      passwordHash: 'x',
+      plan: 'free',
+      apiEnabled: true,
+      subscription: 'active',
+    });
+    const row = (key: string, expiresAt: Date) => ({
+      accountId,
+      endpoint: 'POST /v1/sync/syncs',
+      key,
+      fingerprint: 'f',
+      state: 'completed' as const,
+      expiresAt,
+    });
+    await records.insert([
+      row('old', new Date(Date.now() - 1000)),
+      row('live', new Date(Date.now() + 3600_000)),
+    ]);
 
     const queue = worker.get<Queue>(getQueueToken(QUEUES.maintenance));
     const job = await queue.add(MAINTENANCE_JOBS.purgeIdempotency, {});

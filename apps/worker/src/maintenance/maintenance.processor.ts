@@ -14,12 +14,17 @@ export class MaintenanceProcessor implements OnApplicationBootstrap {
 
   constructor(
     @InjectQueue(QUEUES.maintenance) private readonly queue: Queue,
-    @InjectRepository(IdempotencyRecordEntity) private readonly idempotency: Repository<IdempotencyRecordEntity>,
+    @InjectRepository(IdempotencyRecordEntity)
+    private readonly idempotency: Repository<IdempotencyRecordEntity>,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     // A repeatable job is keyed by name and cron, so every worker adding it leaves exactly one schedule.
-    await this.queue.add(MAINTENANCE_JOBS.purgeIdempotency, {}, { repeat: { cron: '17 * * * *' }, removeOnComplete: 10, removeOnFail: 10 });
+    await this.queue.add(
+      MAINTENANCE_JOBS.purgeIdempotency,
+      {},
+      { repeat: { cron: '17 * * * *' }, removeOnComplete: 10, removeOnFail: 10 },
+    );
   }
 
   @Process(MAINTENANCE_JOBS.purgeIdempotency)

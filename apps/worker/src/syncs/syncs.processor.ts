@@ -6,7 +6,13 @@ import { DataSource, Not, IsNull } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { findConnector } from '@lockstep/connectors-registry';
 import { type JobMap, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
-import { CredentialCipher, sideOwner, SyncEntity, SyncSideEntity, SyncTableEntity } from '@lockstep/persistence';
+import {
+  CredentialCipher,
+  sideOwner,
+  SyncEntity,
+  SyncSideEntity,
+  SyncTableEntity,
+} from '@lockstep/persistence';
 import { EngineScheduler } from '../engine/engine.scheduler';
 import { ConnectorCoordinationProvider } from '../connector-coordination';
 
@@ -30,7 +36,12 @@ export class SyncsProcessor {
    */
   @Process(SYNC_JOBS.activate)
   async activate(job: Job<JobMap['syncs']['activate']>): Promise<{ picked_up: boolean }> {
-    const result = await this.dataSource.getRepository(SyncEntity).update({ id: job.data.syncId, status: 'active', activating: true, deletedAt: IsNull() }, { activating: false });
+    const result = await this.dataSource
+      .getRepository(SyncEntity)
+      .update(
+        { id: job.data.syncId, status: 'active', activating: true, deletedAt: IsNull() },
+        { activating: false },
+      );
     this.engine.wake(job.data.syncId);
     return { picked_up: Boolean(result.affected) };
   }
@@ -44,23 +55,37 @@ export class SyncsProcessor {
   @Process(SYNC_JOBS.teardown)
   async teardown(job: Job<JobMap['syncs']['teardown']>): Promise<{ unprepared: number; deleted: boolean }> {
     const { syncId } = job.data;
-    const sync = await this.dataSource.getRepository(SyncEntity).findOneBy({ id: syncId, deletedAt: Not(IsNull()) });
+    const sync = await this.dataSource
+      .getRepository(SyncEntity)
+      .findOneBy({ id: syncId, deletedAt: Not(IsNull()) });
     if (!sync) return { unprepared: 0, deleted: false };
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     let unprepared = 0;
     const sides = await this.dataSource.getRepository(SyncSideEntity).findBy({ syncId });
     for (const side of sides) {
-      const tables = await this.dataSource.getRepository(SyncTableEntity).findBy({ syncId, side: side.side, preparedAt: Not(IsNull()) });
+      const tables = await this.dataSource
+        .getRepository(SyncTableEntity)
+        .findBy({ syncId, side: side.side, preparedAt: Not(IsNull()) });
       const declaration = findConnector(side.connector);
       if (tables.length === 0 || !side.credentials || !declaration) continue;
       try {
         const credentials = this.cipher.decrypt(side.credentials, sideOwner(syncId, side.side));
         // The sync's own write origin: its tables' setup is removed as this sync's (a table another sync still reads keeps its triggers).
-        const connection = await declaration.connect(credentials, side.baseId, { egress: { allowPrivate: this.config.EGRESS_ALLOW_PRIVATE, allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK }, poolSize: 1, writeOrigin: syncId, shared: this.coordination.shared });
+        const connection = await declaration.connect(credentials, side.baseId, {
+          egress: {
+            allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,
+            allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
+          },
+          poolSize: 1,
+          writeOrigin: syncId,
+          shared: this.coordination.shared,
+        });
         try {
           for (const table of tables) {
             await connection.unprepareTable(table.remoteId);
-            await this.dataSource.getRepository(SyncTableEntity).update({ id: table.id }, { preparedAt: null });
+            await this.dataSource
+              .getRepository(SyncTableEntity)
+              .update({ id: table.id }, { preparedAt: null });
             unprepared += 1;
           }
         } finally {
@@ -68,7 +93,10 @@ export class SyncsProcessor {
         }
       } catch (error) {
         if (!lastAttempt) throw error;
-        this.logger.warn({ syncId, side: side.side, error: error instanceof Error ? error.message : String(error) }, 'could not undo table setup of a deleted sync; removing it anyway');
+        this.logger.warn(
+          { syncId, side: side.side, error: error instanceof Error ? error.message : String(error) },
+          'could not undo table setup of a deleted sync; removing it anyway',
+        );
       }
     }
     await this.dataSource.getRepository(SyncEntity).delete({ id: syncId });

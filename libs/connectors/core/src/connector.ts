@@ -77,7 +77,10 @@ export const OWN_WRITE_ORIGIN = 'lockstep';
  * The tag of a connection's writes in a change log: `lockstep`, or `lockstep:<writeOrigin>`, cut to `maxLength`
  * characters when the log's column is bounded.
  */
-export function writeOriginTag(writeOrigin: string | undefined, maxLength = Number.POSITIVE_INFINITY): string {
+export function writeOriginTag(
+  writeOrigin: string | undefined,
+  maxLength = Number.POSITIVE_INFINITY,
+): string {
   return writeOrigin ? `${OWN_WRITE_ORIGIN}:${writeOrigin}`.slice(0, maxLength) : OWN_WRITE_ORIGIN;
 }
 
@@ -223,8 +226,7 @@ export interface RecordUpdate extends RecordWrite {
 }
 
 export type WriteResult =
-  | { ok: true; remoteId: string; record: SourceRecord | null }
-  | { ok: false; error: ConnectorErrorInfo };
+  { ok: true; remoteId: string; record: SourceRecord | null } | { ok: false; error: ConnectorErrorInfo };
 
 export interface ConnectorErrorInfo {
   kind: ConnectorErrorKind;

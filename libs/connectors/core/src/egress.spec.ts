@@ -7,7 +7,7 @@ const fakeDns: Record<string, string[]> = {
   'rebind.example.com': ['93.184.216.34', '169.254.169.254'],
   'internal.example.com': ['10.1.2.3'],
   'v6-metadata.example.com': ['fd00:ec2::254'],
-  'localhost': ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1', '::1'],
 };
 const lookup = async (host: string) => {
   const answer = fakeDns[host];
@@ -98,14 +98,17 @@ describe('assertHostAllowed', () => {
       );
       expect(error).toBeInstanceOf(ConnectorError);
       expect(error).toMatchObject({ kind: outcome });
-      if (outcome === 'permission') expect((error as ConnectorError).message).toMatch(/^Connection refused by egress policy: /);
+      if (outcome === 'permission')
+        expect((error as ConnectorError).message).toMatch(/^Connection refused by egress policy: /);
     } else {
       await expect(attempt).resolves.toEqual(outcome);
     }
   });
 
   it('resolves real names with the system resolver', async () => {
-    await expect(assertHostAllowed('localhost', DEFAULT_EGRESS_POLICY)).resolves.toEqual(expect.arrayContaining([expect.stringMatching(/^(127\.|::1$)/)]));
+    await expect(assertHostAllowed('localhost', DEFAULT_EGRESS_POLICY)).resolves.toEqual(
+      expect.arrayContaining([expect.stringMatching(/^(127\.|::1$)/)]),
+    );
     await expect(assertHostAllowed('localhost', strict)).rejects.toMatchObject({ kind: 'permission' });
   });
 });

@@ -84,9 +84,13 @@ function refusalReason(kind: AddressClass, policy: EgressPolicy): string | null 
     case 'link_local':
       return 'a link-local address';
     case 'loopback':
-      return policy.allowLoopback ? null : 'a loopback address, and this server does not allow loopback targets';
+      return policy.allowLoopback
+        ? null
+        : 'a loopback address, and this server does not allow loopback targets';
     case 'private':
-      return policy.allowPrivate ? null : 'a private network address, and this server does not allow private targets';
+      return policy.allowPrivate
+        ? null
+        : 'a private network address, and this server does not allow private targets';
     case 'public':
       return null;
   }
@@ -115,16 +119,27 @@ export async function assertHostAllowed(
   policy: EgressPolicy,
   options: AssertHostOptions = {},
 ): Promise<string[]> {
-  const name = host.trim().toLowerCase().replace(/\.$/, '').replace(/^\[|\]$/g, '');
-  if (name === '') throw new ConnectorError('permission', 'Connection refused by egress policy: no host given');
+  const name = host
+    .trim()
+    .toLowerCase()
+    .replace(/\.$/, '')
+    .replace(/^\[|\]$/g, '');
+  if (name === '')
+    throw new ConnectorError('permission', 'Connection refused by egress policy: no host given');
   if (name.startsWith('/')) {
     if (!policy.allowLoopback) {
-      throw new ConnectorError('permission', 'Connection refused by egress policy: local sockets are loopback targets, which this server does not allow');
+      throw new ConnectorError(
+        'permission',
+        'Connection refused by egress policy: local sockets are loopback targets, which this server does not allow',
+      );
     }
     return [host];
   }
   if (METADATA_HOSTNAMES.includes(name)) {
-    throw new ConnectorError('permission', `Connection refused by egress policy: "${name}" is a cloud metadata service`);
+    throw new ConnectorError(
+      'permission',
+      `Connection refused by egress policy: "${name}" is a cloud metadata service`,
+    );
   }
   let addresses: string[];
   if (isIP(name) !== 0) {
@@ -135,13 +150,18 @@ export async function assertHostAllowed(
     } catch {
       throw new ConnectorError('transient', `Could not resolve host "${name}"`, { appCode: 'ENOTFOUND' });
     }
-    if (addresses.length === 0) throw new ConnectorError('transient', `Could not resolve host "${name}"`, { appCode: 'ENOTFOUND' });
+    if (addresses.length === 0)
+      throw new ConnectorError('transient', `Could not resolve host "${name}"`, { appCode: 'ENOTFOUND' });
   }
   for (const address of addresses) {
     const reason = refusalReason(classifyAddress(address), policy);
     if (reason !== null) {
       const via = address === name ? '' : ` (resolves to ${address})`;
-      throw new ConnectorError('permission', `Connection refused by egress policy: "${name}"${via} is ${reason}`, { appCode: 'EGRESS_REFUSED' });
+      throw new ConnectorError(
+        'permission',
+        `Connection refused by egress policy: "${name}"${via} is ${reason}`,
+        { appCode: 'EGRESS_REFUSED' },
+      );
     }
   }
   return addresses;

@@ -24,7 +24,11 @@ export class ConnectorError extends Error {
   /** Seconds the app asked us to wait (rate limits), when it said. */
   readonly retryAfterSeconds?: number;
 
-  constructor(kind: ConnectorErrorKind, message: string, options: { appCode?: string; retryAfterSeconds?: number } = {}) {
+  constructor(
+    kind: ConnectorErrorKind,
+    message: string,
+    options: { appCode?: string; retryAfterSeconds?: number } = {},
+  ) {
     super(message);
     this.name = 'ConnectorError';
     this.kind = kind;
@@ -49,7 +53,10 @@ export function isConnectorError(error: unknown): error is ConnectorError {
  * The field of `expected` whose value `record` no longer holds (compared as canonical values), or null when it
  * holds them all: the check behind a conditional update (`RecordUpdate.expected`).
  */
-export function changedField(record: SourceRecord, expected: Record<string, CanonicalValue> | undefined): string | null {
+export function changedField(
+  record: SourceRecord,
+  expected: Record<string, CanonicalValue> | undefined,
+): string | null {
   if (!expected) return null;
   for (const [field, value] of Object.entries(expected)) {
     if (!canonicalEqual(record.values[field] ?? null, value ?? null)) return field;
@@ -59,5 +66,8 @@ export function changedField(record: SourceRecord, expected: Record<string, Cano
 
 /** The result of a conditional update whose record changed since it was read. */
 export function changedError(table: string, remoteId: string, field: string): ConnectorError {
-  return new ConnectorError('changed', `Record "${remoteId}" in "${table}" was edited since it was read (field "${field}"); nothing was written`);
+  return new ConnectorError(
+    'changed',
+    `Record "${remoteId}" in "${table}" was edited since it was read (field "${field}"); nothing was written`,
+  );
 }

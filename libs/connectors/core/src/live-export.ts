@@ -127,10 +127,20 @@ export interface LiveExportSource {
    * (a plain table scan: no sort, no index walk). Aborting `signal` drops the statement's connection and makes
    * the call reject with an `ExportAbortedError`. Resolves with the number of rows.
    */
-  scanSourceHashes(table: string, options: ExportSourceOptions & { signal?: AbortSignal }, onRow: (id: string, hash: string) => void): Promise<number>;
-  readSourceHashes(table: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceHash>>;
+  scanSourceHashes(
+    table: string,
+    options: ExportSourceOptions & { signal?: AbortSignal },
+    onRow: (id: string, hash: string) => void,
+  ): Promise<number>;
+  readSourceHashes(
+    table: string,
+    options: ExportSourceOptions & { after?: string | null; limit: number },
+  ): Promise<ExportSourcePage<ExportSourceHash>>;
   /** Full rows with their hashes (the first run's streaming read). */
-  readSourceRows(table: string, options: ExportSourceOptions & { after?: string | null; limit: number }): Promise<ExportSourcePage<ExportSourceRow>>;
+  readSourceRows(
+    table: string,
+    options: ExportSourceOptions & { after?: string | null; limit: number },
+  ): Promise<ExportSourcePage<ExportSourceRow>>;
   /** Rows by remote id with their hashes; ids that do not exist (any more) are absent. */
   readSourceRowsById(table: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]>;
 }
@@ -196,9 +206,17 @@ export interface LiveExportTarget extends Partial<LiveExportSource>, Partial<Liv
    * no particular order (a plain table scan). Aborting `signal` drops the connection; the call then rejects
    * with an `ExportAbortedError`. Resolves with the number of rows.
    */
-  scanExportHashes?(name: string, onRow: (id: string, hash: string | null) => void, options?: ExportWriteOptions): Promise<number>;
+  scanExportHashes?(
+    name: string,
+    onRow: (id: string, hash: string | null) => void,
+    options?: ExportWriteOptions,
+  ): Promise<number>;
   /** Upserts and deletes in ONE transaction: all of the batch is written, or none of it. */
-  writeExportBatch(name: string, batch: ExportBatch, options?: ExportWriteOptions): Promise<{ upserted: number; deleted: number }>;
+  writeExportBatch(
+    name: string,
+    batch: ExportBatch,
+    options?: ExportWriteOptions,
+  ): Promise<{ upserted: number; deleted: number }>;
 }
 
 /** Thrown by `writeExportBatch` when its signal aborted it; the batch was rolled back. */
@@ -220,22 +238,31 @@ export interface ExportColumnExpectation {
  * mapped column is gone, the id lost its unique index, or a mapped column was retyped to a class the source
  * values cannot convert to. The run reports these as `live_export_invalid_structure`.
  */
-export function exportStructureProblems(info: ExportTableInfo | null, name: string, columns: ExportColumnExpectation[]): string[] {
+export function exportStructureProblems(
+  info: ExportTableInfo | null,
+  name: string,
+  columns: ExportColumnExpectation[],
+): string[] {
   if (!info) return [`Table "${name}" no longer exists in the destination`];
   const problems: string[] = [];
   if (!info.writable) problems.push(`"${name}" cannot be written (it is a view or read-only)`);
   if (info.idColumn === 'missing') problems.push(`Table "${name}" has no ${EXPORT_ID_COLUMN} column`);
-  if (info.idColumn === 'not_unique') problems.push(`Column ${EXPORT_ID_COLUMN} of "${name}" is no longer unique`);
-  if (info.idColumn === 'wrong_type') problems.push(`Column ${EXPORT_ID_COLUMN} of "${name}" is no longer text`);
+  if (info.idColumn === 'not_unique')
+    problems.push(`Column ${EXPORT_ID_COLUMN} of "${name}" is no longer unique`);
+  if (info.idColumn === 'wrong_type')
+    problems.push(`Column ${EXPORT_ID_COLUMN} of "${name}" is no longer text`);
   if (info.hashColumn === 'missing') problems.push(`Table "${name}" has no ${EXPORT_HASH_COLUMN} column`);
-  if (info.hashColumn === 'wrong_type') problems.push(`Column ${EXPORT_HASH_COLUMN} of "${name}" is no longer text`);
+  if (info.hashColumn === 'wrong_type')
+    problems.push(`Column ${EXPORT_HASH_COLUMN} of "${name}" is no longer text`);
   const present = new Map(info.columns.map((column) => [column.name, column]));
   for (const expected of columns) {
     const column = present.get(expected.column);
     if (!column) {
       problems.push(`Column "${expected.column}" of "${name}" no longer exists`);
     } else if (conversionSeverity(expected.sourceClass, column.typeClass) === 'incompatible') {
-      problems.push(`Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ${expected.sourceClass} values`);
+      problems.push(
+        `Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ${expected.sourceClass} values`,
+      );
     }
   }
   return problems;
@@ -244,7 +271,13 @@ export function exportStructureProblems(info: ExportTableInfo | null, name: stri
 /** The source-side export reads of a connection, or null when its connector does not compute hashes itself. */
 export function exportSourceOf(connection: Connection): LiveExportSource | null {
   const layer = connection.liveExport;
-  if (!layer || typeof layer.scanSourceHashes !== 'function' || typeof layer.readSourceHashes !== 'function' || typeof layer.readSourceRows !== 'function' || typeof layer.readSourceRowsById !== 'function') {
+  if (
+    !layer ||
+    typeof layer.scanSourceHashes !== 'function' ||
+    typeof layer.readSourceHashes !== 'function' ||
+    typeof layer.readSourceRows !== 'function' ||
+    typeof layer.readSourceRowsById !== 'function'
+  ) {
     return null;
   }
   return layer as LiveExportSource;
@@ -253,7 +286,13 @@ export function exportSourceOf(connection: Connection): LiveExportSource | null 
 /** The source-side change capture of a connection, or null when its connector has none. */
 export function exportCaptureOf(connection: Connection): LiveExportSourceCapture | null {
   const layer = connection.liveExport;
-  if (!layer || typeof layer.startSourceCapture !== 'function' || typeof layer.sourceCaptureToken !== 'function' || typeof layer.readSourceChanges !== 'function' || typeof layer.stopSourceCapture !== 'function') {
+  if (
+    !layer ||
+    typeof layer.startSourceCapture !== 'function' ||
+    typeof layer.sourceCaptureToken !== 'function' ||
+    typeof layer.readSourceChanges !== 'function' ||
+    typeof layer.stopSourceCapture !== 'function'
+  ) {
     return null;
   }
   return layer as LiveExportSourceCapture;
@@ -272,8 +311,15 @@ export function exportPlanFingerprint(parts: unknown): string {
  * The hash a source without `LiveExportSource` gets (computed by the run from `readPage` values): the salted
  * hash of the mapped source values in `fields` order.
  */
-export function exportRowHasher(salt: string, fields: readonly string[]): (values: Record<string, CanonicalValue>) => string {
-  return (values) => createHash('sha1').update(salt).update(JSON.stringify(fields.map((field) => values[field] ?? null))).digest('base64url');
+export function exportRowHasher(
+  salt: string,
+  fields: readonly string[],
+): (values: Record<string, CanonicalValue>) => string {
+  return (values) =>
+    createHash('sha1')
+      .update(salt)
+      .update(JSON.stringify(fields.map((field) => values[field] ?? null)))
+      .digest('base64url');
 }
 
 export function isExportAborted(error: unknown): error is ExportAbortedError {

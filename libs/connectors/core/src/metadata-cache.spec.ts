@@ -50,7 +50,9 @@ describe('MetadataCache', () => {
 
   it('does not cache a failed load', async () => {
     const cache = new MetadataCache<string>(60_000, clock);
-    await expect(cache.get('t', async () => Promise.reject(new Error('no such table')))).rejects.toThrow('no such table');
+    await expect(cache.get('t', async () => Promise.reject(new Error('no such table')))).rejects.toThrow(
+      'no such table',
+    );
     expect(cache.size).toBe(0);
     expect(await cache.get('t', async () => 'later')).toEqual({ value: 'later', cached: false });
   });

@@ -32,7 +32,8 @@ export class MetadataCache<T> {
   /** The cached value for `key`, or the value `load` returns (then cached). */
   async get(key: string, load: () => Promise<T>): Promise<CacheHit<T>> {
     const entry = this.entries.get(key);
-    if (entry && this.clock() - entry.loadedAt < this.ttlMs) return { value: await entry.value, cached: true };
+    if (entry && this.clock() - entry.loadedAt < this.ttlMs)
+      return { value: await entry.value, cached: true };
     return { value: await this.refresh(key, load), cached: false };
   }
 

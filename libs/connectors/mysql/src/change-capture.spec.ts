@@ -164,7 +164,9 @@ describe('reading changes against the server', () => {
       { kind: 'upsert', remoteId: '60', own: false },
     ]);
     // Not even in the log: nobody else reads the table.
-    const [logged] = await database.admin.query("SELECT COUNT(*) AS n FROM lockstep_change_log WHERE table_name = 'items' AND pk = '7'");
+    const [logged] = await database.admin.query(
+      "SELECT COUNT(*) AS n FROM lockstep_change_log WHERE table_name = 'items' AND pk = '7'",
+    );
     expect(logged).toEqual([{ n: '0' }]);
     const { changes: outsideOnly } = await conn.readChanges('items', since, {
       limit: 10,
@@ -173,19 +175,33 @@ describe('reading changes against the server', () => {
     expect(outsideOnly.map((change) => change.remoteId)).toEqual(['6', '60']);
   });
 
-  it('with a writeOrigin, only that connection\'s writes are its own: two syncs on one table see each other\'s', async () => {
+  it("with a writeOrigin, only that connection's writes are its own: two syncs on one table see each other's", async () => {
     const context = { egress: DEFAULT_EGRESS_POLICY };
-    const syncA = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { ...context, writeOrigin: 'sync_a' });
-    const syncB = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { ...context, writeOrigin: 'sync_b' });
+    const syncA = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, {
+      ...context,
+      writeOrigin: 'sync_a',
+    });
+    const syncB = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, {
+      ...context,
+      writeOrigin: 'sync_b',
+    });
     try {
       const since = await syncA.currentCheckpoint('items');
-      expect(await syncA.createRecords('items', [{ serviceId: randomUUID(), values: { id: 21, title: 'by a' } }])).toMatchObject([{ ok: true }]);
-      expect(await syncB.createRecords('items', [{ serviceId: randomUUID(), values: { id: 22, title: 'by b' } }])).toMatchObject([{ ok: true }]);
+      expect(
+        await syncA.createRecords('items', [{ serviceId: randomUUID(), values: { id: 21, title: 'by a' } }]),
+      ).toMatchObject([{ ok: true }]);
+      expect(
+        await syncB.createRecords('items', [{ serviceId: randomUUID(), values: { id: 22, title: 'by b' } }]),
+      ).toMatchObject([{ ok: true }]);
       const seenBy = async (connection: MysqlConnection) =>
-        (await connection.readChanges('items', since, { limit: 10, ignoreOwnWrites: true })).changes.map(({ remoteId, own }) => ({ remoteId, own }));
+        (await connection.readChanges('items', since, { limit: 10, ignoreOwnWrites: true })).changes.map(
+          ({ remoteId, own }) => ({ remoteId, own }),
+        );
       expect(await seenBy(syncA)).toEqual([{ remoteId: '22', own: false }]);
       expect(await seenBy(syncB)).toEqual([{ remoteId: '21', own: false }]);
-      const [logged] = await database.admin.query("SELECT GROUP_CONCAT(origin ORDER BY pk) AS origins FROM lockstep_change_log WHERE pk IN ('21', '22')");
+      const [logged] = await database.admin.query(
+        "SELECT GROUP_CONCAT(origin ORDER BY pk) AS origins FROM lockstep_change_log WHERE pk IN ('21', '22')",
+      );
       expect(logged).toEqual([{ origins: 'lockstep:sync_a,lockstep:sync_b' }]);
     } finally {
       await syncA.close();
@@ -218,13 +234,27 @@ describe('reading changes against the server', () => {
     await database.admin.query('DROP TABLE lockstep_capture_readers');
     await conn.prepareTable('fresh', { changeCapture: true });
     const readersOf = async (table: string) =>
-      ((await database.admin.query('SELECT reader FROM lockstep_capture_readers WHERE table_name = ? ORDER BY reader', [table]))[0] as { reader: string }[]).map((row) => row.reader);
+      (
+        (
+          await database.admin.query(
+            'SELECT reader FROM lockstep_capture_readers WHERE table_name = ? ORDER BY reader',
+            [table],
+          )
+        )[0] as { reader: string }[]
+      ).map((row) => row.reader);
     // Created again: the tables that had triggers get the unknown reader.
     expect(await readersOf('items')).toEqual(['*']);
     expect(await readersOf('fresh')).toEqual(['', 'lockstep']);
-    const since = { items: await conn.currentCheckpoint('items'), fresh: await conn.currentCheckpoint('fresh') };
-    await conn.createRecords('items', [{ serviceId: randomUUID(), values: { id: 8, title: 'own, unknown readers' } }]);
-    await conn.createRecords('fresh', [{ serviceId: randomUUID(), values: { id: 1, title: 'own, only reader' } }]);
+    const since = {
+      items: await conn.currentCheckpoint('items'),
+      fresh: await conn.currentCheckpoint('fresh'),
+    };
+    await conn.createRecords('items', [
+      { serviceId: randomUUID(), values: { id: 8, title: 'own, unknown readers' } },
+    ]);
+    await conn.createRecords('fresh', [
+      { serviceId: randomUUID(), values: { id: 1, title: 'own, only reader' } },
+    ]);
     const ids = async (table: 'items' | 'fresh') =>
       (await conn.readChanges(table, since[table], { limit: 10 })).changes.map((change) => change.remoteId);
     expect(await ids('items')).toEqual(['8']);
@@ -234,11 +264,18 @@ describe('reading changes against the server', () => {
     // waits for it, so the write (not logged) has committed before the new reader starts reading.
     const writer = await client();
     await writer.query('START TRANSACTION');
-    await writer.query("SELECT reader FROM lockstep_capture_readers WHERE table_name = 'fresh' LOCK IN SHARE MODE");
-    const other = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, { egress: DEFAULT_EGRESS_POLICY, writeOrigin: 'sync_c' });
+    await writer.query(
+      "SELECT reader FROM lockstep_capture_readers WHERE table_name = 'fresh' LOCK IN SHARE MODE",
+    );
+    const other = await openMysqlConnection({ connectionString: TEST_MYSQL_URL }, database.name, {
+      egress: DEFAULT_EGRESS_POLICY,
+      writeOrigin: 'sync_c',
+    });
     try {
       let registered = false;
-      const registering = other.prepareTable('fresh', { changeCapture: true }).then(() => (registered = true));
+      const registering = other
+        .prepareTable('fresh', { changeCapture: true })
+        .then(() => (registered = true));
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(registered).toBe(false);
       await writer.query('COMMIT');
@@ -246,19 +283,29 @@ describe('reading changes against the server', () => {
       expect(await readersOf('fresh')).toEqual(['', 'lockstep', 'lockstep:sync_c']);
       // Now the connection's own writes are logged, for the other sync.
       const otherSince = await other.currentCheckpoint('fresh');
-      await conn.createRecords('fresh', [{ serviceId: randomUUID(), values: { id: 2, title: 'own, shared' } }]);
-      expect((await other.readChanges('fresh', otherSince, { limit: 10, ignoreOwnWrites: true })).changes.map((change) => [change.remoteId, change.own])).toEqual([['2', false]]);
+      await conn.createRecords('fresh', [
+        { serviceId: randomUUID(), values: { id: 2, title: 'own, shared' } },
+      ]);
+      expect(
+        (await other.readChanges('fresh', otherSince, { limit: 10, ignoreOwnWrites: true })).changes.map(
+          (change) => [change.remoteId, change.own],
+        ),
+      ).toEqual([['2', false]]);
       // The other sync leaves; the connection's capture stays, and its own writes are not logged again.
       await other.unprepareTable('fresh');
       expect(await readersOf('fresh')).toEqual(['', 'lockstep']);
       const stayed = await conn.currentCheckpoint('fresh');
       await conn.createRecords('fresh', [{ serviceId: randomUUID(), values: { id: 3, title: 'own again' } }]);
       await (await client()).query("INSERT INTO fresh VALUES (4, 'outside')");
-      expect((await conn.readChanges('fresh', stayed, { limit: 10 })).changes.map((change) => change.remoteId)).toEqual(['4']);
+      expect(
+        (await conn.readChanges('fresh', stayed, { limit: 10 })).changes.map((change) => change.remoteId),
+      ).toEqual(['4']);
       // The last reader leaves: triggers and readers go.
       await conn.unprepareTable('fresh');
       expect(await readersOf('fresh')).toEqual([]);
-      const [triggers] = await database.admin.query("SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'fresh'");
+      const [triggers] = await database.admin.query(
+        "SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'fresh'",
+      );
       expect(triggers).toEqual([{ n: '0' }]);
     } finally {
       await other.close();
@@ -270,17 +317,29 @@ describe('reading changes against the server', () => {
     const host = new URL(TEST_MYSQL_URL).hostname;
     await database.admin.query('CREATE USER ?@? IDENTIFIED BY ?', [user, host, 'pw-readers']);
     try {
-      await database.admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database.name}\`.items TO ?@?`, [user, host]);
+      await database.admin.query(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database.name}\`.items TO ?@?`,
+        [user, host],
+      );
       const url = new URL(TEST_MYSQL_URL);
       url.username = user;
       url.password = 'pw-readers';
-      const limited = await openMysqlConnection({ connectionString: url.toString() }, database.name, { egress: DEFAULT_EGRESS_POLICY, writeOrigin: 'sync_r' });
+      const limited = await openMysqlConnection({ connectionString: url.toString() }, database.name, {
+        egress: DEFAULT_EGRESS_POLICY,
+        writeOrigin: 'sync_r',
+      });
       try {
-        expect(await limited.createRecords('items', [{ serviceId: randomUUID(), values: { id: 90, title: 'limited' } }])).toMatchObject([{ ok: true }]);
+        expect(
+          await limited.createRecords('items', [
+            { serviceId: randomUUID(), values: { id: 90, title: 'limited' } },
+          ]),
+        ).toMatchObject([{ ok: true }]);
       } finally {
         await limited.close();
       }
-      const [logged] = await database.admin.query("SELECT origin FROM lockstep_change_log WHERE table_name = 'items' AND pk = '90'");
+      const [logged] = await database.admin.query(
+        "SELECT origin FROM lockstep_change_log WHERE table_name = 'items' AND pk = '90'",
+      );
       expect(logged).toEqual([{ origin: 'lockstep:sync_r' }]);
     } finally {
       await database.admin.query('DROP USER ?@?', [user, host]);

@@ -35,7 +35,15 @@ function row(id: number, name: string, extra: Partial<ExportRow['values']> = {})
   return {
     id: String(id),
     hash: `h${id}-${name}`,
-    values: { name, qty: id * 10, price: '12.50', active: id % 2 === 0, at: '2024-03-01T10:00:00Z', doc: { id, tags: ['a'] }, ...extra },
+    values: {
+      name,
+      qty: id * 10,
+      price: '12.50',
+      active: id % 2 === 0,
+      at: '2024-03-01T10:00:00Z',
+      doc: { id, tags: ['a'] },
+      ...extra,
+    },
   };
 }
 
@@ -48,7 +56,10 @@ async function tableRows(table: string): Promise<Record<string, unknown>[]> {
 
 beforeAll(async () => {
   db = await createTestDatabase('ls_my_lx');
-  connection = (await mysqlConnector.connect({ connectionString: testUrl() }, db.name, { egress, poolSize: 2 })) as MysqlConnection;
+  connection = (await mysqlConnector.connect({ connectionString: testUrl() }, db.name, {
+    egress,
+    poolSize: 2,
+  })) as MysqlConnection;
 });
 
 afterAll(async () => {
@@ -72,13 +83,23 @@ describe('MySQL/MariaDB live export target', () => {
       at: 'datetime(6)',
       doc: 'json',
     });
-    expect(Object.fromEntries(first.table.columns.map((column) => [column.name, column.typeClass]))).toMatchObject({ at: 'timestamp', doc: 'json', active: 'boolean' });
+    expect(
+      Object.fromEntries(first.table.columns.map((column) => [column.name, column.typeClass])),
+    ).toMatchObject({ at: 'timestamp', doc: 'json', active: 'boolean' });
     const again = await connection.liveExport.provisionExportTable({ name: 'orders', columns: COLUMNS });
     expect(again).toMatchObject({ created: false, addedColumns: [] });
-    const wider = await connection.liveExport.provisionExportTable({ name: 'orders', columns: [COLUMNS[0]!, { name: 'note', typeClass: 'text' }] });
+    const wider = await connection.liveExport.provisionExportTable({
+      name: 'orders',
+      columns: [COLUMNS[0]!, { name: 'note', typeClass: 'text' }],
+    });
     expect(wider.addedColumns).toEqual(['note']);
     expect(wider.table.columns.map((column) => column.name)).toEqual([...NAMES, 'note']);
-    await expect(connection.liveExport.provisionExportTable({ name: 'bad', columns: [{ name: EXPORT_ID_COLUMN, typeClass: 'text' }] })).rejects.toMatchObject({
+    await expect(
+      connection.liveExport.provisionExportTable({
+        name: 'bad',
+        columns: [{ name: EXPORT_ID_COLUMN, typeClass: 'text' }],
+      }),
+    ).rejects.toMatchObject({
       kind: 'invalid_data',
     });
   });
@@ -86,7 +107,12 @@ describe('MySQL/MariaDB live export target', () => {
   it('writes inserts, upserts and deletes in one transaction and never touches rows without an id', async () => {
     await connection.liveExport.provisionExportTable({ name: 'items', columns: COLUMNS });
     await db.admin.query(`INSERT INTO items (name) VALUES ('someone else''s row')`);
-    const written = await connection.liveExport.writeExportBatch('items', { columns: NAMES, upserts: [], inserts: [row(1, 'one'), row(2, 'two'), row(3, 'three')], deletes: [] });
+    const written = await connection.liveExport.writeExportBatch('items', {
+      columns: NAMES,
+      upserts: [],
+      inserts: [row(1, 'one'), row(2, 'two'), row(3, 'three')],
+      deletes: [],
+    });
     expect(written).toEqual({ upserted: 3, deleted: 0 });
     // Row 2 changes, 4 is new, 3 goes; an "insert" of an id that exists (1) is replaced, not duplicated.
     const second = await connection.liveExport.writeExportBatch('items', {
@@ -111,9 +137,17 @@ describe('MySQL/MariaDB live export target', () => {
 
   it('rolls back the whole batch when one row cannot be written', async () => {
     await connection.liveExport.provisionExportTable({ name: 'atomic', columns: COLUMNS });
-    await connection.liveExport.writeExportBatch('atomic', { columns: NAMES, upserts: [row(1, 'kept')], deletes: [] });
+    await connection.liveExport.writeExportBatch('atomic', {
+      columns: NAMES,
+      upserts: [row(1, 'kept')],
+      deletes: [],
+    });
     await expect(
-      connection.liveExport.writeExportBatch('atomic', { columns: NAMES, upserts: [row(1, 'changed'), row(2, 'too big', { price: '123456789012.5' })], deletes: [] }),
+      connection.liveExport.writeExportBatch('atomic', {
+        columns: NAMES,
+        upserts: [row(1, 'changed'), row(2, 'too big', { price: '123456789012.5' })],
+        deletes: [],
+      }),
     ).rejects.toMatchObject({ kind: 'invalid_data' });
     expect((await tableRows('atomic')).map((found) => found['name'])).toEqual(['kept']);
   });
@@ -121,7 +155,12 @@ describe('MySQL/MariaDB live export target', () => {
   it('reads ids and hashes in keyset pages', async () => {
     await connection.liveExport.provisionExportTable({ name: 'paged', columns: COLUMNS });
     const rows = Array.from({ length: 25 }, (_, index) => row(index + 1, `r${index + 1}`));
-    await connection.liveExport.writeExportBatch('paged', { columns: NAMES, upserts: [], inserts: rows, deletes: [] });
+    await connection.liveExport.writeExportBatch('paged', {
+      columns: NAMES,
+      upserts: [],
+      inserts: rows,
+      deletes: [],
+    });
     await db.admin.query(`INSERT INTO paged (name) VALUES ('foreign')`);
     const seen = new Map<string, string | null>();
     let after: string | null = null;
@@ -147,7 +186,9 @@ describe('MySQL/MariaDB live export target', () => {
       { column: 'doc', sourceClass: 'json' as const },
     ];
     expect(exportStructureProblems(table, 'altered', expected)).toEqual([]);
-    await db.admin.query(`ALTER TABLE altered DROP COLUMN name, MODIFY COLUMN qty DATE NULL, DROP INDEX ${EXPORT_ID_COLUMN}`);
+    await db.admin.query(
+      `ALTER TABLE altered DROP COLUMN name, MODIFY COLUMN qty DATE NULL, DROP INDEX ${EXPORT_ID_COLUMN}`,
+    );
     const changed = await connection.liveExport.inspectExportTable('altered');
     expect(changed?.idColumn).toBe('not_unique');
     const problems = exportStructureProblems(changed, 'altered', expected);
@@ -160,19 +201,30 @@ describe('MySQL/MariaDB live export target', () => {
 
   it('aborts a batch waiting on a lock within a second and leaves the table as it was', async () => {
     await connection.liveExport.provisionExportTable({ name: 'locked', columns: COLUMNS });
-    await connection.liveExport.writeExportBatch('locked', { columns: NAMES, upserts: [row(1, 'before')], deletes: [] });
+    await connection.liveExport.writeExportBatch('locked', {
+      columns: NAMES,
+      upserts: [row(1, 'before')],
+      deletes: [],
+    });
     await connection.liveExport.inspectExportTable('locked');
     const locker = await nativeClient(db.name);
     await locker.query('LOCK TABLES locked WRITE');
     const controller = new AbortController();
-    const write = connection.liveExport.writeExportBatch('locked', { columns: NAMES, upserts: [row(1, 'after'), row(2, 'new')], deletes: [] }, { signal: controller.signal });
+    const write = connection.liveExport.writeExportBatch(
+      'locked',
+      { columns: NAMES, upserts: [row(1, 'after'), row(2, 'new')], deletes: [] },
+      { signal: controller.signal },
+    );
     const outcome = write.then(
       () => 'written',
       (error: unknown) => error,
     );
     // The write is waiting on the lock (not before: the abort must interrupt a running statement).
     for (let i = 0; i < 100; i += 1) {
-      const [waiting] = await db.admin.query(`SELECT 1 FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE '%lock%' AND ID <> CONNECTION_ID()`, [db.name]);
+      const [waiting] = await db.admin.query(
+        `SELECT 1 FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE '%lock%' AND ID <> CONNECTION_ID()`,
+        [db.name],
+      );
       if ((waiting as unknown[]).length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -185,7 +237,11 @@ describe('MySQL/MariaDB live export target', () => {
     await locker.end();
     expect((await tableRows('locked')).map((found) => found['name'])).toEqual(['before']);
     // The connection is usable afterwards.
-    await connection.liveExport.writeExportBatch('locked', { columns: NAMES, upserts: [row(1, 'after')], deletes: [] });
+    await connection.liveExport.writeExportBatch('locked', {
+      columns: NAMES,
+      upserts: [row(1, 'after')],
+      deletes: [],
+    });
     expect((await tableRows('locked')).map((found) => found['name'])).toEqual(['after']);
   });
 });
@@ -199,7 +255,12 @@ describe('MySQL/MariaDB live export source', () => {
     const seen = new Map<string, string>();
     let after: string | null = null;
     do {
-      const page: { rows: ExportSourceHash[]; next: string | null } = await source.readSourceHashes('src', { fields, salt, after, limit });
+      const page: { rows: ExportSourceHash[]; next: string | null } = await source.readSourceHashes('src', {
+        fields,
+        salt,
+        after,
+        limit,
+      });
       for (const found of page.rows) seen.set(found.id, found.hash);
       after = page.next;
     } while (after !== null);
@@ -214,10 +275,24 @@ describe('MySQL/MariaDB live export source', () => {
     for (let i = 1; i <= 10; i += 1) {
       await db.admin.query(
         `INSERT INTO src VALUES (?, ?, ?, ?, ?, ?, ?, ?, TIMESTAMP '2024-01-01 00:00:00' + INTERVAL ? SECOND, DATE '2024-01-01' + INTERVAL ? DAY, ?, 'x')`,
-        [i, `name ${i}`, `C${i}`, `l${i}`, i * 7, (i * 1.5).toFixed(3), i / 3, i % 2, i, i, JSON.stringify({ i })],
+        [
+          i,
+          `name ${i}`,
+          `C${i}`,
+          `l${i}`,
+          i * 7,
+          (i * 1.5).toFixed(3),
+          i / 3,
+          i % 2,
+          i,
+          i,
+          JSON.stringify({ i }),
+        ],
       );
     }
-    await db.admin.query(`INSERT INTO src (id, name) VALUES (11, NULL), (12, ''), (13, ?)`, ['tab\there, \'quoted\', back\\slash\nnewline']);
+    await db.admin.query(`INSERT INTO src (id, name) VALUES (11, NULL), (12, ''), (13, ?)`, [
+      "tab\there, 'quoted', back\\slash\nnewline",
+    ]);
     source = exportSourceOf(connection)!;
   });
 
@@ -240,14 +315,20 @@ describe('MySQL/MariaDB live export source', () => {
     // Values are decoded exactly as readPage decodes them.
     const page = await connection.readPage('src', { pageSize: 100, fields: FIELDS });
     expect(rows.map((found) => found.values)).toEqual(page.records.map((record) => record.values));
-    expect(rows[12]!.values['name']).toBe('tab\there, \'quoted\', back\\slash\nnewline');
-    const byId = await source.readSourceRowsById('src', ['3', '13', '99', 'not a number'], { fields: FIELDS, salt: SALT });
+    expect(rows[12]!.values['name']).toBe("tab\there, 'quoted', back\\slash\nnewline");
+    const byId = await source.readSourceRowsById('src', ['3', '13', '99', 'not a number'], {
+      fields: FIELDS,
+      salt: SALT,
+    });
     expect(byId.map((found) => [found.id, found.hash]).sort()).toEqual([
       ['13', hashes.get('13')],
       ['3', hashes.get('3')],
     ]);
     expect(byId.find((found) => found.id === '3')!.values).toEqual(rows[2]!.values);
-    const other = (await mysqlConnector.connect({ connectionString: testUrl() }, db.name, { egress, poolSize: 1 })) as MysqlConnection;
+    const other = (await mysqlConnector.connect({ connectionString: testUrl() }, db.name, {
+      egress,
+      poolSize: 1,
+    })) as MysqlConnection;
     try {
       const again = exportSourceOf(other)!;
       const page2 = await again.readSourceHashes('src', { fields: FIELDS, salt: SALT, limit: 100 });
@@ -257,7 +338,7 @@ describe('MySQL/MariaDB live export source', () => {
     }
   });
 
-  it('changes a row\'s hash when any mapped field changes, and only then', async () => {
+  it("changes a row's hash when any mapped field changes, and only then", async () => {
     const before = await allHashes();
     const changes = [
       `name = 'name 1 '`,
@@ -291,33 +372,55 @@ describe('MySQL/MariaDB live export source', () => {
 
   it('scans every (id, hash) of both sides in one statement, the same pairs the pages give', async () => {
     const scanned = new Map<string, string>();
-    const count = await source.scanSourceHashes('src', { fields: FIELDS, salt: SALT }, (id, hash) => scanned.set(id, hash));
+    const count = await source.scanSourceHashes('src', { fields: FIELDS, salt: SALT }, (id, hash) =>
+      scanned.set(id, hash),
+    );
     expect(count).toBe(13);
     expect(scanned).toEqual(await allHashes());
     await connection.liveExport.provisionExportTable({ name: 'scanned', columns: COLUMNS });
-    await connection.liveExport.writeExportBatch('scanned', { columns: NAMES, upserts: [], inserts: [row(1, 'a'), row(2, 'b', { name: 'tab\there' })], deletes: [] });
+    await connection.liveExport.writeExportBatch('scanned', {
+      columns: NAMES,
+      upserts: [],
+      inserts: [row(1, 'a'), row(2, 'b', { name: 'tab\there' })],
+      deletes: [],
+    });
     await db.admin.query(`INSERT INTO scanned (name) VALUES ('foreign')`);
     const destination = new Map<string, string | null>();
-    expect(await connection.liveExport.scanExportHashes!('scanned', (id, hash) => destination.set(id, hash))).toBe(2);
-    expect(destination).toEqual(new Map([
-      ['1', 'h1-a'],
-      ['2', 'h2-b'],
-    ]));
+    expect(
+      await connection.liveExport.scanExportHashes!('scanned', (id, hash) => destination.set(id, hash)),
+    ).toBe(2);
+    expect(destination).toEqual(
+      new Map([
+        ['1', 'h1-a'],
+        ['2', 'h2-b'],
+      ]),
+    );
   });
 
   it('aborts a hash scan waiting on a lock within a second, and the connection stays usable', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: controller.signal }, () => undefined)).rejects.toBeInstanceOf(ExportAbortedError);
+    await expect(
+      source.scanSourceHashes(
+        'src',
+        { fields: FIELDS, salt: SALT, signal: controller.signal },
+        () => undefined,
+      ),
+    ).rejects.toBeInstanceOf(ExportAbortedError);
     const locker = await nativeClient();
     await locker.query(`LOCK TABLES \`${db.name}\`.src WRITE`);
     const running = new AbortController();
-    const outcome = source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: running.signal }, () => undefined).then(
-      () => 'finished',
-      (error: unknown) => error,
-    );
+    const outcome = source
+      .scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: running.signal }, () => undefined)
+      .then(
+        () => 'finished',
+        (error: unknown) => error,
+      );
     for (let i = 0; i < 100; i += 1) {
-      const [waiting] = await db.admin.query(`SELECT 1 FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE '%metadata lock%'`, [db.name]);
+      const [waiting] = await db.admin.query(
+        `SELECT 1 FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE '%metadata lock%'`,
+        [db.name],
+      );
       if ((waiting as unknown[]).length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -335,7 +438,8 @@ describe('MySQL/MariaDB live export source', () => {
     const one = await allHashes();
     const two = await allHashes(FIELDS, 'fedcba9876543210fedcba9876543210');
     for (const [id, hash] of one) expect(two.get(id)).not.toBe(hash);
-    await expect(source.readSourceHashes('src', { fields: ['nope'], salt: SALT, limit: 10 })).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(
+      source.readSourceHashes('src', { fields: ['nope'], salt: SALT, limit: 10 }),
+    ).rejects.toMatchObject({ kind: 'not_found' });
   });
 });
-

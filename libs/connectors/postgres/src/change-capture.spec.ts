@@ -22,7 +22,10 @@ let connection: PostgresConnection;
 beforeAll(async () => {
   db = await createTestDatabase('ls_pg_cc');
   await db.admin.query(`CREATE SCHEMA ${SCHEMA}`);
-  connection = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, { egress, poolSize: 3 })) as PostgresConnection;
+  connection = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, {
+    egress,
+    poolSize: 3,
+  })) as PostgresConnection;
 });
 
 afterAll(async () => {
@@ -37,18 +40,30 @@ async function triggers(table: string): Promise<Record<string, [string, string]>
      FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`,
     [T(table)],
   );
-  return Object.fromEntries(rows.map((row: { tgname: string; level: string; tgenabled: string }) => [row.tgname, [row.level, row.tgenabled]]));
+  return Object.fromEntries(
+    rows.map((row: { tgname: string; level: string; tgenabled: string }) => [
+      row.tgname,
+      [row.level, row.tgenabled],
+    ]),
+  );
 }
 
 /** The readers registered for a table, sorted. */
 async function readers(table: string): Promise<string[]> {
-  const { rows } = await db.admin.query(`SELECT reader FROM lockstep.capture_readers WHERE table_schema = $1 AND table_name = $2 ORDER BY reader`, [SCHEMA, table]);
+  const { rows } = await db.admin.query(
+    `SELECT reader FROM lockstep.capture_readers WHERE table_schema = $1 AND table_name = $2 ORDER BY reader`,
+    [SCHEMA, table],
+  );
   return rows.map((row: { reader: string }) => row.reader);
 }
 
 /** A connection of another sync (its own write origin) on the same schema. */
 async function otherReader(): Promise<PostgresConnection> {
-  return (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, { egress, poolSize: 1, writeOrigin: 'other-sync' })) as PostgresConnection;
+  return (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, {
+    egress,
+    poolSize: 1,
+    writeOrigin: 'other-sync',
+  })) as PostgresConnection;
 }
 
 /** The change-log rows of a table after log id `after`, in id order. */
@@ -65,13 +80,16 @@ async function lastLogId(): Promise<string> {
   return rows[0].id as string;
 }
 
-const kinds = (changes: { kind: string; remoteId: string }[]) => changes.map(({ kind, remoteId }) => [kind, remoteId]);
+const kinds = (changes: { kind: string; remoteId: string }[]) =>
+  changes.map(({ kind, remoteId }) => [kind, remoteId]);
 
 describe('statement-level capture', () => {
   it('installs three statement triggers with the default enablement and logs one row per changed row', async () => {
     await db.admin.query(`CREATE TABLE ${T('items')} (id integer PRIMARY KEY, name text)`);
     await connection.prepareTable('items', { changeCapture: true });
-    expect(await triggers('items')).toEqual(Object.fromEntries(STATEMENT_NAMES.map((name) => [name, ['statement', 'O']])));
+    expect(await triggers('items')).toEqual(
+      Object.fromEntries(STATEMENT_NAMES.map((name) => [name, ['statement', 'O']])),
+    );
     expect((await loadTable(db.admin, SCHEMA, 'items'))!.hasCaptureTrigger).toBe(true);
 
     const since = await connection.currentCheckpoint('items');
@@ -80,7 +98,9 @@ describe('statement-level capture', () => {
     await db.admin.query(`UPDATE ${T('items')} SET name = 'changed' WHERE id IN (2, 3)`);
     await db.admin.query(`DELETE FROM ${T('items')} WHERE id = 4`);
     await db.admin.query(`UPDATE ${T('items')} SET name = 'none' WHERE false`);
-    await db.admin.query(`INSERT INTO ${T('items')} VALUES (1, 'upserted'), (6, 'new') ON CONFLICT (id) DO UPDATE SET name = excluded.name`);
+    await db.admin.query(
+      `INSERT INTO ${T('items')} VALUES (1, 'upserted'), (6, 'new') ON CONFLICT (id) DO UPDATE SET name = excluded.name`,
+    );
     expect(await logged('items', start)).toEqual([
       ...[1, 2, 3, 4, 5].map((id) => ['upsert', String(id)]),
       ['upsert', '2'],
@@ -111,7 +131,9 @@ describe('statement-level capture', () => {
       ).rows;
     // The connection is the table's only reader: its own write is not logged, another session's is.
     let start = await lastLogId();
-    await connection.createRecords('items', [{ serviceId: '6f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 10, name: 'own' } }]);
+    await connection.createRecords('items', [
+      { serviceId: '6f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 10, name: 'own' } },
+    ]);
     await db.admin.query(`INSERT INTO ${T('items')} VALUES (11, 'outside')`);
     expect(await logRows(start)).toEqual([{ pk: '11', origin: null, has_xid: true, has_at: true }]);
     // A second sync reads the table too: the connection's writes are logged for it, with their origin.
@@ -120,8 +142,12 @@ describe('statement-level capture', () => {
       await other.prepareTable('items', { changeCapture: true });
       expect(await readers('items')).toEqual(['lockstep', 'lockstep:other-sync']);
       start = await lastLogId();
-      await connection.createRecords('items', [{ serviceId: '7f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 12, name: 'own, shared' } }]);
-      await other.createRecords('items', [{ serviceId: '8f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 13, name: "the other's" } }]);
+      await connection.createRecords('items', [
+        { serviceId: '7f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 12, name: 'own, shared' } },
+      ]);
+      await other.createRecords('items', [
+        { serviceId: '8f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 13, name: "the other's" } },
+      ]);
       await db.admin.query(`INSERT INTO ${T('items')} VALUES (14, 'outside')`);
       expect(await logRows(start)).toEqual([
         { pk: '12', origin: 'lockstep', has_xid: true, has_at: true },
@@ -143,7 +169,9 @@ describe('statement-level capture', () => {
 
   it('a key change logs a delete of the old key and an upsert of the new one; keys moving between rows are not deleted', async () => {
     // Checked at the end of each statement, so one statement can move keys between rows.
-    await db.admin.query(`CREATE TABLE ${T('moves')} (id integer PRIMARY KEY DEFERRABLE INITIALLY IMMEDIATE, name text)`);
+    await db.admin.query(
+      `CREATE TABLE ${T('moves')} (id integer PRIMARY KEY DEFERRABLE INITIALLY IMMEDIATE, name text)`,
+    );
     await connection.prepareTable('moves', { changeCapture: true });
     await db.admin.query(`INSERT INTO ${T('moves')} SELECT g, 'n' || g FROM generate_series(1, 3) g`);
 
@@ -183,7 +211,13 @@ describe('statement-level capture', () => {
       ['upsert', '3'],
       ['upsert', '5'],
     ]);
-    expect(Object.fromEntries(batch.changes.filter((change) => change.record).map((change) => [change.remoteId, change.record!.values['name']]))).toEqual({
+    expect(
+      Object.fromEntries(
+        batch.changes
+          .filter((change) => change.record)
+          .map((change) => [change.remoteId, change.record!.values['name']]),
+      ),
+    ).toEqual({
       '3': 'n3',
       '5': 'n1',
     });
@@ -241,24 +275,42 @@ describe('the key text', () => {
     ['char(n)', 'character(6)', ["'ab'", "'abcdef'"]],
     ['boolean', 'boolean', ['true', 'false']],
     ['inet', 'inet', ["'10.0.0.1'", "'10.0.0.0/8'"]],
-  ])('logs a %s key as the remote id reads return, so the change is read back with its record', async (_label, type, literals) => {
-    const table = `key_${type.replace(/\W/g, '_')}`;
-    await db.admin.query(`CREATE TABLE ${T(table)} (k ${type} PRIMARY KEY, note text)`);
-    await connection.prepareTable(table, { changeCapture: true });
-    const since = await connection.currentCheckpoint(table);
-    await db.admin.query(`INSERT INTO ${T(table)} VALUES (${literals[0]}, 'first'), (${literals[1]}, 'second')`);
-    const idOf = Object.fromEntries((await readAllPages(connection, table, 100)).flat().map((record) => [record.values['note'], record.remoteId]));
-    const [edited, deleted] = [idOf['first'] as string, idOf['second'] as string];
-    await db.admin.query(`UPDATE ${T(table)} SET note = 'edited' WHERE k = ${literals[0]}`);
-    await db.admin.query(`DELETE FROM ${T(table)} WHERE k = ${literals[1]}`);
+  ])(
+    'logs a %s key as the remote id reads return, so the change is read back with its record',
+    async (_label, type, literals) => {
+      const table = `key_${type.replace(/\W/g, '_')}`;
+      await db.admin.query(`CREATE TABLE ${T(table)} (k ${type} PRIMARY KEY, note text)`);
+      await connection.prepareTable(table, { changeCapture: true });
+      const since = await connection.currentCheckpoint(table);
+      await db.admin.query(
+        `INSERT INTO ${T(table)} VALUES (${literals[0]}, 'first'), (${literals[1]}, 'second')`,
+      );
+      const idOf = Object.fromEntries(
+        (await readAllPages(connection, table, 100))
+          .flat()
+          .map((record) => [record.values['note'], record.remoteId]),
+      );
+      const [edited, deleted] = [idOf['first'] as string, idOf['second'] as string];
+      await db.admin.query(`UPDATE ${T(table)} SET note = 'edited' WHERE k = ${literals[0]}`);
+      await db.admin.query(`DELETE FROM ${T(table)} WHERE k = ${literals[1]}`);
 
-    const { changes } = await readAllChanges(connection, table, since);
-    expect(changes).toEqual([
-      expect.objectContaining({ kind: 'upsert', remoteId: edited, record: expect.objectContaining({ remoteId: edited, values: { k: expect.anything(), note: 'edited' } }) }),
-      expect.objectContaining({ kind: 'delete', remoteId: deleted }),
-    ]);
-    expect((await connection.readByIds(table, [edited])).map((record) => record.remoteId)).toEqual([edited]);
-  });
+      const { changes } = await readAllChanges(connection, table, since);
+      expect(changes).toEqual([
+        expect.objectContaining({
+          kind: 'upsert',
+          remoteId: edited,
+          record: expect.objectContaining({
+            remoteId: edited,
+            values: { k: expect.anything(), note: 'edited' },
+          }),
+        }),
+        expect.objectContaining({ kind: 'delete', remoteId: deleted }),
+      ]);
+      expect((await connection.readByIds(table, [edited])).map((record) => record.remoteId)).toEqual([
+        edited,
+      ]);
+    },
+  );
 
   it('char(n): the padded text, as read (not the trimmed ::text)', async () => {
     const start = await lastLogId();
@@ -281,17 +333,31 @@ describe('the key text', () => {
     }
     const [id] = await remoteIds('stamped');
     const { changes } = await readAllChanges(connection, 'stamped', since);
-    expect(changes).toEqual([expect.objectContaining({ kind: 'upsert', remoteId: id, record: expect.objectContaining({ remoteId: id }) })]);
+    expect(changes).toEqual([
+      expect.objectContaining({
+        kind: 'upsert',
+        remoteId: id,
+        record: expect.objectContaining({ remoteId: id }),
+      }),
+    ]);
   });
 });
 
 describe('partitioned tables and inheritance children', () => {
   it('a partitioned table gets the statement triggers: writes through it are captured, moves between partitions too', async () => {
-    await db.admin.query(`CREATE TABLE ${T('parted')} (id integer PRIMARY KEY, name text) PARTITION BY RANGE (id)`);
-    await db.admin.query(`CREATE TABLE ${T('parted_low')} PARTITION OF ${T('parted')} FOR VALUES FROM (0) TO (100)`);
-    await db.admin.query(`CREATE TABLE ${T('parted_high')} PARTITION OF ${T('parted')} FOR VALUES FROM (100) TO (1000)`);
+    await db.admin.query(
+      `CREATE TABLE ${T('parted')} (id integer PRIMARY KEY, name text) PARTITION BY RANGE (id)`,
+    );
+    await db.admin.query(
+      `CREATE TABLE ${T('parted_low')} PARTITION OF ${T('parted')} FOR VALUES FROM (0) TO (100)`,
+    );
+    await db.admin.query(
+      `CREATE TABLE ${T('parted_high')} PARTITION OF ${T('parted')} FOR VALUES FROM (100) TO (1000)`,
+    );
     await connection.prepareTable('parted', { changeCapture: true });
-    expect(await triggers('parted')).toEqual(Object.fromEntries(STATEMENT_NAMES.map((name) => [name, ['statement', 'O']])));
+    expect(await triggers('parted')).toEqual(
+      Object.fromEntries(STATEMENT_NAMES.map((name) => [name, ['statement', 'O']])),
+    );
     expect(await triggers('parted_low')).toEqual({});
     expect((await loadTable(db.admin, SCHEMA, 'parted'))!.hasCaptureTrigger).toBe(true);
 
@@ -311,7 +377,9 @@ describe('partitioned tables and inheritance children', () => {
 
   it('an inheritance child gets one row trigger, which also captures writes made through its parent', async () => {
     await db.admin.query(`CREATE TABLE ${T('base')} (id integer PRIMARY KEY, name text)`);
-    await db.admin.query(`CREATE TABLE ${T('derived')} (id integer PRIMARY KEY, name text) INHERITS (${T('base')})`);
+    await db.admin.query(
+      `CREATE TABLE ${T('derived')} (id integer PRIMARY KEY, name text) INHERITS (${T('base')})`,
+    );
     await connection.prepareTable('derived', { changeCapture: true });
     expect(await triggers('derived')).toEqual({ [ROW_TRIGGER_NAME]: ['row', 'O'] });
     expect((await loadTable(db.admin, SCHEMA, 'derived'))!.hasCaptureTrigger).toBe(true);
@@ -334,7 +402,11 @@ describe('partitioned tables and inheritance children', () => {
 
 describe('tables prepared by earlier versions', () => {
   const legacyFunction = async (): Promise<boolean> =>
-    (await db.admin.query<{ present: boolean }>(`SELECT to_regprocedure('lockstep.capture_change()') IS NOT NULL AS present`)).rows[0]!.present;
+    (
+      await db.admin.query<{ present: boolean }>(
+        `SELECT to_regprocedure('lockstep.capture_change()') IS NOT NULL AS present`,
+      )
+    ).rows[0]!.present;
 
   /** The row trigger and function earlier versions installed, as they installed them. */
   async function installLegacyCapture(table: string): Promise<void> {
@@ -375,7 +447,8 @@ describe('tables prepared by earlier versions', () => {
     await connection.prepareTable('old_one', { changeCapture: true }); // the log exists, as it did then
     await installLegacyCapture('old_one');
     await installLegacyCapture('old_two');
-    for (const name of STATEMENT_NAMES) await db.admin.query(`DROP TRIGGER IF EXISTS ${name} ON ${T('old_one')}`);
+    for (const name of STATEMENT_NAMES)
+      await db.admin.query(`DROP TRIGGER IF EXISTS ${name} ON ${T('old_one')}`);
     expect(Object.keys(await triggers('old_one'))).toEqual([LEGACY_TRIGGER_NAME]);
     expect((await loadTable(db.admin, SCHEMA, 'old_one'))!.hasCaptureTrigger).toBe(false);
 
@@ -424,8 +497,12 @@ describe('readers', () => {
     expect(await readers('earlier')).toContain('*');
     expect(await readers('shared')).toEqual(['lockstep']);
     const start = await lastLogId();
-    await connection.createRecords('earlier', [{ serviceId: '9f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 1, name: 'own' } }]);
-    await connection.createRecords('shared', [{ serviceId: 'af1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 1, name: 'own' } }]);
+    await connection.createRecords('earlier', [
+      { serviceId: '9f1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 1, name: 'own' } },
+    ]);
+    await connection.createRecords('shared', [
+      { serviceId: 'af1d3c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f', values: { id: 1, name: 'own' } },
+    ]);
     expect(await logged('earlier', start)).toEqual([['upsert', '1']]);
     expect(await logged('shared', start)).toEqual([]);
 

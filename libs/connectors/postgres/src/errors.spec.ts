@@ -57,22 +57,47 @@ describe('pgErrorKind', () => {
 describe('translatePgError', () => {
   it('keeps the server reason and detail, and the SQLSTATE as appCode', () => {
     const error = translatePgError(
-      Object.assign(new Error('duplicate key value violates unique constraint "t_pkey"'), { code: '23505', detail: 'Key (id)=(1) already exists.' }),
+      Object.assign(new Error('duplicate key value violates unique constraint "t_pkey"'), {
+        code: '23505',
+        detail: 'Key (id)=(1) already exists.',
+      }),
     );
     expect(error).toBeInstanceOf(ConnectorError);
     expect(error).toMatchObject({ kind: 'invalid_data', appCode: '23505', retryable: false });
-    expect(error.message).toBe('duplicate key value violates unique constraint "t_pkey" (Key (id)=(1) already exists.)');
+    expect(error.message).toBe(
+      'duplicate key value violates unique constraint "t_pkey" (Key (id)=(1) already exists.)',
+    );
   });
 
   it('prefixes the context', () => {
-    const error = translatePgError(Object.assign(new Error('must be owner of table t'), { code: '42501' }), { context: 'Could not prepare table "t"' });
-    expect(error).toMatchObject({ kind: 'permission', message: 'Could not prepare table "t": must be owner of table t' });
+    const error = translatePgError(Object.assign(new Error('must be owner of table t'), { code: '42501' }), {
+      context: 'Could not prepare table "t"',
+    });
+    expect(error).toMatchObject({
+      kind: 'permission',
+      message: 'Could not prepare table "t": must be owner of table t',
+    });
   });
 
   it.each([
-    ['a message echoing the password', 'password "hunter22" is wrong', ['hunter22'], 'password "***" is wrong'],
-    ['a URL with credentials', 'cannot parse postgres://bob:hunter22@db/x', [], 'cannot parse postgres://bob:***@db/x'],
-    ['a message mentioning the connection string', 'invalid connectionString postgres://x', [], 'the connection string could not be used'],
+    [
+      'a message echoing the password',
+      'password "hunter22" is wrong',
+      ['hunter22'],
+      'password "***" is wrong',
+    ],
+    [
+      'a URL with credentials',
+      'cannot parse postgres://bob:hunter22@db/x',
+      [],
+      'cannot parse postgres://bob:***@db/x',
+    ],
+    [
+      'a message mentioning the connection string',
+      'invalid connectionString postgres://x',
+      [],
+      'the connection string could not be used',
+    ],
   ])('never echoes secrets: %s', (_case, message, secrets, expected) => {
     expect(translatePgError(new Error(message), { secrets }).message).toBe(expected);
   });

@@ -3,7 +3,11 @@
  * write read exactly once across pages, late commits and rollbacks, the key's text form, coexistence with the
  * sync's capture, removal, tables that cannot be captured, privileges and retention.
  */
-import { exportCaptureOf, type ConnectorError, type LiveExportSourceCapture } from '@lockstep/connectors-core';
+import {
+  exportCaptureOf,
+  type ConnectorError,
+  type LiveExportSourceCapture,
+} from '@lockstep/connectors-core';
 import { Client } from 'pg';
 import { STATEMENT_TRIGGERS } from './change-capture';
 import { decodeCheckpoint } from './change-feed';
@@ -34,7 +38,11 @@ const roles: string[] = [];
 const connections: PostgresConnection[] = [];
 
 async function connect(user?: string): Promise<PostgresConnection> {
-  const opened = (await postgresConnector.connect({ connectionString: db.url(user ? { user } : {}) }, SCHEMA, { egress, poolSize: 3 })) as PostgresConnection;
+  const opened = (await postgresConnector.connect(
+    { connectionString: db.url(user ? { user } : {}) },
+    SCHEMA,
+    { egress, poolSize: 3 },
+  )) as PostgresConnection;
   connections.push(opened);
   return opened;
 }
@@ -64,7 +72,12 @@ interface ReadAll {
 }
 
 /** Reads every page after `since` (a page with `hasMore` is followed at once). */
-async function readAll(table: string, since: string, limit = 1000, reader: LiveExportSourceCapture = capture): Promise<ReadAll> {
+async function readAll(
+  table: string,
+  since: string,
+  limit = 1000,
+  reader: LiveExportSourceCapture = capture,
+): Promise<ReadAll> {
   const pages: string[][] = [];
   let checkpoint = since;
   for (;;) {
@@ -77,13 +90,21 @@ async function readAll(table: string, since: string, limit = 1000, reader: LiveE
 }
 
 async function logCount(table: string): Promise<number> {
-  const { rows } = await db.admin.query(`SELECT count(*)::int AS n FROM lockstep.export_log WHERE table_schema = $1 AND table_name = $2`, [SCHEMA, table]);
+  const { rows } = await db.admin.query(
+    `SELECT count(*)::int AS n FROM lockstep.export_log WHERE table_schema = $1 AND table_name = $2`,
+    [SCHEMA, table],
+  );
   return rows[0].n as number;
 }
 
 async function triggers(table: string): Promise<Record<string, string>> {
-  const { rows } = await db.admin.query(`SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`, [T(table)]);
-  return Object.fromEntries(rows.map((row: { tgname: string; tgenabled: string }) => [row.tgname, row.tgenabled]));
+  const { rows } = await db.admin.query(
+    `SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`,
+    [T(table)],
+  );
+  return Object.fromEntries(
+    rows.map((row: { tgname: string; tgenabled: string }) => [row.tgname, row.tgenabled]),
+  );
 }
 
 const sorted = (ids: string[]) => [...ids].sort((a, b) => Number(a) - Number(b));
@@ -95,14 +116,31 @@ describe('install and token', () => {
     const started = (await capture.startSourceCapture('items'))!;
     expect(started.token).toMatch(/^pgx1-[0-9a-f]{32}$/);
     expect(decodeCheckpoint(started.checkpoint).s).toMatch(/^\d+:\d+:/);
-    expect(await triggers('items')).toEqual({ lockstep_export_del: 'A', lockstep_export_ins: 'A', lockstep_export_trunc: 'A', lockstep_export_upd: 'A' });
-    const oids = (await db.admin.query(`SELECT array_agg(oid ORDER BY tgname)::text AS oids FROM pg_trigger WHERE tgrelid = $1::regclass`, [T('items')])).rows[0].oids;
+    expect(await triggers('items')).toEqual({
+      lockstep_export_del: 'A',
+      lockstep_export_ins: 'A',
+      lockstep_export_trunc: 'A',
+      lockstep_export_upd: 'A',
+    });
+    const oids = (
+      await db.admin.query(
+        `SELECT array_agg(oid ORDER BY tgname)::text AS oids FROM pg_trigger WHERE tgrelid = $1::regclass`,
+        [T('items')],
+      )
+    ).rows[0].oids;
 
     const again = (await capture.startSourceCapture('items'))!;
     expect(again.token).toBe(started.token);
     expect(await capture.sourceCaptureToken('items')).toBe(started.token);
     // Not dropped and created again: the same trigger rows.
-    expect((await db.admin.query(`SELECT array_agg(oid ORDER BY tgname)::text AS oids FROM pg_trigger WHERE tgrelid = $1::regclass`, [T('items')])).rows[0].oids).toBe(oids);
+    expect(
+      (
+        await db.admin.query(
+          `SELECT array_agg(oid ORDER BY tgname)::text AS oids FROM pg_trigger WHERE tgrelid = $1::regclass`,
+          [T('items')],
+        )
+      ).rows[0].oids,
+    ).toBe(oids);
     // Another connection object sees the same token.
     const other = await connect();
     expect(await other.liveExport.sourceCaptureToken('items')).toBe(started.token);
@@ -117,7 +155,10 @@ describe('install and token', () => {
   it('gives concurrent starts one installation', async () => {
     await db.admin.query(`CREATE TABLE ${T('racy')} (id integer PRIMARY KEY)`);
     const other = await connect();
-    const [first, second] = await Promise.all([capture.startSourceCapture('racy'), other.liveExport.startSourceCapture('racy')]);
+    const [first, second] = await Promise.all([
+      capture.startSourceCapture('racy'),
+      other.liveExport.startSourceCapture('racy'),
+    ]);
     expect(first!.token).toBe(second!.token);
     expect(Object.keys(await triggers('racy'))).toHaveLength(4);
   });
@@ -135,7 +176,9 @@ describe('install and token', () => {
     expect(await capture.sourceCaptureToken('tamper')).toBeNull();
     // A trigger of that name doing something else (only INSERT) is replaced.
     await db.admin.query(`DROP TRIGGER lockstep_export_ins ON ${T('tamper')}`);
-    await db.admin.query(`CREATE TRIGGER lockstep_export_ins AFTER UPDATE ON ${T('tamper')} FOR EACH STATEMENT EXECUTE FUNCTION lockstep.capture_export('1')`);
+    await db.admin.query(
+      `CREATE TRIGGER lockstep_export_ins AFTER UPDATE ON ${T('tamper')} FOR EACH STATEMENT EXECUTE FUNCTION lockstep.capture_export('1')`,
+    );
     expect(await capture.sourceCaptureToken('tamper')).toBeNull();
     const again = (await capture.startSourceCapture('tamper'))!;
     expect(again.token).not.toBe(repaired);
@@ -180,7 +223,9 @@ describe('reading changes', () => {
     await db.admin.query(`UPDATE ${T('crud')} SET name = 'b2' WHERE id = 2`);
     await db.admin.query(`DELETE FROM ${T('crud')} WHERE id = 3`);
     await db.admin.query(`UPDATE ${T('crud')} SET id = 10 WHERE id = 1`);
-    await db.admin.query(`INSERT INTO ${T('crud')} VALUES (4, 'd2'), (5, 'e') ON CONFLICT (id) DO UPDATE SET name = excluded.name`);
+    await db.admin.query(
+      `INSERT INTO ${T('crud')} VALUES (4, 'd2'), (5, 'e') ON CONFLICT (id) DO UPDATE SET name = excluded.name`,
+    );
 
     const whole = await readAll('crud', checkpoint);
     expect(whole.pages).toHaveLength(1);
@@ -188,7 +233,10 @@ describe('reading changes', () => {
 
     // One entry per page: exactly the log's entries, in (xid, id) order, each once; the empty UPDATE logged nothing.
     const expected = (
-      await db.admin.query(`SELECT pk FROM lockstep.export_log WHERE table_schema = $1 AND table_name = 'crud' ORDER BY xid, id`, [SCHEMA])
+      await db.admin.query(
+        `SELECT pk FROM lockstep.export_log WHERE table_schema = $1 AND table_name = 'crud' ORDER BY xid, id`,
+        [SCHEMA],
+      )
     ).rows.map((row: { pk: string }) => row.pk);
     expect(sorted(expected)).toEqual(['1', '1', '2', '2', '3', '3', '4', '4', '5', '10']);
     const single = await readAll('crud', checkpoint, 1);
@@ -262,7 +310,9 @@ describe('reading changes', () => {
 
   it('logs rows changed by foreign key cascades and COPY', async () => {
     await db.admin.query(`CREATE TABLE ${T('owners')} (id integer PRIMARY KEY)`);
-    await db.admin.query(`CREATE TABLE ${T('pets')} (id integer PRIMARY KEY, owner integer REFERENCES ${T('owners')} ON UPDATE CASCADE ON DELETE CASCADE)`);
+    await db.admin.query(
+      `CREATE TABLE ${T('pets')} (id integer PRIMARY KEY, owner integer REFERENCES ${T('owners')} ON UPDATE CASCADE ON DELETE CASCADE)`,
+    );
     await db.admin.query(`INSERT INTO ${T('owners')} VALUES (1), (2)`);
     await db.admin.query(`INSERT INTO ${T('pets')} VALUES (10, 1), (11, 1), (20, 2)`);
     let { checkpoint } = (await capture.startSourceCapture('pets'))!;
@@ -275,7 +325,9 @@ describe('reading changes', () => {
     expect(read.ids).toEqual(['20']);
     checkpoint = read.checkpoint;
 
-    const copy = db.admin.query(new CopyInQuery(`COPY ${T('pets')} (id, owner) FROM STDIN`, Buffer.from('30\t3\n31\t3\n')));
+    const copy = db.admin.query(
+      new CopyInQuery(`COPY ${T('pets')} (id, owner) FROM STDIN`, Buffer.from('30\t3\n31\t3\n')),
+    );
     await new Promise<void>((resolve, reject) => {
       copy.on('error', reject);
       copy.on('end', () => resolve());
@@ -295,7 +347,9 @@ describe('reading changes', () => {
     const writer = new Client({ connectionString: db.url() });
     await writer.connect();
     try {
-      await writer.query(`SET TimeZone = 'Asia/Tokyo'; SET DateStyle = 'SQL, DMY'; SET extra_float_digits = 0`);
+      await writer.query(
+        `SET TimeZone = 'Asia/Tokyo'; SET DateStyle = 'SQL, DMY'; SET extra_float_digits = 0`,
+      );
       await writer.query(`INSERT INTO ${T('codes')} VALUES ('ab', 'x')`);
       await writer.query(`INSERT INTO ${T('events')} VALUES ('2024-03-01 10:00:00.5+00', 'x')`);
       await writer.query(`INSERT INTO ${T('amounts')} VALUES (1.0, 'x')`);
@@ -307,7 +361,9 @@ describe('reading changes', () => {
     const options = { fields: ['v'], salt: '0123456789abcdef' };
     for (const table of ['codes', 'events', 'amounts'] as const) {
       const source = connection.liveExport;
-      const hashes = (await source.readSourceHashes(table, { ...options, limit: 10 })).rows.map((row) => row.id);
+      const hashes = (await source.readSourceHashes(table, { ...options, limit: 10 })).rows.map(
+        (row) => row.id,
+      );
       const changed = (await readAll(table, since[table])).ids;
       expect(changed).toEqual(expect.arrayContaining(hashes));
       expect((await source.readSourceRowsById(table, changed, options)).map((row) => row.id)).toEqual(hashes);
@@ -329,7 +385,9 @@ describe('reading changes', () => {
     await other.connect();
     try {
       await other.query(`INSERT INTO ${T('shared')} VALUES (1, 'from another app')`);
-      await expect(other.query('SELECT count(*) FROM lockstep.export_log')).rejects.toThrow(/permission denied/);
+      await expect(other.query('SELECT count(*) FROM lockstep.export_log')).rejects.toThrow(
+        /permission denied/,
+      );
     } finally {
       await other.end();
     }
@@ -341,8 +399,12 @@ describe('reading changes', () => {
   });
 
   it('refuses a checkpoint it did not issue', async () => {
-    await expect(capture.readSourceChanges('items', 'not a checkpoint', { limit: 10 })).rejects.toMatchObject({ kind: 'invalid_data' });
-    await expect(capture.readSourceChanges('items', JSON.stringify({ v: 1, s: 'drop table' }), { limit: 10 })).rejects.toMatchObject({ kind: 'invalid_data' });
+    await expect(capture.readSourceChanges('items', 'not a checkpoint', { limit: 10 })).rejects.toMatchObject(
+      { kind: 'invalid_data' },
+    );
+    await expect(
+      capture.readSourceChanges('items', JSON.stringify({ v: 1, s: 'drop table' }), { limit: 10 }),
+    ).rejects.toMatchObject({ kind: 'invalid_data' });
   });
 });
 
@@ -359,7 +421,9 @@ describe('coexistence, removal and tables that cannot be captured', () => {
 
     const entries = await logCount('both');
     await connection.unprepareTable('both');
-    expect(Object.keys(await triggers('both')).filter((name) => name.startsWith('lockstep_capture'))).toEqual([]);
+    expect(Object.keys(await triggers('both')).filter((name) => name.startsWith('lockstep_capture'))).toEqual(
+      [],
+    );
     expect(await capture.sourceCaptureToken('both')).toBe(token);
     expect(await logCount('both')).toBe(entries);
     await db.admin.query(`INSERT INTO ${T('both')} VALUES (2, 'b')`);
@@ -367,10 +431,14 @@ describe('coexistence, removal and tables that cannot be captured', () => {
 
     await connection.prepareTable('both', { changeCapture: true });
     await capture.stopSourceCapture('both');
-    expect(Object.keys(await triggers('both'))).toEqual(STATEMENT_TRIGGERS.map((trigger) => trigger.name).sort());
+    expect(Object.keys(await triggers('both'))).toEqual(
+      STATEMENT_TRIGGERS.map((trigger) => trigger.name).sort(),
+    );
     const since = await connection.currentCheckpoint('both');
     await db.admin.query(`INSERT INTO ${T('both')} VALUES (3, 'c')`);
-    expect((await connection.readChanges('both', since, { limit: 100 })).changes.map((change) => change.remoteId)).toEqual(['3']);
+    expect(
+      (await connection.readChanges('both', since, { limit: 100 })).changes.map((change) => change.remoteId),
+    ).toEqual(['3']);
   });
 
   it('stops idempotently: triggers and the table’s log entries go, other tables keep theirs, a missing table is fine', async () => {
@@ -388,7 +456,13 @@ describe('coexistence, removal and tables that cannot be captured', () => {
     expect(await triggers('gone')).toEqual({});
     expect(await capture.sourceCaptureToken('gone')).toBeNull();
     expect(await logCount('gone')).toBe(0);
-    expect((await db.admin.query(`SELECT count(*)::int AS n FROM lockstep.export_resets WHERE table_name = 'gone'`)).rows[0].n).toBe(0);
+    expect(
+      (
+        await db.admin.query(
+          `SELECT count(*)::int AS n FROM lockstep.export_resets WHERE table_name = 'gone'`,
+        )
+      ).rows[0].n,
+    ).toBe(0);
     await db.admin.query(`INSERT INTO ${T('gone')} VALUES (2)`);
     expect(await logCount('gone')).toBe(0);
     expect(await logCount('kept')).toBe(1);
@@ -408,7 +482,9 @@ describe('coexistence, removal and tables that cannot be captured', () => {
     await db.admin.query(`CREATE TABLE ${T('pair')} (a integer, b integer, PRIMARY KEY (a, b))`);
     await db.admin.query(`CREATE TABLE ${T('blobs')} (b bytea PRIMARY KEY)`);
     await db.admin.query(`CREATE TABLE ${T('parted')} (id integer PRIMARY KEY) PARTITION BY RANGE (id)`);
-    await db.admin.query(`CREATE TABLE ${T('parted_1')} PARTITION OF ${T('parted')} FOR VALUES FROM (0) TO (100)`);
+    await db.admin.query(
+      `CREATE TABLE ${T('parted_1')} PARTITION OF ${T('parted')} FOR VALUES FROM (0) TO (100)`,
+    );
     await db.admin.query(`CREATE TABLE ${T('parent')} (id integer PRIMARY KEY)`);
     await db.admin.query(`CREATE TABLE ${T('child')} (id integer PRIMARY KEY) INHERITS (${T('parent')})`);
     for (const table of ['base_view', 'no_key', 'pair', 'blobs', 'parted', 'parted_1', 'parent', 'child']) {
@@ -416,9 +492,10 @@ describe('coexistence, removal and tables that cannot be captured', () => {
       expect(await capture.sourceCaptureToken(table)).toBeNull();
       await expect(capture.stopSourceCapture(table)).resolves.toBeUndefined();
     }
-    const { rows } = await db.admin.query(`SELECT count(*)::int AS n FROM pg_trigger WHERE tgname LIKE 'lockstep_export%' AND tgrelid::regclass::text LIKE ANY ($1)`, [
-      ['src.base_view', 'src.no_key', 'src.pair', 'src.blobs', 'src.parted%', 'src.parent', 'src.child'],
-    ]);
+    const { rows } = await db.admin.query(
+      `SELECT count(*)::int AS n FROM pg_trigger WHERE tgname LIKE 'lockstep_export%' AND tgrelid::regclass::text LIKE ANY ($1)`,
+      [['src.base_view', 'src.no_key', 'src.pair', 'src.blobs', 'src.parted%', 'src.parent', 'src.child']],
+    );
     expect(rows[0].n).toBe(0);
   });
 
@@ -446,14 +523,20 @@ describe('coexistence, removal and tables that cannot be captured', () => {
       (caught: unknown) => caught,
     )) as ConnectorError;
     expect(error).toMatchObject({ kind: 'permission', appCode: '42501' });
-    expect(error.message).toMatch(/^Could not start change capture on table "guarded": permission denied for table guarded/);
+    expect(error.message).toMatch(
+      /^Could not start change capture on table "guarded": permission denied for table guarded/,
+    );
     expect(await triggers('guarded')).toEqual({});
     // Nor may it stop one: it has no rights on the log (the role that installs a capture owns its log).
-    await expect(limited.liveExport.stopSourceCapture('guarded')).rejects.toMatchObject({ kind: 'permission' });
+    await expect(limited.liveExport.stopSourceCapture('guarded')).rejects.toMatchObject({
+      kind: 'permission',
+    });
 
     // With the TRIGGER privilege but without owning the table, ENABLE ALWAYS (ALTER TABLE) is refused.
     await db.admin.query(`GRANT TRIGGER ON ${T('guarded')} TO ${role}`);
-    await expect(limited.liveExport.startSourceCapture('guarded')).rejects.toMatchObject({ kind: 'permission' });
+    await expect(limited.liveExport.startSourceCapture('guarded')).rejects.toMatchObject({
+      kind: 'permission',
+    });
     expect(await triggers('guarded')).toEqual({});
   });
 });
@@ -463,11 +546,15 @@ describe('retention', () => {
     await db.admin.query(`CREATE TABLE ${T('aged')} (id integer PRIMARY KEY)`);
     const { checkpoint } = (await capture.startSourceCapture('aged'))!;
     await db.admin.query(`INSERT INTO ${T('aged')} SELECT generate_series(1, 4)`);
-    await db.admin.query(`UPDATE lockstep.export_log SET logged_at = now() - interval '8 days' WHERE table_name = 'aged' AND pk IN ('1', '2')`);
+    await db.admin.query(
+      `UPDATE lockstep.export_log SET logged_at = now() - interval '8 days' WHERE table_name = 'aged' AND pk IN ('1', '2')`,
+    );
     const reader = (await connect()).liveExport;
     const read = await readAll('aged', checkpoint, 1000, reader);
     expect(sorted(read.ids)).toEqual(['3', '4']);
-    await db.admin.query(`UPDATE lockstep.export_log SET logged_at = now() - interval '8 days' WHERE table_name = 'aged' AND pk = '3'`);
+    await db.admin.query(
+      `UPDATE lockstep.export_log SET logged_at = now() - interval '8 days' WHERE table_name = 'aged' AND pk = '3'`,
+    );
     await reader.readSourceChanges('aged', read.checkpoint, { limit: 10 });
     expect(await logCount('aged')).toBe(2);
     expect(await reader.purgeExportLog()).toBe(1);
@@ -519,13 +606,24 @@ describe('pure parts', () => {
     ['a WHEN condition', { when: true }],
     ['no transition table', { new: null }],
   ])('treats a trigger with %s as not installed', (_, overrides) => {
-    expect(triggerIsInstalled(CAPTURE_TRIGGERS[0]!, row(CAPTURE_TRIGGERS[0]!.name, overrides), functionOid, 1)).toBe(false);
+    expect(
+      triggerIsInstalled(CAPTURE_TRIGGERS[0]!, row(CAPTURE_TRIGGERS[0]!.name, overrides), functionOid, 1),
+    ).toBe(false);
   });
 
   it('is complete only with every trigger, the log, the resets table and a capturable table', () => {
-    expect(evaluateCapture(doc(complete))).toEqual({ capturable: true, repair: [], replace: [], complete: true });
-    expect(evaluateCapture(doc(complete.slice(1))).repair.map((trigger) => trigger.name)).toEqual(['lockstep_export_ins']);
-    expect(evaluateCapture(doc([row('lockstep_export_ins', { enabled: 'D' }), ...complete.slice(1)])).replace).toEqual(['lockstep_export_ins']);
+    expect(evaluateCapture(doc(complete))).toEqual({
+      capturable: true,
+      repair: [],
+      replace: [],
+      complete: true,
+    });
+    expect(evaluateCapture(doc(complete.slice(1))).repair.map((trigger) => trigger.name)).toEqual([
+      'lockstep_export_ins',
+    ]);
+    expect(
+      evaluateCapture(doc([row('lockstep_export_ins', { enabled: 'D' }), ...complete.slice(1)])).replace,
+    ).toEqual(['lockstep_export_ins']);
     expect(evaluateCapture(doc(complete, { log: null })).complete).toBe(false);
     expect(evaluateCapture(doc(complete, { resets: null })).complete).toBe(false);
     expect(evaluateCapture(doc(complete, { inherits: true })).capturable).toBe(false);
@@ -537,17 +635,28 @@ describe('pure parts', () => {
     expect(captureToken(doc(complete), '0')).toBe(token);
     expect(captureToken(doc(complete), '1')).not.toBe(token);
     expect(captureToken(doc(complete, { log: '601' }), '0')).not.toBe(token);
-    expect(captureToken(doc([row('lockstep_export_ins', { oid: '2000' }), ...complete.slice(1)]), '0')).not.toBe(token);
+    expect(
+      captureToken(doc([row('lockstep_export_ins', { oid: '2000' }), ...complete.slice(1)]), '0'),
+    ).not.toBe(token);
     expect(captureToken(doc(complete, { columns: [[1, 'id', '20', -1]] }), '0')).not.toBe(token);
   });
 
   it('creates only what is missing, and the function when its body differs', () => {
-    expect(infrastructureSql({ schema: true, log: true, resets: true, source: CAPTURE_FUNCTION_BODY })).toEqual([]);
-    expect(infrastructureSql({ schema: true, log: true, resets: true, source: 'old body' })).toEqual([expect.stringMatching(/^CREATE OR REPLACE FUNCTION lockstep\.capture_export/)]);
-    expect(infrastructureSql({ schema: false, log: false, resets: false, source: null })).toHaveLength(1 + 3 + 2 + 1);
+    expect(
+      infrastructureSql({ schema: true, log: true, resets: true, source: CAPTURE_FUNCTION_BODY }),
+    ).toEqual([]);
+    expect(infrastructureSql({ schema: true, log: true, resets: true, source: 'old body' })).toEqual([
+      expect.stringMatching(/^CREATE OR REPLACE FUNCTION lockstep\.capture_export/),
+    ]);
+    expect(infrastructureSql({ schema: false, log: false, resets: false, source: null })).toHaveLength(
+      1 + 3 + 2 + 1,
+    );
   });
 
   it("runs the function with every session setting of the connector's pool", () => {
-    for (const setting of SESSION_SQL.split(';').map((part) => part.trim()).filter(Boolean)) expect(CAPTURE_FUNCTION_BODY).toContain(setting);
+    for (const setting of SESSION_SQL.split(';')
+      .map((part) => part.trim())
+      .filter(Boolean))
+      expect(CAPTURE_FUNCTION_BODY).toContain(setting);
   });
 });

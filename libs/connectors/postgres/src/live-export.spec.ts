@@ -36,18 +36,33 @@ function row(id: number, name: string, extra: Partial<ExportRow['values']> = {})
   return {
     id: String(id),
     hash: `h${id}-${name}`,
-    values: { name, qty: id * 10, price: '12.50', active: id % 2 === 0, at: '2024-03-01T10:00:00Z', doc: { id, tags: ['a'] }, ...extra },
+    values: {
+      name,
+      qty: id * 10,
+      price: '12.50',
+      active: id % 2 === 0,
+      at: '2024-03-01T10:00:00Z',
+      doc: { id, tags: ['a'] },
+      ...extra,
+    },
   };
 }
 
 async function tableRows(table: string): Promise<Record<string, unknown>[]> {
-  return (await db.admin.query(`SELECT ${EXPORT_ID_COLUMN} AS id, ${EXPORT_HASH_COLUMN} AS hash, name, qty::text, price::text, active, at, doc FROM ${SCHEMA}.${table} ORDER BY ${EXPORT_ID_COLUMN} NULLS FIRST`)).rows;
+  return (
+    await db.admin.query(
+      `SELECT ${EXPORT_ID_COLUMN} AS id, ${EXPORT_HASH_COLUMN} AS hash, name, qty::text, price::text, active, at, doc FROM ${SCHEMA}.${table} ORDER BY ${EXPORT_ID_COLUMN} NULLS FIRST`,
+    )
+  ).rows;
 }
 
 beforeAll(async () => {
   db = await createTestDatabase('ls_pg_lx');
   await db.admin.query(`CREATE SCHEMA ${SCHEMA}`);
-  connection = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, { egress, poolSize: 2 })) as PostgresConnection;
+  connection = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, {
+    egress,
+    poolSize: 2,
+  })) as PostgresConnection;
 });
 
 afterAll(async () => {
@@ -73,10 +88,18 @@ describe('PostgreSQL live export target', () => {
     });
     const again = await connection.liveExport.provisionExportTable({ name: 'orders', columns: COLUMNS });
     expect(again).toMatchObject({ created: false, addedColumns: [] });
-    const wider = await connection.liveExport.provisionExportTable({ name: 'orders', columns: [COLUMNS[0]!, { name: 'note', typeClass: 'text' }] });
+    const wider = await connection.liveExport.provisionExportTable({
+      name: 'orders',
+      columns: [COLUMNS[0]!, { name: 'note', typeClass: 'text' }],
+    });
     expect(wider.addedColumns).toEqual(['note']);
     expect(wider.table.columns.map((column) => column.name)).toEqual([...NAMES, 'note']);
-    await expect(connection.liveExport.provisionExportTable({ name: 'bad', columns: [{ name: EXPORT_ID_COLUMN, typeClass: 'text' }] })).rejects.toMatchObject({
+    await expect(
+      connection.liveExport.provisionExportTable({
+        name: 'bad',
+        columns: [{ name: EXPORT_ID_COLUMN, typeClass: 'text' }],
+      }),
+    ).rejects.toMatchObject({
       kind: 'invalid_data',
     });
   });
@@ -84,7 +107,12 @@ describe('PostgreSQL live export target', () => {
   it('writes inserts, upserts and deletes in one transaction and never touches rows without an id', async () => {
     await connection.liveExport.provisionExportTable({ name: 'items', columns: COLUMNS });
     await db.admin.query(`INSERT INTO ${SCHEMA}.items (name) VALUES ('someone else''s row')`);
-    const written = await connection.liveExport.writeExportBatch('items', { columns: NAMES, upserts: [], inserts: [row(1, 'one'), row(2, 'two'), row(3, 'three')], deletes: [] });
+    const written = await connection.liveExport.writeExportBatch('items', {
+      columns: NAMES,
+      upserts: [],
+      inserts: [row(1, 'one'), row(2, 'two'), row(3, 'three')],
+      deletes: [],
+    });
     expect(written).toEqual({ upserted: 3, deleted: 0 });
     // Row 2 changes, 4 is new, 3 goes; an "insert" of an id that exists (1) is replaced, not duplicated.
     const second = await connection.liveExport.writeExportBatch('items', {
@@ -108,9 +136,17 @@ describe('PostgreSQL live export target', () => {
 
   it('rolls back the whole batch when one row cannot be written', async () => {
     await connection.liveExport.provisionExportTable({ name: 'atomic', columns: COLUMNS });
-    await connection.liveExport.writeExportBatch('atomic', { columns: NAMES, upserts: [row(1, 'kept')], deletes: [] });
+    await connection.liveExport.writeExportBatch('atomic', {
+      columns: NAMES,
+      upserts: [row(1, 'kept')],
+      deletes: [],
+    });
     await expect(
-      connection.liveExport.writeExportBatch('atomic', { columns: NAMES, upserts: [row(1, 'changed'), row(2, 'too big', { price: '123456789012.5' })], deletes: [] }),
+      connection.liveExport.writeExportBatch('atomic', {
+        columns: NAMES,
+        upserts: [row(1, 'changed'), row(2, 'too big', { price: '123456789012.5' })],
+        deletes: [],
+      }),
     ).rejects.toMatchObject({ kind: 'invalid_data' });
     expect((await tableRows('atomic')).map((found) => found['name'])).toEqual(['kept']);
   });
@@ -118,7 +154,12 @@ describe('PostgreSQL live export target', () => {
   it('reads ids and hashes in keyset pages', async () => {
     await connection.liveExport.provisionExportTable({ name: 'paged', columns: COLUMNS });
     const rows = Array.from({ length: 25 }, (_, index) => row(index + 1, `r${index + 1}`));
-    await connection.liveExport.writeExportBatch('paged', { columns: NAMES, upserts: [], inserts: rows, deletes: [] });
+    await connection.liveExport.writeExportBatch('paged', {
+      columns: NAMES,
+      upserts: [],
+      inserts: rows,
+      deletes: [],
+    });
     await db.admin.query(`INSERT INTO ${SCHEMA}.paged (name) VALUES ('foreign')`);
     const seen = new Map<string, string | null>();
     let after: string | null = null;
@@ -144,7 +185,9 @@ describe('PostgreSQL live export target', () => {
       { column: 'doc', sourceClass: 'json' as const },
     ];
     expect(exportStructureProblems(table, 'altered', expected)).toEqual([]);
-    await db.admin.query(`ALTER TABLE ${SCHEMA}.altered DROP COLUMN name, ALTER COLUMN qty TYPE date USING NULL, DROP CONSTRAINT altered_${EXPORT_ID_COLUMN}_key`);
+    await db.admin.query(
+      `ALTER TABLE ${SCHEMA}.altered DROP COLUMN name, ALTER COLUMN qty TYPE date USING NULL, DROP CONSTRAINT altered_${EXPORT_ID_COLUMN}_key`,
+    );
     const changed = await connection.liveExport.inspectExportTable('altered');
     expect(changed?.idColumn).toBe('not_unique');
     const problems = exportStructureProblems(changed, 'altered', expected);
@@ -157,19 +200,29 @@ describe('PostgreSQL live export target', () => {
 
   it('aborts a batch waiting on a lock within a second and leaves the table as it was', async () => {
     await connection.liveExport.provisionExportTable({ name: 'locked', columns: COLUMNS });
-    await connection.liveExport.writeExportBatch('locked', { columns: NAMES, upserts: [row(1, 'before')], deletes: [] });
+    await connection.liveExport.writeExportBatch('locked', {
+      columns: NAMES,
+      upserts: [row(1, 'before')],
+      deletes: [],
+    });
     await connection.liveExport.inspectExportTable('locked');
     await db.admin.query('BEGIN');
     await db.admin.query(`LOCK TABLE ${SCHEMA}.locked IN ACCESS EXCLUSIVE MODE`);
     const controller = new AbortController();
-    const write = connection.liveExport.writeExportBatch('locked', { columns: NAMES, upserts: [row(1, 'after'), row(2, 'new')], deletes: [] }, { signal: controller.signal });
+    const write = connection.liveExport.writeExportBatch(
+      'locked',
+      { columns: NAMES, upserts: [row(1, 'after'), row(2, 'new')], deletes: [] },
+      { signal: controller.signal },
+    );
     const outcome = write.then(
       () => 'written',
       (error: unknown) => error,
     );
     // The write is waiting on the lock (not before: the abort must interrupt a running statement).
     for (let i = 0; i < 100; i += 1) {
-      const waiting = await db.admin.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      const waiting = await db.admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
       if (waiting.rows.length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -181,7 +234,11 @@ describe('PostgreSQL live export target', () => {
     await db.admin.query('COMMIT');
     expect((await tableRows('locked')).map((found) => found['name'])).toEqual(['before']);
     // The connection is usable afterwards.
-    await connection.liveExport.writeExportBatch('locked', { columns: NAMES, upserts: [row(1, 'after')], deletes: [] });
+    await connection.liveExport.writeExportBatch('locked', {
+      columns: NAMES,
+      upserts: [row(1, 'after')],
+      deletes: [],
+    });
     expect((await tableRows('locked')).map((found) => found['name'])).toEqual(['after']);
   });
 });
@@ -195,7 +252,12 @@ describe('PostgreSQL live export source', () => {
     const seen = new Map<string, string>();
     let after: string | null = null;
     do {
-      const page: { rows: ExportSourceHash[]; next: string | null } = await source.readSourceHashes('src', { fields, salt, after, limit });
+      const page: { rows: ExportSourceHash[]; next: string | null } = await source.readSourceHashes('src', {
+        fields,
+        salt,
+        after,
+        limit,
+      });
       for (const found of page.rows) seen.set(found.id, found.hash);
       after = page.next;
     } while (after !== null);
@@ -210,7 +272,9 @@ describe('PostgreSQL live export source', () => {
       SELECT i, 'name ' || i, i * 7, i * 1.5, i / 3.0, i % 2 = 0, timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
              date '2024-01-01' + i, json_build_object('i', i), jsonb_build_object('i', i), ARRAY['a', 'b' || i], md5(i::text)::uuid, 'x'
       FROM generate_series(1, 10) AS i`);
-    await db.admin.query(`INSERT INTO ${SCHEMA}.src (id, name) VALUES (11, NULL), (12, ''), (13, E'tab\there, "quoted", back\\\\slash\nnewline')`);
+    await db.admin.query(
+      `INSERT INTO ${SCHEMA}.src (id, name) VALUES (11, NULL), (12, ''), (13, E'tab\there, "quoted", back\\\\slash\nnewline')`,
+    );
     source = exportSourceOf(connection)!;
   });
 
@@ -234,13 +298,19 @@ describe('PostgreSQL live export source', () => {
     const page = await connection.readPage('src', { pageSize: 100, fields: FIELDS });
     expect(rows.map((found) => found.values)).toEqual(page.records.map((record) => record.values));
     expect(rows[12]!.values['name']).toBe('tab\there, "quoted", back\\slash\nnewline');
-    const byId = await source.readSourceRowsById('src', ['3', '13', '99', 'not a number'], { fields: FIELDS, salt: SALT });
+    const byId = await source.readSourceRowsById('src', ['3', '13', '99', 'not a number'], {
+      fields: FIELDS,
+      salt: SALT,
+    });
     expect(byId.map((found) => [found.id, found.hash]).sort()).toEqual([
       ['13', hashes.get('13')],
       ['3', hashes.get('3')],
     ]);
     expect(byId.find((found) => found.id === '3')!.values).toEqual(rows[2]!.values);
-    const other = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, { egress, poolSize: 1 })) as PostgresConnection;
+    const other = (await postgresConnector.connect({ connectionString: db.url() }, SCHEMA, {
+      egress,
+      poolSize: 1,
+    })) as PostgresConnection;
     try {
       const again = exportSourceOf(other)!;
       const page2 = await again.readSourceHashes('src', { fields: FIELDS, salt: SALT, limit: 100 });
@@ -250,7 +320,7 @@ describe('PostgreSQL live export source', () => {
     }
   });
 
-  it('changes a row\'s hash when any mapped field changes, and only then', async () => {
+  it("changes a row's hash when any mapped field changes, and only then", async () => {
     const before = await allHashes();
     const changes = [
       `name = 'name 1 '`,
@@ -287,33 +357,54 @@ describe('PostgreSQL live export source', () => {
 
   it('scans every (id, hash) of both sides in one statement, the same pairs the pages give', async () => {
     const scanned = new Map<string, string>();
-    const count = await source.scanSourceHashes('src', { fields: FIELDS, salt: SALT }, (id, hash) => scanned.set(id, hash));
+    const count = await source.scanSourceHashes('src', { fields: FIELDS, salt: SALT }, (id, hash) =>
+      scanned.set(id, hash),
+    );
     expect(count).toBe(13);
     expect(scanned).toEqual(await allHashes());
     await connection.liveExport.provisionExportTable({ name: 'scanned', columns: COLUMNS });
-    await connection.liveExport.writeExportBatch('scanned', { columns: NAMES, upserts: [], inserts: [row(1, 'a'), row(2, 'b', { name: 'tab\there' })], deletes: [] });
+    await connection.liveExport.writeExportBatch('scanned', {
+      columns: NAMES,
+      upserts: [],
+      inserts: [row(1, 'a'), row(2, 'b', { name: 'tab\there' })],
+      deletes: [],
+    });
     await db.admin.query(`INSERT INTO ${SCHEMA}.scanned (name) VALUES ('foreign')`);
     const destination = new Map<string, string | null>();
-    expect(await connection.liveExport.scanExportHashes!('scanned', (id, hash) => destination.set(id, hash))).toBe(2);
-    expect(destination).toEqual(new Map([
-      ['1', 'h1-a'],
-      ['2', 'h2-b'],
-    ]));
+    expect(
+      await connection.liveExport.scanExportHashes!('scanned', (id, hash) => destination.set(id, hash)),
+    ).toBe(2);
+    expect(destination).toEqual(
+      new Map([
+        ['1', 'h1-a'],
+        ['2', 'h2-b'],
+      ]),
+    );
   });
 
   it('aborts a hash scan waiting on a lock within a second, and the connection stays usable', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: controller.signal }, () => undefined)).rejects.toBeInstanceOf(ExportAbortedError);
+    await expect(
+      source.scanSourceHashes(
+        'src',
+        { fields: FIELDS, salt: SALT, signal: controller.signal },
+        () => undefined,
+      ),
+    ).rejects.toBeInstanceOf(ExportAbortedError);
     await db.admin.query('BEGIN');
     await db.admin.query(`LOCK TABLE ${SCHEMA}.src IN ACCESS EXCLUSIVE MODE`);
     const running = new AbortController();
-    const outcome = source.scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: running.signal }, () => undefined).then(
-      () => 'finished',
-      (error: unknown) => error,
-    );
+    const outcome = source
+      .scanSourceHashes('src', { fields: FIELDS, salt: SALT, signal: running.signal }, () => undefined)
+      .then(
+        () => 'finished',
+        (error: unknown) => error,
+      );
     for (let i = 0; i < 100; i += 1) {
-      const waiting = await db.admin.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      const waiting = await db.admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
       if (waiting.rows.length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -330,7 +421,8 @@ describe('PostgreSQL live export source', () => {
     const one = await allHashes();
     const two = await allHashes(FIELDS, 'fedcba9876543210fedcba9876543210');
     for (const [id, hash] of one) expect(two.get(id)).not.toBe(hash);
-    await expect(source.readSourceHashes('src', { fields: ['nope'], salt: SALT, limit: 10 })).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(
+      source.readSourceHashes('src', { fields: ['nope'], salt: SALT, limit: 10 }),
+    ).rejects.toMatchObject({ kind: 'not_found' });
   });
 });
-

@@ -8,8 +8,17 @@ describe('parseArrayLiteral', () => {
     ['{}', []],
     ['{1,2,3}', ['1', '2', '3']],
     ['{a,NULL,"NULL",""}', ['a', null, 'NULL', '']],
-    ['{"b c","with \\"quote\\"","back\\\\slash","{braces}"}', ['b c', 'with "quote"', 'back\\slash', '{braces}']],
-    ['{{1,2},{3,4}}', [['1', '2'], ['3', '4']]],
+    [
+      '{"b c","with \\"quote\\"","back\\\\slash","{braces}"}',
+      ['b c', 'with "quote"', 'back\\slash', '{braces}'],
+    ],
+    [
+      '{{1,2},{3,4}}',
+      [
+        ['1', '2'],
+        ['3', '4'],
+      ],
+    ],
     ['[0:1]={7,8}', ['7', '8']],
     ['{"2024-02-29 13:45:30+00"}', ['2024-02-29 13:45:30+00']],
   ])('%s', (text, expected) => {
@@ -61,20 +70,30 @@ describe('nativeTypeFor', () => {
     expect(nativeTypeFor({ name: 'f', ...spec })).toBe(expected);
   });
 
-  it.each<Omit<FieldSpec, 'name'>>([{ typeClass: 'unsupported' }, { typeClass: 'array', typeDetails: { element_class: 'array' } }])(
-    'refuses %j with kind unsupported',
-    (spec) => {
-      expect(() => nativeTypeFor({ name: 'f', ...spec })).toThrow(expect.objectContaining({ kind: 'unsupported' }));
-    },
-  );
+  it.each<Omit<FieldSpec, 'name'>>([
+    { typeClass: 'unsupported' },
+    { typeClass: 'array', typeDetails: { element_class: 'array' } },
+  ])('refuses %j with kind unsupported', (spec) => {
+    expect(() => nativeTypeFor({ name: 'f', ...spec })).toThrow(
+      expect.objectContaining({ kind: 'unsupported' }),
+    );
+  });
 });
 
 describe('resolveConfig', () => {
   const context = { egress: { allowPrivate: true, allowLoopback: true } };
 
   it('connects to the checked address and keeps the host name for TLS', async () => {
-    const config = await resolveConfig({ connectionString: 'postgres://bob:s%40cret@localhost:6543/app?sslmode=verify-full' }, context);
-    expect(config.client).toMatchObject({ port: 6543, user: 'bob', database: 'app', ssl: expect.objectContaining({ servername: 'localhost' }) });
+    const config = await resolveConfig(
+      { connectionString: 'postgres://bob:s%40cret@localhost:6543/app?sslmode=verify-full' },
+      context,
+    );
+    expect(config.client).toMatchObject({
+      port: 6543,
+      user: 'bob',
+      database: 'app',
+      ssl: expect.objectContaining({ servername: 'localhost' }),
+    });
     expect(config.client.host).toMatch(/^(127\.0\.0\.1|::1)$/);
     expect(config.secrets).toContain('s@cret');
     const password = config.client.password as () => string;

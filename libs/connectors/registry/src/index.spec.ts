@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectorError } from '@lockstep/connectors-core';
-import { CONNECTORS, ConnectorPluginError, declarationProblems, findConnector, loadConnectorPlugins, registerConnectors } from './index';
+import {
+  CONNECTORS,
+  ConnectorPluginError,
+  declarationProblems,
+  findConnector,
+  loadConnectorPlugins,
+  registerConnectors,
+} from './index';
 
 /** The source of a plugin module declaring one connector (CommonJS, as a self-hoster writes it). */
 const pluginSource = (type: string, extra = '') => `
@@ -22,8 +29,27 @@ const declaration = (type: string, overrides: Record<string, unknown> = {}) => (
   type,
   displayName: `Direct ${type}`,
   plan: 'pro',
-  auth: { method: 'api_key', fields: [{ id: 'token', label: 'Token', optional: false, placeholder: 'tok_...', options: null, help: { label: 'Tokens', url: 'https://example.com/tokens' } }] },
-  capabilities: { createTables: true, createFields: true, views: false, changeDetection: ['incremental', 'full_scan'], syncToItself: true, liveExport: { source: true, destination: false, locationKind: null } },
+  auth: {
+    method: 'api_key',
+    fields: [
+      {
+        id: 'token',
+        label: 'Token',
+        optional: false,
+        placeholder: 'tok_...',
+        options: null,
+        help: { label: 'Tokens', url: 'https://example.com/tokens' },
+      },
+    ],
+  },
+  capabilities: {
+    createTables: true,
+    createFields: true,
+    views: false,
+    changeDetection: ['incremental', 'full_scan'],
+    syncToItself: true,
+    liveExport: { source: true, destination: false, locationKind: null },
+  },
   connect: async () => {
     throw new ConnectorError('unsupported', 'test');
   },
@@ -60,10 +86,18 @@ describe('connector registry', () => {
       if (connector.auth.method === 'api_key') {
         for (const field of connector.auth.fields) {
           expect(field).toEqual(
-            expect.objectContaining({ id: expect.any(String), label: expect.any(String), optional: expect.any(Boolean), placeholder: expect.any(String) }),
+            expect.objectContaining({
+              id: expect.any(String),
+              label: expect.any(String),
+              optional: expect.any(Boolean),
+              placeholder: expect.any(String),
+            }),
           );
           expect(field.options === null || Array.isArray(field.options)).toBe(true);
-          expect(field.help).toEqual({ label: expect.any(String), url: expect.stringMatching(/^https:\/\//) });
+          expect(field.help).toEqual({
+            label: expect.any(String),
+            url: expect.stringMatching(/^https:\/\//),
+          });
         }
       } else {
         expect(connector.auth.fields).toBeNull();
@@ -81,7 +115,9 @@ describe('connector registry', () => {
       expect(CONNECTORS).toContain(found);
       expect(Object.isFrozen(found)).toBe(true);
       // ConnectorError from the SDK is the registry's own class, so the API translates it like a built-in's.
-      await expect(found.connect({}, null, { egress: { allowPrivate: true, allowLoopback: true } })).rejects.toBeInstanceOf(ConnectorError);
+      await expect(
+        found.connect({}, null, { egress: { allowPrivate: true, allowLoopback: true } }),
+      ).rejects.toBeInstanceOf(ConnectorError);
     });
 
     it('loading the same module twice is a no-op (every entry point may load at boot)', () => {
@@ -93,25 +129,44 @@ describe('connector registry', () => {
 
     it('resolves paths relative to the given directory and accepts every export shape', () => {
       write('plain.js', 'module.exports = { connectors: [] };');
-      write('array.js', `const make = ${pluginSource('x').replace('module.exports = ', '')};
-        module.exports = (sdk) => [Object.assign({}, make(sdk), { type: 'plugin_array_a' }), Object.assign({}, make(sdk), { type: 'plugin_array_b' })];`);
-      write('esm-default.js', `${pluginSource('plugin_default').replace('module.exports = function', 'exports.default = function')}`);
-      expect(loadConnectorPlugins(['./array.js', './esm-default.js'], dir).map((connector) => connector.type)).toEqual(['plugin_array_a', 'plugin_array_b', 'plugin_default']);
-      expect(() => loadConnectorPlugins(['./plain.js'], dir)).toThrow(/plain\.js.*exports no connector declaration/);
+      write(
+        'array.js',
+        `const make = ${pluginSource('x').replace('module.exports = ', '')};
+        module.exports = (sdk) => [Object.assign({}, make(sdk), { type: 'plugin_array_a' }), Object.assign({}, make(sdk), { type: 'plugin_array_b' })];`,
+      );
+      write(
+        'esm-default.js',
+        `${pluginSource('plugin_default').replace('module.exports = function', 'exports.default = function')}`,
+      );
+      expect(
+        loadConnectorPlugins(['./array.js', './esm-default.js'], dir).map((connector) => connector.type),
+      ).toEqual(['plugin_array_a', 'plugin_array_b', 'plugin_default']);
+      expect(() => loadConnectorPlugins(['./plain.js'], dir)).toThrow(
+        /plain\.js.*exports no connector declaration/,
+      );
     });
 
     it('refuses a type that is already offered, naming the module; nothing of it is added', () => {
-      const file = write('dup.js', `const make = ${pluginSource('x').replace('module.exports = ', '')};
-        module.exports = (sdk) => [Object.assign({}, make(sdk), { type: 'plugin_fresh' }), Object.assign({}, make(sdk), { type: 'postgres' })];`);
+      const file = write(
+        'dup.js',
+        `const make = ${pluginSource('x').replace('module.exports = ', '')};
+        module.exports = (sdk) => [Object.assign({}, make(sdk), { type: 'plugin_fresh' }), Object.assign({}, make(sdk), { type: 'postgres' })];`,
+      );
       expect(() => loadConnectorPlugins([file])).toThrow(ConnectorPluginError);
-      expect(() => loadConnectorPlugins([file])).toThrow(/dup\.js.*connector "postgres": the type "postgres" is already offered/);
+      expect(() => loadConnectorPlugins([file])).toThrow(
+        /dup\.js.*connector "postgres": the type "postgres" is already offered/,
+      );
       expect(findConnector('plugin_fresh')).toBeUndefined();
-      expect(() => registerConnectors([declaration('plugin_pair'), declaration('plugin_pair')])).toThrow(/"plugin_pair" is already offered/);
+      expect(() => registerConnectors([declaration('plugin_pair'), declaration('plugin_pair')])).toThrow(
+        /"plugin_pair" is already offered/,
+      );
       expect(findConnector('plugin_pair')).toBeUndefined();
     });
 
     it('reports a missing module and a module that throws', () => {
-      expect(() => loadConnectorPlugins(['./nowhere.js'], dir)).toThrow(/connector plugin "\.\/nowhere\.js": no module found/);
+      expect(() => loadConnectorPlugins(['./nowhere.js'], dir)).toThrow(
+        /connector plugin "\.\/nowhere\.js": no module found/,
+      );
       const file = write('throws.js', `throw new Error('boom at load');`);
       expect(() => loadConnectorPlugins([file])).toThrow(/throws\.js": failed to load: boom at load/);
     });
@@ -128,41 +183,101 @@ describe('connector registry', () => {
       ['no display name', { displayName: '' }, /displayName must be a non-empty string/],
       ['an unknown plan', { plan: 'gold' }, /plan must be one of free, pro, business/],
       ['no connect function', { connect: 'nope' }, /connect must be a function/],
-      ['an unknown auth method', { auth: { method: 'password', fields: [] } }, /auth.method must be "api_key" or "oauth"/],
-      ['api_key without fields', { auth: { method: 'api_key', fields: [] } }, /auth.fields must be a non-empty array/],
+      [
+        'an unknown auth method',
+        { auth: { method: 'password', fields: [] } },
+        /auth.method must be "api_key" or "oauth"/,
+      ],
+      [
+        'api_key without fields',
+        { auth: { method: 'api_key', fields: [] } },
+        /auth.fields must be a non-empty array/,
+      ],
       [
         'a field without help',
-        { auth: { method: 'api_key', fields: [{ id: 'k', label: 'K', optional: false, placeholder: '', options: null }] } },
+        {
+          auth: {
+            method: 'api_key',
+            fields: [{ id: 'k', label: 'K', optional: false, placeholder: '', options: null }],
+          },
+        },
         /auth.fields\[0\].help must be \{label, url\}/,
       ],
       [
         'an oauth endpoint that is not a URL',
-        { auth: { method: 'oauth', fields: null, oauth: { authorizationEndpoint: 'not a url', tokenEndpoint: 'https://x.example/token', scopes: [] } } },
+        {
+          auth: {
+            method: 'oauth',
+            fields: null,
+            oauth: {
+              authorizationEndpoint: 'not a url',
+              tokenEndpoint: 'https://x.example/token',
+              scopes: [],
+            },
+          },
+        },
         /auth.oauth.authorizationEndpoint must be an http\(s\) URL/,
       ],
       [
         'an oauth scope with a space',
-        { auth: { method: 'oauth', fields: null, oauth: { authorizationEndpoint: 'https://x.example/a', tokenEndpoint: 'https://x.example/t', scopes: ['a b'] } } },
+        {
+          auth: {
+            method: 'oauth',
+            fields: null,
+            oauth: {
+              authorizationEndpoint: 'https://x.example/a',
+              tokenEndpoint: 'https://x.example/t',
+              scopes: ['a b'],
+            },
+          },
+        },
         /auth.oauth.scopes must be an array of scope tokens/,
       ],
       [
         'oauth with fields',
-        { auth: { method: 'oauth', fields: [], oauth: { authorizationEndpoint: 'https://x.example/a', tokenEndpoint: 'https://x.example/t', scopes: [] } } },
+        {
+          auth: {
+            method: 'oauth',
+            fields: [],
+            oauth: {
+              authorizationEndpoint: 'https://x.example/a',
+              tokenEndpoint: 'https://x.example/t',
+              scopes: [],
+            },
+          },
+        },
         /auth.fields must be null for oauth auth/,
       ],
-      ['an unknown change detection', { capabilities: { ...declaration('x').capabilities, changeDetection: ['telepathy'] } }, /capabilities.changeDetection must be/],
+      [
+        'an unknown change detection',
+        { capabilities: { ...declaration('x').capabilities, changeDetection: ['telepathy'] } },
+        /capabilities.changeDetection must be/,
+      ],
       ['no capabilities', { capabilities: undefined }, /capabilities must be an object/],
     ])('refuses %s', (_label, overrides, message) => {
       const problems = declarationProblems(declaration('plugin_checked', overrides));
       expect(problems.join('\n')).toMatch(message);
-      expect(() => registerConnectors([declaration('plugin_checked', overrides)], 'test plugin')).toThrow(message);
+      expect(() => registerConnectors([declaration('plugin_checked', overrides)], 'test plugin')).toThrow(
+        message,
+      );
       expect(findConnector('plugin_checked')).toBeUndefined();
     });
 
     it('accepts a sound oauth declaration with an issuer', () => {
       expect(
         declarationProblems(
-          declaration('plugin_issuer', { auth: { method: 'oauth', fields: null, oauth: { issuer: 'https://id.example.com', authorizationEndpoint: 'https://id.example.com/auth', tokenEndpoint: 'https://id.example.com/token', scopes: ['openid', 'offline_access'] } } }),
+          declaration('plugin_issuer', {
+            auth: {
+              method: 'oauth',
+              fields: null,
+              oauth: {
+                issuer: 'https://id.example.com',
+                authorizationEndpoint: 'https://id.example.com/auth',
+                tokenEndpoint: 'https://id.example.com/token',
+                scopes: ['openid', 'offline_access'],
+              },
+            },
+          }),
         ),
       ).toEqual([]);
     });

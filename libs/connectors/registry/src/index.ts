@@ -46,16 +46,23 @@ export class ConnectorPluginError extends Error {
  * Adds connectors after checking each declaration and refusing a type that is already offered (built in,
  * registered before, or twice in `declarations`). All or nothing: on any problem nothing is added.
  */
-export function registerConnectors(declarations: readonly unknown[], source = 'registerConnectors'): ConnectorDeclaration[] {
+export function registerConnectors(
+  declarations: readonly unknown[],
+  source = 'registerConnectors',
+): ConnectorDeclaration[] {
   const problems: string[] = [];
   const types = new Set(registered.map((connector) => connector.type));
   const accepted: ConnectorDeclaration[] = [];
   declarations.forEach((declaration, index) => {
-    const label = typeof (declaration as { type?: unknown })?.type === 'string' ? `connector "${(declaration as { type: string }).type}"` : `connector #${index + 1}`;
+    const label =
+      typeof (declaration as { type?: unknown })?.type === 'string'
+        ? `connector "${(declaration as { type: string }).type}"`
+        : `connector #${index + 1}`;
     const own = declarationProblems(declaration);
     if (own.length > 0) return void problems.push(...own.map((problem) => `${label}: ${problem}`));
     const sound = declaration as ConnectorDeclaration;
-    if (types.has(sound.type)) return void problems.push(`${label}: the type "${sound.type}" is already offered by another connector`);
+    if (types.has(sound.type))
+      return void problems.push(`${label}: the type "${sound.type}" is already offered by another connector`);
     types.add(sound.type);
     accepted.push(Object.isFrozen(sound) ? sound : defineConnector(sound));
   });
@@ -69,7 +76,14 @@ export function registerConnectors(declarations: readonly unknown[], source = 'r
  * What a plugin's exported function receives: the connector SDK, so a plugin needs no import of Lockstep's
  * own packages (which are not published) to declare a connector and throw its errors.
  */
-export const CONNECTOR_PLUGIN_SDK = Object.freeze({ defineConnector, ConnectorError, isConnectorError, redactSecrets, credentialSecrets, assertHostAllowed });
+export const CONNECTOR_PLUGIN_SDK = Object.freeze({
+  defineConnector,
+  ConnectorError,
+  isConnectorError,
+  redactSecrets,
+  credentialSecrets,
+  assertHostAllowed,
+});
 export type ConnectorPluginSdk = typeof CONNECTOR_PLUGIN_SDK;
 
 const loadedPlugins = new Map<string, ConnectorDeclaration[]>();
@@ -77,9 +91,18 @@ const loadedPlugins = new Map<string, ConnectorDeclaration[]>();
 /** The declarations a plugin module exports, in any of the documented shapes. */
 function exportedDeclarations(exported: unknown): unknown[] {
   let value = exported;
-  if (typeof value === 'object' && value !== null && 'default' in value && !('type' in value) && !('connectors' in value)) value = (value as { default: unknown }).default;
-  if (typeof value === 'function') value = (value as (sdk: ConnectorPluginSdk) => unknown)(CONNECTOR_PLUGIN_SDK);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && 'connectors' in value) value = (value as { connectors: unknown }).connectors;
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    'default' in value &&
+    !('type' in value) &&
+    !('connectors' in value)
+  )
+    value = (value as { default: unknown }).default;
+  if (typeof value === 'function')
+    value = (value as (sdk: ConnectorPluginSdk) => unknown)(CONNECTOR_PLUGIN_SDK);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && 'connectors' in value)
+    value = (value as { connectors: unknown }).connectors;
   if (value === undefined || value === null) return [];
   return Array.isArray(value) ? value : [value];
 }
@@ -91,7 +114,10 @@ function exportedDeclarations(exported: unknown): unknown[] {
  * `CONNECTOR_PLUGIN_SDK`. Loading the same module again is a no-op, so every entry point may call this at
  * boot. Throws `ConnectorPluginError` naming the module and every problem; nothing of a bad module is added.
  */
-export function loadConnectorPlugins(paths: readonly string[], cwd: string = process.cwd()): ConnectorDeclaration[] {
+export function loadConnectorPlugins(
+  paths: readonly string[],
+  cwd: string = process.cwd(),
+): ConnectorDeclaration[] {
   const requireFrom = createRequire(join(cwd, 'connector-plugins.js'));
   const added: ConnectorDeclaration[] = [];
   for (const entry of paths) {
@@ -109,7 +135,9 @@ export function loadConnectorPlugins(paths: readonly string[], cwd: string = pro
     try {
       declarations = exportedDeclarations(requireFrom(file));
     } catch (error) {
-      throw new ConnectorPluginError(`connector plugin "${spec}": failed to load: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ConnectorPluginError(
+        `connector plugin "${spec}": failed to load: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     const accepted = registerConnectors(declarations, `connector plugin "${spec}"`);
     loadedPlugins.set(file, accepted);

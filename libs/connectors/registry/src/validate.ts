@@ -11,7 +11,8 @@ const LOCATION_KINDS = ['schema', 'database', null];
 type Problems = string[];
 type Obj = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Obj =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
 function httpUrl(value: unknown): boolean {
@@ -40,10 +41,16 @@ function checkFields(fields: unknown, problems: Problems): void {
     if (typeof field['optional'] !== 'boolean') problems.push(`${at}.optional must be a boolean`);
     if (typeof field['placeholder'] !== 'string') problems.push(`${at}.placeholder must be a string`);
     const options = field['options'];
-    if (options !== null && !(Array.isArray(options) && options.every((option) => typeof option === 'string'))) problems.push(`${at}.options must be null or an array of strings`);
+    if (
+      options !== null &&
+      !(Array.isArray(options) && options.every((option) => typeof option === 'string'))
+    )
+      problems.push(`${at}.options must be null or an array of strings`);
     const help = field['help'];
-    if (!isObject(help) || !isText(help['label']) || !httpUrl(help['url'])) problems.push(`${at}.help must be {label, url} with an http(s) url`);
-    if (field['secret'] !== undefined && typeof field['secret'] !== 'boolean') problems.push(`${at}.secret must be a boolean when given`);
+    if (!isObject(help) || !isText(help['label']) || !httpUrl(help['url']))
+      problems.push(`${at}.help must be {label, url} with an http(s) url`);
+    if (field['secret'] !== undefined && typeof field['secret'] !== 'boolean')
+      problems.push(`${at}.secret must be a boolean when given`);
   });
 }
 
@@ -53,12 +60,20 @@ function checkAuth(auth: unknown, problems: Problems): void {
   if (auth['method'] !== 'oauth') return void problems.push('auth.method must be "api_key" or "oauth"');
   if (auth['fields'] !== null) problems.push('auth.fields must be null for oauth auth');
   const oauth = auth['oauth'];
-  if (!isObject(oauth)) return void problems.push('auth.oauth must be an object with authorizationEndpoint, tokenEndpoint and scopes');
-  if (!httpUrl(oauth['authorizationEndpoint'])) problems.push('auth.oauth.authorizationEndpoint must be an http(s) URL');
+  if (!isObject(oauth))
+    return void problems.push(
+      'auth.oauth must be an object with authorizationEndpoint, tokenEndpoint and scopes',
+    );
+  if (!httpUrl(oauth['authorizationEndpoint']))
+    problems.push('auth.oauth.authorizationEndpoint must be an http(s) URL');
   if (!httpUrl(oauth['tokenEndpoint'])) problems.push('auth.oauth.tokenEndpoint must be an http(s) URL');
-  if (oauth['issuer'] !== undefined && !httpUrl(oauth['issuer'])) problems.push('auth.oauth.issuer must be an http(s) URL when given');
+  if (oauth['issuer'] !== undefined && !httpUrl(oauth['issuer']))
+    problems.push('auth.oauth.issuer must be an http(s) URL when given');
   const scopes = oauth['scopes'];
-  if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope))) {
+  if (
+    !Array.isArray(scopes) ||
+    !scopes.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope))
+  ) {
     problems.push('auth.oauth.scopes must be an array of scope tokens (no spaces or quotes)');
   }
 }
@@ -69,12 +84,23 @@ function checkCapabilities(capabilities: unknown, problems: Problems): void {
     if (typeof capabilities[flag] !== 'boolean') problems.push(`capabilities.${flag} must be a boolean`);
   }
   const modes = capabilities['changeDetection'];
-  if (!Array.isArray(modes) || modes.length === 0 || !modes.every((mode) => CHANGE_DETECTION.includes(mode as string))) {
+  if (
+    !Array.isArray(modes) ||
+    modes.length === 0 ||
+    !modes.every((mode) => CHANGE_DETECTION.includes(mode as string))
+  ) {
     problems.push(`capabilities.changeDetection must be a non-empty array of ${CHANGE_DETECTION.join(', ')}`);
   }
   const live = capabilities['liveExport'];
-  if (!isObject(live) || typeof live['source'] !== 'boolean' || typeof live['destination'] !== 'boolean' || !LOCATION_KINDS.includes(live['locationKind'] as string | null)) {
-    problems.push('capabilities.liveExport must be {source: boolean, destination: boolean, locationKind: "schema" | "database" | null}');
+  if (
+    !isObject(live) ||
+    typeof live['source'] !== 'boolean' ||
+    typeof live['destination'] !== 'boolean' ||
+    !LOCATION_KINDS.includes(live['locationKind'] as string | null)
+  ) {
+    problems.push(
+      'capabilities.liveExport must be {source: boolean, destination: boolean, locationKind: "schema" | "database" | null}',
+    );
   }
 }
 
@@ -82,12 +108,15 @@ function checkCapabilities(capabilities: unknown, problems: Problems): void {
 export function declarationProblems(value: unknown): string[] {
   const problems: Problems = [];
   if (!isObject(value)) return ['a connector declaration must be an object'];
-  if (typeof value['type'] !== 'string' || !/^[a-z][a-z0-9_]*$/.test(value['type'])) problems.push('type must be a lower-case slug (a-z, 0-9, _), starting with a letter');
+  if (typeof value['type'] !== 'string' || !/^[a-z][a-z0-9_]*$/.test(value['type']))
+    problems.push('type must be a lower-case slug (a-z, 0-9, _), starting with a letter');
   if (!isText(value['displayName'])) problems.push('displayName must be a non-empty string');
-  if (!(PLANS as readonly unknown[]).includes(value['plan'])) problems.push(`plan must be one of ${PLANS.join(', ')}`);
+  if (!(PLANS as readonly unknown[]).includes(value['plan']))
+    problems.push(`plan must be one of ${PLANS.join(', ')}`);
   checkAuth(value['auth'], problems);
   checkCapabilities(value['capabilities'], problems);
-  if (typeof value['connect'] !== 'function') problems.push('connect must be a function (credentials, base, context) => Promise<Connection>');
+  if (typeof value['connect'] !== 'function')
+    problems.push('connect must be a function (credentials, base, context) => Promise<Connection>');
   return problems;
 }
 

@@ -5,42 +5,60 @@ import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Omittable, Text 
 import { PendingActionDto } from './sync.dto';
 
 const AUTH_DOC =
-  'Credentials, keyed by the connector\'s credential field ids exactly as `GET /live-export/connectors` lists them (for example `connectionString`). Only for `api_key` connectors (`oauth_auth_not_allowed` otherwise). Checked live before anything is stored (`connection_failed` with the app\'s reason). Omit it to leave the side unconnected (a `user_authorization` pending action; complete it later with PATCH). Never returned.';
+  "Credentials, keyed by the connector's credential field ids exactly as `GET /live-export/connectors` lists them (for example `connectionString`). Only for `api_key` connectors (`oauth_auth_not_allowed` otherwise). Checked live before anything is stored (`connection_failed` with the app's reason). Omit it to leave the side unconnected (a `user_authorization` pending action; complete it later with PATCH). Never returned.";
 
 // ---- requests ----
 
 export class SourceInputDto {
-  @ApiProperty({ description: 'Connector slug with the `source` role (`GET /live-export/connectors`).', example: 'postgres' })
+  @ApiProperty({
+    description: 'Connector slug with the `source` role (`GET /live-export/connectors`).',
+    example: 'postgres',
+  })
   @Text()
   connector: string;
 
-  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: AUTH_DOC, example: { connectionString: 'postgres://reader:secret@db.example.com:5432/app' } })
+  @ApiPropertyOptional({
+    ...CREDENTIALS_SCHEMA,
+    description: AUTH_DOC,
+    example: { connectionString: 'postgres://reader:secret@db.example.com:5432/app' },
+  })
   @Credentials()
   auth?: Record<string, string>;
 
   @ApiPropertyOptional({
-    description: 'The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).',
+    description:
+      'The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).',
     example: 'public',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
   base?: string;
 
-  @ApiPropertyOptional({ description: 'Not accepted: only the destination has a location (`400 invalid_location`).' })
+  @ApiPropertyOptional({
+    description: 'Not accepted: only the destination has a location (`400 invalid_location`).',
+  })
   @IsOptional()
   location?: unknown;
 }
 
 export class DestinationInputDto {
-  @ApiProperty({ description: 'Connector slug with the `destination` role (`GET /live-export/connectors`).', example: 'mysql' })
+  @ApiProperty({
+    description: 'Connector slug with the `destination` role (`GET /live-export/connectors`).',
+    example: 'mysql',
+  })
   @Text()
   connector: string;
 
-  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: AUTH_DOC, example: { connectionString: 'mysql://writer:secret@warehouse.example.com:3306/' } })
+  @ApiPropertyOptional({
+    ...CREDENTIALS_SCHEMA,
+    description: AUTH_DOC,
+    example: { connectionString: 'mysql://writer:secret@warehouse.example.com:3306/' },
+  })
   @Credentials()
   auth?: Record<string, string>;
 
   @ApiPropertyOptional({
-    description: 'Where the exported tables are created: one of the destination\'s locations (`GET .../destination/locations`; PostgreSQL: schema, MySQL: database), by id or exact name. Needs the destination connected (in this request or before); `invalid_location` otherwise. May be set later with PATCH.',
+    description:
+      "Where the exported tables are created: one of the destination's locations (`GET .../destination/locations`; PostgreSQL: schema, MySQL: database), by id or exact name. Needs the destination connected (in this request or before); `invalid_location` otherwise. May be set later with PATCH.",
     example: 'warehouse',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
@@ -62,7 +80,11 @@ export class CreateLiveExportDto {
 }
 
 export class SourcePatchDto {
-  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: 'Completes a source created without `auth` (with `base`). `409 side_already_connected` when it is connected.' })
+  @ApiPropertyOptional({
+    ...CREDENTIALS_SCHEMA,
+    description:
+      'Completes a source created without `auth` (with `base`). `409 side_already_connected` when it is connected.',
+  })
   @Credentials()
   auth?: Record<string, string>;
 
@@ -76,11 +98,18 @@ export class SourcePatchDto {
 }
 
 export class DestinationPatchDto {
-  @ApiPropertyOptional({ ...CREDENTIALS_SCHEMA, description: 'Completes a destination created without `auth`. `409 side_already_connected` when it is connected.' })
+  @ApiPropertyOptional({
+    ...CREDENTIALS_SCHEMA,
+    description:
+      'Completes a destination created without `auth`. `409 side_already_connected` when it is connected.',
+  })
   @Credentials()
   auth?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'Sets or changes the location (checked live against the destination\'s locations: `invalid_location`). A change after a save counts as an unsaved change: runs keep writing the saved location until the next save.' })
+  @ApiPropertyOptional({
+    description:
+      "Sets or changes the location (checked live against the destination's locations: `invalid_location`). A change after a save counts as an unsaved change: runs keep writing the saved location until the next save.",
+  })
   @Text(INPUT_LIMITS.text, { optional: true })
   location?: string;
 }
@@ -100,27 +129,45 @@ export class UpdateLiveExportDto {
 }
 
 export class SchedulePatchDto {
-  @ApiPropertyOptional({ enum: LIVE_EXPORT_CADENCES, description: 'Must be one of `allowed_cadences` (`403 plan_required` otherwise). `manual` runs only on trigger.' })
+  @ApiPropertyOptional({
+    enum: LIVE_EXPORT_CADENCES,
+    description:
+      'Must be one of `allowed_cadences` (`403 plan_required` otherwise). `manual` runs only on trigger.',
+  })
   @Omittable()
   @IsIn([...LIVE_EXPORT_CADENCES])
   cadence?: string;
 
-  @ApiPropertyOptional({ description: 'The on/off switch: `false` keeps the schedule but runs nothing on it (trigger still works).' })
+  @ApiPropertyOptional({
+    description:
+      'The on/off switch: `false` keeps the schedule but runs nothing on it (trigger still works).',
+  })
   @Omittable()
   @IsBoolean()
   enabled?: boolean;
 
-  @ApiPropertyOptional({ description: 'Daily only: the run time `HH:MM` (24 h) in `timezone`. Required when the cadence becomes `daily`.', example: '06:30' })
+  @ApiPropertyOptional({
+    description:
+      'Daily only: the run time `HH:MM` (24 h) in `timezone`. Required when the cadence becomes `daily`.',
+    example: '06:30',
+  })
   @Text(INPUT_LIMITS.text, { optional: true })
   time_of_day?: string;
 
-  @ApiPropertyOptional({ description: 'Daily only: an IANA time zone (default `UTC`). The run follows daylight saving time: a time skipped by a spring-forward change runs at the first valid instant after it, a repeated time runs once.', example: 'Europe/Berlin' })
+  @ApiPropertyOptional({
+    description:
+      'Daily only: an IANA time zone (default `UTC`). The run follows daylight saving time: a time skipped by a spring-forward change runs at the first valid instant after it, a repeated time runs once.',
+    example: 'Europe/Berlin',
+  })
   @Text(INPUT_LIMITS.text, { optional: true })
   timezone?: string;
 }
 
 export class TriggerDto {
-  @ApiPropertyOptional({ description: 'Run the last saved plan even when the mappings have unsaved edits (otherwise `409 unsaved_changes`).' })
+  @ApiPropertyOptional({
+    description:
+      'Run the last saved plan even when the mappings have unsaved edits (otherwise `409 unsaved_changes`).',
+  })
   @Omittable()
   @IsBoolean()
   force?: boolean;
@@ -134,7 +181,7 @@ export class LiveExportConnectorRolesDto {
 }
 
 export class LiveExportAuthFieldDto {
-  @ApiProperty({ description: 'Key to send under a side\'s `auth`, exactly as given.' }) id: string;
+  @ApiProperty({ description: "Key to send under a side's `auth`, exactly as given." }) id: string;
   @ApiProperty() label: string;
   @ApiProperty() optional: boolean;
   @ApiProperty() placeholder: string;
@@ -142,17 +189,37 @@ export class LiveExportAuthFieldDto {
 }
 
 export class LiveExportConnectorAuthDto {
-  @ApiProperty({ enum: ['oauth', 'api_key'], description: '`api_key` connectors take `auth` inline; `oauth` connectors are connected by a person (browser sign-in).' }) method: string;
+  @ApiProperty({
+    enum: ['oauth', 'api_key'],
+    description:
+      '`api_key` connectors take `auth` inline; `oauth` connectors are connected by a person (browser sign-in).',
+  })
+  method: string;
   @ApiProperty({ type: [LiveExportAuthFieldDto], nullable: true }) fields: LiveExportAuthFieldDto[] | null;
 }
 
 export class LiveExportConnectorDto {
   @ApiProperty({ description: 'Connector slug.' }) type: string;
   @ApiProperty() name: string;
-  @ApiProperty({ type: [String], enum: ['source', 'destination'], description: 'The roles the connector can take.' }) roles: string[];
-  @ApiProperty({ type: String, nullable: true, enum: ['schema', 'database'], description: 'What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database); null when it cannot be a destination.' }) location_kind: string | null;
+  @ApiProperty({
+    type: [String],
+    enum: ['source', 'destination'],
+    description: 'The roles the connector can take.',
+  })
+  roles: string[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['schema', 'database'],
+    description:
+      'What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database); null when it cannot be a destination.',
+  })
+  location_kind: string | null;
   @ApiProperty({ type: LiveExportConnectorAuthDto }) auth: LiveExportConnectorAuthDto;
-  @ApiProperty({ description: '`false` when live export is unavailable to the account or the connector is above its plan.' }) available: boolean;
+  @ApiProperty({
+    description: '`false` when live export is unavailable to the account or the connector is above its plan.',
+  })
+  available: boolean;
   @ApiProperty({ description: 'The plan that unlocks the connector.' }) required_plan: string;
 }
 
@@ -160,8 +227,14 @@ export class LiveExportConnectorListDto {
   @ApiProperty({ type: [LiveExportConnectorDto] }) data: LiveExportConnectorDto[];
   @ApiProperty({ description: 'Always false: the list is complete.' }) has_more: boolean;
   @ApiProperty({ type: String, nullable: true, description: 'Always null.' }) next_cursor: string | null;
-  @ApiProperty({ description: 'Live export is available to the account (plan and subscription).' }) live_export_available: boolean;
-  @ApiProperty({ type: [String], enum: LIVE_EXPORT_CADENCES, description: 'The schedule cadences the plan permits.' }) allowed_cadences: string[];
+  @ApiProperty({ description: 'Live export is available to the account (plan and subscription).' })
+  live_export_available: boolean;
+  @ApiProperty({
+    type: [String],
+    enum: LIVE_EXPORT_CADENCES,
+    description: 'The schedule cadences the plan permits.',
+  })
+  allowed_cadences: string[];
 }
 
 export class LiveExportSourceDto {
@@ -169,8 +242,19 @@ export class LiveExportSourceDto {
   @ApiProperty({ enum: ['api_key', 'oauth'] }) auth_method: string;
   @ApiProperty({ description: 'Credentials are stored.' }) connected: boolean;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) connected_at: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'The schema (PostgreSQL) or database (MySQL) the tables are read from.' }) base: string | null;
-  @ApiProperty({ type: String, format: 'uri', nullable: true, description: 'Source tables listing; null until connected.' }) tables_url: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The schema (PostgreSQL) or database (MySQL) the tables are read from.',
+  })
+  base: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uri',
+    nullable: true,
+    description: 'Source tables listing; null until connected.',
+  })
+  tables_url: string | null;
 }
 
 export class LiveExportDestinationDto {
@@ -178,29 +262,68 @@ export class LiveExportDestinationDto {
   @ApiProperty({ enum: ['api_key', 'oauth'] }) auth_method: string;
   @ApiProperty() connected: boolean;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) connected_at: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Where the exported tables are created; null until chosen.' }) location: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Where the exported tables are created; null until chosen.',
+  })
+  location: string | null;
   @ApiProperty({ type: String, nullable: true, enum: ['schema', 'database'] }) location_kind: string | null;
-  @ApiProperty({ type: String, format: 'uri', nullable: true, description: 'Destination locations listing; null until connected.' }) locations_url: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uri',
+    nullable: true,
+    description: 'Destination locations listing; null until connected.',
+  })
+  locations_url: string | null;
 }
 
 export class LiveExportDto {
   @ApiProperty({ description: 'Live export id (`lex_...`).' }) id: string;
   @ApiProperty() name: string;
-  @ApiProperty({ enum: ['draft', 'saved'], description: '`draft` until the first save; `saved` once a save provisioned the destination (runs and schedules need it). There is no pause: the schedule\'s `enabled` switch is the only on/off.' }) status: string;
+  @ApiProperty({
+    enum: ['draft', 'saved'],
+    description:
+      "`draft` until the first save; `saved` once a save provisioned the destination (runs and schedules need it). There is no pause: the schedule's `enabled` switch is the only on/off.",
+  })
+  status: string;
   @ApiProperty({ type: LiveExportSourceDto }) source: LiveExportSourceDto;
   @ApiProperty({ type: LiveExportDestinationDto }) destination: LiveExportDestinationDto;
-  @ApiProperty({ type: [PendingActionDto], description: 'A `user_authorization` per unconnected side (an oauth side can only be connected by a person; an api_key side also by PATCH with `auth`).' }) pending_actions: PendingActionDto[];
+  @ApiProperty({
+    type: [PendingActionDto],
+    description:
+      'A `user_authorization` per unconnected side (an oauth side can only be connected by a person; an api_key side also by PATCH with `auth`).',
+  })
+  pending_actions: PendingActionDto[];
   @ApiProperty({ description: 'The mappings document version (its `ETag`).' }) mappings_version: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'The mappings version of the last save; null before the first save.' }) saved_version: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'The mappings version of the last save; null before the first save.',
+  })
+  saved_version: number | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) saved_at: string | null;
-  @ApiProperty({ description: '`mappings_version != saved_version`: the mappings (or the location) changed since the last save; a trigger then needs `force`.' }) unsaved_changes: boolean;
+  @ApiProperty({
+    description:
+      '`mappings_version != saved_version`: the mappings (or the location) changed since the last save; a trigger then needs `force`.',
+  })
+  unsaved_changes: boolean;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ format: 'uri' }) url: string;
   @ApiProperty({ format: 'uri' }) mappings_url: string;
   @ApiProperty({ format: 'uri', description: '`POST` it to validate the mappings.' }) validate_url: string;
-  @ApiProperty({ format: 'uri', description: '`POST` it to save (a `GET` shows the last save; `404` before the first).' }) save_url: string;
-  @ApiProperty({ format: 'uri', description: 'The schedule: `PATCH` creates or changes it once the export is saved; a `GET` is `409 not_provisioned` before the first save, then `404` until a schedule exists.' }) schedule_url: string;
+  @ApiProperty({
+    format: 'uri',
+    description: '`POST` it to save (a `GET` shows the last save; `404` before the first).',
+  })
+  save_url: string;
+  @ApiProperty({
+    format: 'uri',
+    description:
+      'The schedule: `PATCH` creates or changes it once the export is saved; a `GET` is `409 not_provisioned` before the first save, then `404` until a schedule exists.',
+  })
+  schedule_url: string;
   @ApiProperty({ format: 'uri', description: '`POST` it to run the export now.' }) trigger_url: string;
   @ApiProperty({ format: 'uri' }) runs_url: string;
 }
@@ -214,12 +337,24 @@ export class LiveExportListDto {
 export class DeletedLiveExportDto {
   @ApiProperty() id: string;
   @ApiProperty({ enum: [true] }) deleted: boolean;
-  @ApiProperty({ type: String, nullable: true, description: 'The run that was active and is now canceled (queued) or asked to stop (running); null when none was active.' }) canceled_run: string | null;
-  @ApiProperty({ description: 'What happens to the destination: the tables already created there stay with their rows.' }) note: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The run that was active and is now canceled (queued) or asked to stop (running); null when none was active.',
+  })
+  canceled_run: string | null;
+  @ApiProperty({
+    description: 'What happens to the destination: the tables already created there stay with their rows.',
+  })
+  note: string;
 }
 
 export class SourceTableDto {
-  @ApiProperty({ description: 'The table\'s id in the source (for databases: the table name). Use it as `source_table`.' }) remote_id: string;
+  @ApiProperty({
+    description: "The table's id in the source (for databases: the table name). Use it as `source_table`.",
+  })
+  remote_id: string;
   @ApiProperty() name: string;
   @ApiProperty({ format: 'uri' }) fields_url: string;
 }
@@ -231,21 +366,36 @@ export class SourceTableListDto {
 }
 
 export class SourceFieldDto {
-  @ApiProperty({ description: 'The field\'s id in the source (for databases: the column name). Use it as `source_field`.' }) remote_id: string;
+  @ApiProperty({
+    description: "The field's id in the source (for databases: the column name). Use it as `source_field`.",
+  })
+  remote_id: string;
   @ApiProperty() name: string;
-  @ApiProperty({ description: 'The source\'s own type name.' }) type: string;
-  @ApiProperty({ description: 'Canonical type class; the destination column is created with the closest native type.' }) type_class: string;
+  @ApiProperty({ description: "The source's own type name." }) type: string;
+  @ApiProperty({
+    description: 'Canonical type class; the destination column is created with the closest native type.',
+  })
+  type_class: string;
   @ApiProperty({ description: 'The source marks it as (part of) the primary key.' }) primary: boolean;
   @ApiProperty({ description: 'The source requires a value.' }) required: boolean;
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true }) type_details: Record<string, unknown> | null;
-  @ApiProperty({ description: 'The column name a mapping gets when it omits `destination_field`.' }) default_destination_field: string;
+  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true }) type_details: Record<
+    string,
+    unknown
+  > | null;
+  @ApiProperty({ description: 'The column name a mapping gets when it omits `destination_field`.' })
+  default_destination_field: string;
 }
 
 export class SourceFieldListDto {
-  @ApiProperty({ type: [SourceFieldDto], description: 'Exportable fields only: link fields, unreadable fields and fields of unsupported types are never offered.' }) data: SourceFieldDto[];
+  @ApiProperty({
+    type: [SourceFieldDto],
+    description:
+      'Exportable fields only: link fields, unreadable fields and fields of unsupported types are never offered.',
+  })
+  data: SourceFieldDto[];
   @ApiProperty() has_more: boolean;
   @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
-  @ApiProperty({ description: 'The source table\'s remote id.' }) table: string;
+  @ApiProperty({ description: "The source table's remote id." }) table: string;
 }
 
 export class LocationDto {
@@ -261,14 +411,29 @@ export class LocationListDto {
 }
 
 export class ExportFieldMappingDto {
-  @ApiProperty({ description: 'Source field remote id (an exact unique name is accepted and stored as the remote id).' }) source_field: string;
-  @ApiPropertyOptional({ description: 'Column to create in the destination table: letters, digits, underscores, at most 63, not a hidden column. Default: the source field\'s name made into such a name.' }) destination_field?: string;
-  @ApiPropertyOptional({ description: 'Marks the table\'s primary field (at most one per table; informative: destination rows are keyed by the hidden `lockstep_source_id`). Default false.' }) primary?: boolean;
+  @ApiProperty({
+    description: 'Source field remote id (an exact unique name is accepted and stored as the remote id).',
+  })
+  source_field: string;
+  @ApiPropertyOptional({
+    description:
+      "Column to create in the destination table: letters, digits, underscores, at most 63, not a hidden column. Default: the source field's name made into such a name.",
+  })
+  destination_field?: string;
+  @ApiPropertyOptional({
+    description:
+      "Marks the table's primary field (at most one per table; informative: destination rows are keyed by the hidden `lockstep_source_id`). Default false.",
+  })
+  primary?: boolean;
 }
 
 export class ExportTableMappingDto {
   @ApiProperty({ description: 'Source table remote id (or exact unique name).' }) source_table: string;
-  @ApiPropertyOptional({ description: 'Table to create in the destination location. Default: the source table\'s name made into a valid name.' }) destination_table?: string;
+  @ApiPropertyOptional({
+    description:
+      "Table to create in the destination location. Default: the source table's name made into a valid name.",
+  })
+  destination_table?: string;
   @ApiProperty({ type: [ExportFieldMappingDto] }) fields: ExportFieldMappingDto[];
 }
 
@@ -278,11 +443,28 @@ export class ExportMappingsDocumentDto {
 
 export class ExportValidationIssueDto {
   @ApiProperty({
-    enum: ['unknown_source_table', 'unknown_source_field', 'duplicate_source_table', 'duplicate_destination_table', 'duplicate_field_name', 'multiple_primary_fields', 'empty_table_mapping', 'existing_field_not_supported', 'applied_table_not_editable', 'auth_required', 'internal'],
+    enum: [
+      'unknown_source_table',
+      'unknown_source_field',
+      'duplicate_source_table',
+      'duplicate_destination_table',
+      'duplicate_field_name',
+      'multiple_primary_fields',
+      'empty_table_mapping',
+      'existing_field_not_supported',
+      'applied_table_not_editable',
+      'auth_required',
+      'internal',
+    ],
   })
   code: string;
   @ApiProperty() message: string;
-  @ApiProperty({ type: String, nullable: true, description: '`tables[0]`, `tables[0].fields[1]`, or null for the whole export.' }) path: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: '`tables[0]`, `tables[0].fields[1]`, or null for the whole export.',
+  })
+  path: string | null;
 }
 
 export class ExportValidationResultDto {
@@ -300,9 +482,18 @@ export class SavedColumnDto {
 export class SavedTableDto {
   @ApiProperty({ description: 'Source table remote id.' }) source_table: string;
   @ApiProperty() destination_table: string;
-  @ApiProperty({ type: [SavedColumnDto], description: 'Mapped columns; every table also has the hidden `lockstep_source_id` (unique) and `lockstep_row_hash`.' }) columns: SavedColumnDto[];
+  @ApiProperty({
+    type: [SavedColumnDto],
+    description:
+      'Mapped columns; every table also has the hidden `lockstep_source_id` (unique) and `lockstep_row_hash`.',
+  })
+  columns: SavedColumnDto[];
   @ApiPropertyOptional({ description: 'POST only: the save created the table now.' }) created?: boolean;
-  @ApiPropertyOptional({ type: [String], description: 'POST only: columns the save added to a table that existed.' }) added_columns?: string[];
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'POST only: columns the save added to a table that existed.',
+  })
+  added_columns?: string[];
 }
 
 export class SaveDto {
@@ -322,17 +513,29 @@ export class ScheduleDto {
   @ApiProperty() live_export: string;
   @ApiProperty({ enum: LIVE_EXPORT_CADENCES }) cadence: string;
   @ApiProperty({ description: 'The on/off switch.' }) enabled: boolean;
-  @ApiProperty({ type: String, nullable: true, description: '`HH:MM`, daily only.' }) time_of_day: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'IANA zone, daily only.' }) timezone: string | null;
-  @ApiProperty({ type: [String], enum: LIVE_EXPORT_CADENCES, description: 'The cadences the plan permits.' }) allowed_cadences: string[];
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'The next scheduled slot; null when disabled or `manual`.' }) next_run_at: string | null;
+  @ApiProperty({ type: String, nullable: true, description: '`HH:MM`, daily only.' }) time_of_day:
+    string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'IANA zone, daily only.' }) timezone:
+    string | null;
+  @ApiProperty({ type: [String], enum: LIVE_EXPORT_CADENCES, description: 'The cadences the plan permits.' })
+  allowed_cadences: string[];
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'The next scheduled slot; null when disabled or `manual`.',
+  })
+  next_run_at: string | null;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ format: 'uri' }) live_export_url: string;
   @ApiProperty({ format: 'uri' }) runs_url: string;
 }
 
 export class RunErrorDto {
-  @ApiProperty({ description: 'For example `live_export_invalid_structure`, `connection_failed`, `internal_error`.' }) code: string;
+  @ApiProperty({
+    description: 'For example `live_export_invalid_structure`, `connection_failed`, `internal_error`.',
+  })
+  code: string;
   @ApiProperty() message: string;
 }
 
@@ -342,17 +545,41 @@ export class RunDto {
   @ApiProperty({ enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] }) state: string;
   @ApiProperty({ enum: ['manual', 'schedule'] }) trigger: string;
   @ApiProperty({ description: 'Triggered with `force: true`.' }) forced: boolean;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'The schedule slot a scheduled run is for.' }) slot_at: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'The schedule slot a scheduled run is for.',
+  })
+  slot_at: string | null;
   @ApiProperty({ format: 'date-time', description: 'When the run was queued.' }) queued_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) finished_at: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel on a running run; the worker stops within a second.' }) cancel_requested_at: string | null;
-  @ApiProperty({ description: 'Source rows read. A run that reads the source\'s change capture reads only the rows changed since the last run.' }) rows_read: number;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Set by cancel on a running run; the worker stops within a second.',
+  })
+  cancel_requested_at: string | null;
+  @ApiProperty({
+    description:
+      "Source rows read. A run that reads the source's change capture reads only the rows changed since the last run.",
+  })
+  rows_read: number;
   @ApiProperty({ description: 'Destination rows inserted or updated.' }) rows_written: number;
-  @ApiProperty({ description: 'Destination rows removed because they left the source.' }) rows_removed: number;
-  @ApiProperty({ type: RunErrorDto, nullable: true, description: 'Why a failed run failed.' }) error: RunErrorDto | null;
+  @ApiProperty({ description: 'Destination rows removed because they left the source.' })
+  rows_removed: number;
+  @ApiProperty({ type: RunErrorDto, nullable: true, description: 'Why a failed run failed.' })
+  error: RunErrorDto | null;
   @ApiProperty({ format: 'uri' }) url: string;
-  @ApiProperty({ type: String, format: 'uri', nullable: true, description: '`POST` it to cancel the run; null once the run finished.' }) cancel_url: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uri',
+    nullable: true,
+    description: '`POST` it to cancel the run; null once the run finished.',
+  })
+  cancel_url: string | null;
   @ApiProperty({ format: 'uri' }) live_export_url: string;
 }
 

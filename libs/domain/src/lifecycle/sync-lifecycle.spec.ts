@@ -15,9 +15,24 @@ const rows: Row[] = [
   ['activate a draft', 'draft', 'not_started', true, 'activate', 'confirmation_required'],
   ['activate a draft with a side unconnected', 'draft', 'not_started', false, 'activate', 'auth_required'],
   ['activate a paused sync with a side unconnected', 'paused', 'done', false, 'activate', 'auth_required'],
-  ['activate while the initial sync is prepared', 'active', 'preparing', true, 'activate', 'initial_sync_preparing'],
+  [
+    'activate while the initial sync is prepared',
+    'active',
+    'preparing',
+    true,
+    'activate',
+    'initial_sync_preparing',
+  ],
   ['activate while the initial sync runs', 'active', 'running', true, 'activate', 'initial_sync_running'],
-  ['activate a sync paused while its initial sync was prepared (resumes the preparation)', 'paused', 'preparing', true, 'activate', 'active', true],
+  [
+    'activate a sync paused while its initial sync was prepared (resumes the preparation)',
+    'paused',
+    'preparing',
+    true,
+    'activate',
+    'active',
+    true,
+  ],
   ['start a reviewed draft', 'draft', 'not_started', true, 'start', 'active'],
   ['start a draft again after editing', 'draft', 'done', true, 'start', 'active'],
   ['start a draft with a side unconnected', 'draft', 'not_started', false, 'start', 'auth_required'],
@@ -37,26 +52,43 @@ const rows: Row[] = [
 ];
 
 describe('sync lifecycle (spec 3.1)', () => {
-  it.each(rows)('%s', (_name, status, initialSync, bothSidesConnected, event, expected, activating = false) => {
-    const outcome = transition({ status, initialSync, bothSidesConnected }, event);
-    if (['draft', 'active', 'paused'].includes(expected)) {
-      expect(outcome).toMatchObject({ ok: true, status: expected, activating });
-    } else {
-      expect(outcome).toMatchObject({ ok: false, code: expected });
-      if (!outcome.ok) expect(outcome.message.length).toBeGreaterThan(10);
-    }
-  });
+  it.each(rows)(
+    '%s',
+    (_name, status, initialSync, bothSidesConnected, event, expected, activating = false) => {
+      const outcome = transition({ status, initialSync, bothSidesConnected }, event);
+      if (['draft', 'active', 'paused'].includes(expected)) {
+        expect(outcome).toMatchObject({ ok: true, status: expected, activating });
+      } else {
+        expect(outcome).toMatchObject({ ok: false, code: expected });
+        if (!outcome.ok) expect(outcome.message.length).toBeGreaterThan(10);
+      }
+    },
+  );
 
   it('starting moves the initial sync to preparing', () => {
-    expect(transition({ status: 'draft', initialSync: 'done', bothSidesConnected: true }, 'start')).toMatchObject({ ok: true, initialSync: 'preparing', changed: true });
+    expect(
+      transition({ status: 'draft', initialSync: 'done', bothSidesConnected: true }, 'start'),
+    ).toMatchObject({ ok: true, initialSync: 'preparing', changed: true });
   });
 
   it('activating a sync paused while its initial sync was prepared keeps the phase: the worker prepares it again', () => {
-    expect(transition({ status: 'paused', initialSync: 'preparing', bothSidesConnected: true }, 'activate')).toMatchObject({ ok: true, status: 'active', initialSync: 'preparing', changed: true, activating: true });
+    expect(
+      transition({ status: 'paused', initialSync: 'preparing', bothSidesConnected: true }, 'activate'),
+    ).toMatchObject({
+      ok: true,
+      status: 'active',
+      initialSync: 'preparing',
+      changed: true,
+      activating: true,
+    });
   });
 
   it('reports unchanged when nothing moves', () => {
-    expect(transition({ status: 'paused', initialSync: 'done', bothSidesConnected: true }, 'pause')).toMatchObject({ ok: true, changed: false });
-    expect(transition({ status: 'active', initialSync: 'done', bothSidesConnected: true }, 'pause')).toMatchObject({ ok: true, changed: true });
+    expect(
+      transition({ status: 'paused', initialSync: 'done', bothSidesConnected: true }, 'pause'),
+    ).toMatchObject({ ok: true, changed: false });
+    expect(
+      transition({ status: 'active', initialSync: 'done', bothSidesConnected: true }, 'pause'),
+    ).toMatchObject({ ok: true, changed: true });
   });
 });

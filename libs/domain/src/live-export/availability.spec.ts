@@ -7,10 +7,13 @@ describe('live export plan gating', () => {
     ['business', true, true, ['manual', 'every_10_minutes', 'every_30_minutes', 'hourly', 'daily']],
     ['business', false, false, []],
     ['enterprise', true, false, []],
-  ])('plan %s with subscription %s: available %s, cadences %j', (plan, subscriptionActive, available, cadences) => {
-    expect(liveExportAvailable({ plan, subscriptionActive })).toBe(available);
-    expect(liveExportAllowedCadences({ plan, subscriptionActive })).toEqual(cadences);
-  });
+  ])(
+    'plan %s with subscription %s: available %s, cadences %j',
+    (plan, subscriptionActive, available, cadences) => {
+      expect(liveExportAvailable({ plan, subscriptionActive })).toBe(available);
+      expect(liveExportAllowedCadences({ plan, subscriptionActive })).toEqual(cadences);
+    },
+  );
 
   it.each([
     ['manual', 'pro'],

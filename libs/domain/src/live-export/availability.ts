@@ -12,7 +12,13 @@
  */
 import { type Plan, isPlan } from '../plans';
 
-export const LIVE_EXPORT_CADENCES = ['manual', 'every_10_minutes', 'every_30_minutes', 'hourly', 'daily'] as const;
+export const LIVE_EXPORT_CADENCES = [
+  'manual',
+  'every_10_minutes',
+  'every_30_minutes',
+  'hourly',
+  'daily',
+] as const;
 export type LiveExportCadence = (typeof LIVE_EXPORT_CADENCES)[number];
 
 export function isLiveExportCadence(value: unknown): value is LiveExportCadence {
@@ -45,7 +51,9 @@ export function liveExportAllowedCadences(account: LiveExportAccount): LiveExpor
 
 /** The weakest plan that permits `cadence`. */
 export function cadenceRequiredPlan(cadence: LiveExportCadence): Plan {
-  const plan = (Object.keys(CADENCES_BY_PLAN) as Plan[]).find((name) => CADENCES_BY_PLAN[name].includes(cadence));
+  const plan = (Object.keys(CADENCES_BY_PLAN) as Plan[]).find((name) =>
+    CADENCES_BY_PLAN[name].includes(cadence),
+  );
   if (!plan) throw new Error(`no plan permits cadence ${cadence}`);
   return plan;
 }

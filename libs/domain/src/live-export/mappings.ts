@@ -58,7 +58,11 @@ export interface LiveExportMappingsDocument {
 
 /** The document as sent: names optional. */
 export interface LiveExportMappingsInput {
-  tables: Array<{ source_table: string; destination_table?: string; fields: Array<{ source_field: string; destination_field?: string; primary: boolean }> }>;
+  tables: Array<{
+    source_table: string;
+    destination_table?: string;
+    fields: Array<{ source_field: string; destination_field?: string; primary: boolean }>;
+  }>;
 }
 
 export type LiveExportIssueCode =
@@ -87,11 +91,19 @@ export interface StructuralProblem {
 }
 
 /** Structure only (types, unknown keys, identifier shape, limits); references are checked by `validateLiveExportMappings`. */
-export function parseLiveExportMappings(raw: unknown): { ok: true; document: LiveExportMappingsInput } | { ok: false; problems: StructuralProblem[] } {
+export function parseLiveExportMappings(
+  raw: unknown,
+): { ok: true; document: LiveExportMappingsInput } | { ok: false; problems: StructuralProblem[] } {
   const problems: StructuralProblem[] = [];
-  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
   const unknownKeys = (value: Record<string, unknown>, allowed: string[], path: string) => {
-    for (const key of Object.keys(value)) if (!allowed.includes(key)) problems.push({ path: `${path}.${key}`, message: `${path} has no property "${key}"; allowed: ${allowed.join(', ')}` });
+    for (const key of Object.keys(value))
+      if (!allowed.includes(key))
+        problems.push({
+          path: `${path}.${key}`,
+          message: `${path} has no property "${key}"; allowed: ${allowed.join(', ')}`,
+        });
   };
   const text = (value: unknown, path: string, required: boolean): string | undefined => {
     if (value === undefined && !required) return undefined;
@@ -104,17 +116,26 @@ export function parseLiveExportMappings(raw: unknown): { ok: true; document: Liv
   const name = (value: unknown, path: string): string | undefined => {
     const result = text(value, path, false);
     if (result !== undefined && !IDENTIFIER.test(result)) {
-      problems.push({ path, message: `${path} "${result}" must start with a letter or underscore and hold only letters, digits and underscores (at most 63)` });
+      problems.push({
+        path,
+        message: `${path} "${result}" must start with a letter or underscore and hold only letters, digits and underscores (at most 63)`,
+      });
       return undefined;
     }
     return result;
   };
 
-  if (!isObject(raw)) return { ok: false, problems: [{ path: '', message: 'The mappings document must be a JSON object `{tables: [...]}`' }] };
+  if (!isObject(raw))
+    return {
+      ok: false,
+      problems: [{ path: '', message: 'The mappings document must be a JSON object `{tables: [...]}`' }],
+    };
   unknownKeys(raw, ['tables'], '');
-  if (!Array.isArray(raw['tables'])) return { ok: false, problems: [...problems, { path: 'tables', message: 'tables must be an array' }] };
+  if (!Array.isArray(raw['tables']))
+    return { ok: false, problems: [...problems, { path: 'tables', message: 'tables must be an array' }] };
   const rawTables = raw['tables'] as unknown[];
-  if (rawTables.length > MAX_EXPORT_TABLES) problems.push({ path: 'tables', message: `At most ${MAX_EXPORT_TABLES} tables per live export` });
+  if (rawTables.length > MAX_EXPORT_TABLES)
+    problems.push({ path: 'tables', message: `At most ${MAX_EXPORT_TABLES} tables per live export` });
   const tables: LiveExportMappingsInput['tables'] = [];
   rawTables.slice(0, MAX_EXPORT_TABLES).forEach((table, i) => {
     const path = `tables[${i}]`;
@@ -130,7 +151,8 @@ export function parseLiveExportMappings(raw: unknown): { ok: true; document: Liv
       problems.push({ path: `${path}.fields`, message: `${path}.fields must be an array` });
       return;
     }
-    if (rawFields.length > MAX_EXPORT_FIELDS) problems.push({ path: `${path}.fields`, message: `At most ${MAX_EXPORT_FIELDS} fields per table` });
+    if (rawFields.length > MAX_EXPORT_FIELDS)
+      problems.push({ path: `${path}.fields`, message: `At most ${MAX_EXPORT_FIELDS} fields per table` });
     const fields: LiveExportMappingsInput['tables'][number]['fields'] = [];
     rawFields.slice(0, MAX_EXPORT_FIELDS).forEach((field, j) => {
       const fieldPath = `${path}.fields[${j}]`;
@@ -142,17 +164,31 @@ export function parseLiveExportMappings(raw: unknown): { ok: true; document: Liv
       const sourceField = text(field['source_field'], `${fieldPath}.source_field`, true);
       const destinationField = name(field['destination_field'], `${fieldPath}.destination_field`);
       const primary = field['primary'];
-      if (primary !== undefined && typeof primary !== 'boolean') problems.push({ path: `${fieldPath}.primary`, message: `${fieldPath}.primary must be a boolean` });
-      if (sourceField !== undefined) fields.push({ source_field: sourceField, ...(destinationField !== undefined ? { destination_field: destinationField } : {}), primary: primary === true });
+      if (primary !== undefined && typeof primary !== 'boolean')
+        problems.push({ path: `${fieldPath}.primary`, message: `${fieldPath}.primary must be a boolean` });
+      if (sourceField !== undefined)
+        fields.push({
+          source_field: sourceField,
+          ...(destinationField !== undefined ? { destination_field: destinationField } : {}),
+          primary: primary === true,
+        });
     });
-    if (sourceTable !== undefined) tables.push({ source_table: sourceTable, ...(destinationTable !== undefined ? { destination_table: destinationTable } : {}), fields });
+    if (sourceTable !== undefined)
+      tables.push({
+        source_table: sourceTable,
+        ...(destinationTable !== undefined ? { destination_table: destinationTable } : {}),
+        fields,
+      });
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, document: { tables } };
 }
 
 /** A default destination name from a source name: letters, digits and underscores, at most 63 characters. */
 export function exportDefaultName(sourceName: string): string {
-  let name = sourceName.replace(/[^A-Za-z0-9_]+/g, '_').replace(/_+/g, '_').replace(/^_+|_+$/g, '');
+  let name = sourceName
+    .replace(/[^A-Za-z0-9_]+/g, '_')
+    .replace(/_+/g, '_')
+    .replace(/^_+|_+$/g, '');
   if (name === '') name = 'column';
   if (/^[0-9]/.test(name)) name = `_${name}`;
   return name.slice(0, 63);
@@ -197,7 +233,10 @@ export interface LiveExportValidation {
   issues: LiveExportIssue[];
 }
 
-function resolve<T extends { remoteId: string; name: string }>(items: readonly T[], reference: string): T | 'ambiguous' | undefined {
+function resolve<T extends { remoteId: string; name: string }>(
+  items: readonly T[],
+  reference: string,
+): T | 'ambiguous' | undefined {
   const byId = items.find((item) => item.remoteId === reference);
   if (byId) return byId;
   const byName = items.filter((item) => item.name === reference);
@@ -206,13 +245,18 @@ function resolve<T extends { remoteId: string; name: string }>(items: readonly T
 }
 
 /** Checks every reference and rule of the module comment; never throws on a structurally valid document. */
-export function validateLiveExportMappings(input: LiveExportMappingsInput, context: LiveExportValidationContext): LiveExportValidation {
+export function validateLiveExportMappings(
+  input: LiveExportMappingsInput,
+  context: LiveExportValidationContext,
+): LiveExportValidation {
   const issues: LiveExportIssue[] = [];
   const tables: LiveExportTableMapping[] = [];
   const seenSources = new Map<string, number>();
   const seenDestinations = new Map<string, number>();
   const appliedBySource = new Map((context.applied?.tables ?? []).map((table) => [table.sourceTable, table]));
-  const appliedByDestination = new Map((context.applied?.tables ?? []).map((table) => [table.destinationTable.toLowerCase(), table]));
+  const appliedByDestination = new Map(
+    (context.applied?.tables ?? []).map((table) => [table.destinationTable.toLowerCase(), table]),
+  );
 
   input.tables.forEach((entry, i) => {
     const path = `tables[${i}]`;
@@ -220,28 +264,50 @@ export function validateLiveExportMappings(input: LiveExportMappingsInput, conte
     if (source === undefined || source === 'ambiguous') {
       issues.push({
         code: 'unknown_source_table',
-        message: source === 'ambiguous'
-          ? `${path}.source_table "${entry.source_table}" matches several source tables by name; use the remote_id.`
-          : `${path}.source_table "${entry.source_table}" is not a table of the source (use a remote_id or exact name from the source tables listing).`,
+        message:
+          source === 'ambiguous'
+            ? `${path}.source_table "${entry.source_table}" matches several source tables by name; use the remote_id.`
+            : `${path}.source_table "${entry.source_table}" is not a table of the source (use a remote_id or exact name from the source tables listing).`,
         path,
       });
-      tables.push({ source_table: entry.source_table, destination_table: entry.destination_table ?? exportDefaultName(entry.source_table), fields: entry.fields.map((f) => ({ source_field: f.source_field, destination_field: f.destination_field ?? exportDefaultName(f.source_field), primary: f.primary })) });
+      tables.push({
+        source_table: entry.source_table,
+        destination_table: entry.destination_table ?? exportDefaultName(entry.source_table),
+        fields: entry.fields.map((f) => ({
+          source_field: f.source_field,
+          destination_field: f.destination_field ?? exportDefaultName(f.source_field),
+          primary: f.primary,
+        })),
+      });
       return;
     }
     const destinationTable = entry.destination_table ?? exportDefaultName(source.name);
     const earlier = seenSources.get(source.remoteId);
     if (earlier !== undefined) {
-      issues.push({ code: 'duplicate_source_table', message: `${path} maps source table "${source.name}" again (already mapped by tables[${earlier}]).`, path });
+      issues.push({
+        code: 'duplicate_source_table',
+        message: `${path} maps source table "${source.name}" again (already mapped by tables[${earlier}]).`,
+        path,
+      });
     } else {
       seenSources.set(source.remoteId, i);
     }
     const earlierDestination = seenDestinations.get(destinationTable.toLowerCase());
     if (earlierDestination !== undefined) {
-      issues.push({ code: 'duplicate_destination_table', message: `${path} writes destination table "${destinationTable}", which tables[${earlierDestination}] already writes.`, path });
+      issues.push({
+        code: 'duplicate_destination_table',
+        message: `${path} writes destination table "${destinationTable}", which tables[${earlierDestination}] already writes.`,
+        path,
+      });
     } else {
       seenDestinations.set(destinationTable.toLowerCase(), i);
     }
-    if (entry.fields.length === 0) issues.push({ code: 'empty_table_mapping', message: `${path} maps no fields; map at least one or leave the table out.`, path });
+    if (entry.fields.length === 0)
+      issues.push({
+        code: 'empty_table_mapping',
+        message: `${path} maps no fields; map at least one or leave the table out.`,
+        path,
+      });
 
     const available = (context.sourceFields.get(source.remoteId) ?? []).filter(isExportableField);
     const columns = new Map<string, number>();
@@ -254,38 +320,62 @@ export function validateLiveExportMappings(input: LiveExportMappingsInput, conte
       if (resolved === undefined || resolved === 'ambiguous') {
         issues.push({
           code: 'unknown_source_field',
-          message: resolved === 'ambiguous'
-            ? `${fieldPath}.source_field "${field.source_field}" matches several fields of "${source.name}" by name; use the remote_id.`
-            : `${fieldPath}.source_field "${field.source_field}" is not an exportable field of "${source.name}" (link fields and fields of unsupported types are never offered).`,
+          message:
+            resolved === 'ambiguous'
+              ? `${fieldPath}.source_field "${field.source_field}" matches several fields of "${source.name}" by name; use the remote_id.`
+              : `${fieldPath}.source_field "${field.source_field}" is not an exportable field of "${source.name}" (link fields and fields of unsupported types are never offered).`,
           path: fieldPath,
         });
-        fields.push({ source_field: field.source_field, destination_field: field.destination_field ?? exportDefaultName(field.source_field), primary: field.primary });
+        fields.push({
+          source_field: field.source_field,
+          destination_field: field.destination_field ?? exportDefaultName(field.source_field),
+          primary: field.primary,
+        });
         return;
       }
       const column = field.destination_field ?? exportDefaultName(resolved.name);
       fields.push({ source_field: resolved.remoteId, destination_field: column, primary: field.primary });
       const key = column.toLowerCase();
       if ((LIVE_EXPORT_HIDDEN_COLUMNS as readonly string[]).includes(key)) {
-        issues.push({ code: 'duplicate_field_name', message: `${fieldPath} would create column "${column}", which is one of the export's hidden columns (${LIVE_EXPORT_HIDDEN_COLUMNS.join(', ')}); pick another destination_field.`, path: fieldPath });
+        issues.push({
+          code: 'duplicate_field_name',
+          message: `${fieldPath} would create column "${column}", which is one of the export's hidden columns (${LIVE_EXPORT_HIDDEN_COLUMNS.join(', ')}); pick another destination_field.`,
+          path: fieldPath,
+        });
       } else if (columns.has(key)) {
-        issues.push({ code: 'duplicate_field_name', message: `${fieldPath} would create column "${column}", which ${path}.fields[${columns.get(key)}] already creates (names compare case-insensitively).`, path: fieldPath });
+        issues.push({
+          code: 'duplicate_field_name',
+          message: `${fieldPath} would create column "${column}", which ${path}.fields[${columns.get(key)}] already creates (names compare case-insensitively).`,
+          path: fieldPath,
+        });
       } else {
         columns.set(key, j);
       }
     });
-    if (primaries > 1) issues.push({ code: 'multiple_primary_fields', message: `${path} marks ${primaries} fields as primary; at most one may be.`, path });
+    if (primaries > 1)
+      issues.push({
+        code: 'multiple_primary_fields',
+        message: `${path} marks ${primaries} fields as primary; at most one may be.`,
+        path,
+      });
 
     // Tables the last save created in this location.
     const applied = appliedBySource.get(source.remoteId);
     const ownColumns = new Set<string>();
     if (applied) {
       const problems: string[] = [];
-      if (applied.destinationTable.toLowerCase() !== destinationTable.toLowerCase()) problems.push(`renames destination table "${applied.destinationTable}" to "${destinationTable}"`);
+      if (applied.destinationTable.toLowerCase() !== destinationTable.toLowerCase())
+        problems.push(`renames destination table "${applied.destinationTable}" to "${destinationTable}"`);
       for (const column of applied.columns) {
         ownColumns.add(column.column.toLowerCase());
-        const now = fields.find((field) => field.destination_field.toLowerCase() === column.column.toLowerCase());
+        const now = fields.find(
+          (field) => field.destination_field.toLowerCase() === column.column.toLowerCase(),
+        );
         if (!now) problems.push(`drops or renames column "${column.column}"`);
-        else if (now.source_field !== column.sourceField) problems.push(`points column "${column.column}" at source field "${now.source_field}" instead of "${column.sourceField}"`);
+        else if (now.source_field !== column.sourceField)
+          problems.push(
+            `points column "${column.column}" at source field "${now.source_field}" instead of "${column.sourceField}"`,
+          );
       }
       if (problems.length > 0) {
         issues.push({
@@ -297,7 +387,11 @@ export function validateLiveExportMappings(input: LiveExportMappingsInput, conte
     } else {
       const taken = appliedByDestination.get(destinationTable.toLowerCase());
       if (taken && taken.sourceTable !== source.remoteId) {
-        issues.push({ code: 'applied_table_not_editable', message: `${path} writes destination table "${destinationTable}", which a save already created for source table "${taken.sourceTable}"; pick another destination_table.`, path });
+        issues.push({
+          code: 'applied_table_not_editable',
+          message: `${path} writes destination table "${destinationTable}", which a save already created for source table "${taken.sourceTable}"; pick another destination_table.`,
+          path,
+        });
       }
     }
 
@@ -325,7 +419,10 @@ export function validateLiveExportMappings(input: LiveExportMappingsInput, conte
 export function buildLiveExportPlan(
   document: LiveExportMappingsDocument,
   context: Pick<LiveExportValidationContext, 'sourceFields'>,
-  sides: { source: { connector: string; base: string | null }; destination: { connector: string; location: string } },
+  sides: {
+    source: { connector: string; base: string | null };
+    destination: { connector: string; location: string };
+  },
 ): LiveExportPlan {
   return {
     source: { ...sides.source },
@@ -337,8 +434,16 @@ export function buildLiveExportPlan(
         destinationTable: table.destination_table,
         columns: table.fields.map((mapping) => {
           const field = fields.find((candidate) => candidate.remoteId === mapping.source_field);
-          if (!field) throw new Error(`source field ${mapping.source_field} of ${table.source_table} is not known`);
-          return { sourceField: field.remoteId, column: mapping.destination_field, typeClass: field.typeClass, sourceType: field.type, typeDetails: field.typeDetails, primary: mapping.primary };
+          if (!field)
+            throw new Error(`source field ${mapping.source_field} of ${table.source_table} is not known`);
+          return {
+            sourceField: field.remoteId,
+            column: mapping.destination_field,
+            typeClass: field.typeClass,
+            sourceType: field.type,
+            typeDetails: field.typeDetails,
+            primary: mapping.primary,
+          };
         }),
       };
     }),

@@ -1,7 +1,24 @@
-import { dueSlot, isTimeOfDay, isTimeZone, nextSlot, previousSlot, type LiveExportScheduleSpec } from './schedule';
+import {
+  dueSlot,
+  isTimeOfDay,
+  isTimeZone,
+  nextSlot,
+  previousSlot,
+  type LiveExportScheduleSpec,
+} from './schedule';
 
-const every = (cadence: LiveExportScheduleSpec['cadence']): LiveExportScheduleSpec => ({ cadence, enabled: true, timeOfDay: null, timezone: null });
-const dailyAt = (timeOfDay: string, timezone: string): LiveExportScheduleSpec => ({ cadence: 'daily', enabled: true, timeOfDay, timezone });
+const every = (cadence: LiveExportScheduleSpec['cadence']): LiveExportScheduleSpec => ({
+  cadence,
+  enabled: true,
+  timeOfDay: null,
+  timezone: null,
+});
+const dailyAt = (timeOfDay: string, timezone: string): LiveExportScheduleSpec => ({
+  cadence: 'daily',
+  enabled: true,
+  timeOfDay,
+  timezone,
+});
 const at = (iso: string) => new Date(iso);
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
@@ -19,7 +36,9 @@ describe('live export schedule slots', () => {
   it('has no slots when manual or disabled', () => {
     expect(nextSlot(every('manual'), at('2025-05-05T12:00:00Z'))).toBeNull();
     expect(nextSlot({ ...every('hourly'), enabled: false }, at('2025-05-05T12:00:00Z'))).toBeNull();
-    expect(dueSlot({ ...dailyAt('09:00', 'UTC'), enabled: false }, null, at('2025-05-05T12:00:00Z'))).toBeNull();
+    expect(
+      dueSlot({ ...dailyAt('09:00', 'UTC'), enabled: false }, null, at('2025-05-05T12:00:00Z')),
+    ).toBeNull();
   });
 
   it.each([
@@ -43,12 +62,18 @@ describe('live export schedule slots', () => {
     });
 
     it('America/New_York 02:15 on 2025-03-09 runs at 03:00 EDT', () => {
-      expect(iso(nextSlot(dailyAt('02:15', 'America/New_York'), at('2025-03-09T00:00:00Z')))).toBe('2025-03-09T07:00:00.000Z');
+      expect(iso(nextSlot(dailyAt('02:15', 'America/New_York'), at('2025-03-09T00:00:00Z')))).toBe(
+        '2025-03-09T07:00:00.000Z',
+      );
     });
 
     it('a time outside the gap is unaffected that day', () => {
-      expect(iso(nextSlot(dailyAt('03:30', 'Europe/Berlin'), at('2025-03-29T23:00:00Z')))).toBe('2025-03-30T01:30:00.000Z');
-      expect(iso(nextSlot(dailyAt('01:59', 'Europe/Berlin'), at('2025-03-29T23:00:00Z')))).toBe('2025-03-30T00:59:00.000Z');
+      expect(iso(nextSlot(dailyAt('03:30', 'Europe/Berlin'), at('2025-03-29T23:00:00Z')))).toBe(
+        '2025-03-30T01:30:00.000Z',
+      );
+      expect(iso(nextSlot(dailyAt('01:59', 'Europe/Berlin'), at('2025-03-29T23:00:00Z')))).toBe(
+        '2025-03-30T00:59:00.000Z',
+      );
     });
   });
 
@@ -85,7 +110,14 @@ describe('live export schedule slots', () => {
         const slot = nextSlot(schedule, cursor)!;
         expect(slot.getTime()).toBeGreaterThan(cursor.getTime());
         expect(iso(previousSlot(schedule, slot))).toBe(iso(slot));
-        days.add(new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(slot));
+        days.add(
+          new Intl.DateTimeFormat('en-CA', {
+            timeZone: zone,
+            year: 'numeric',
+            month: '2-digit',
+            day: '2-digit',
+          }).format(slot),
+        );
         cursor = slot;
       }
       expect(days.size).toBe(365);
@@ -95,11 +127,15 @@ describe('live export schedule slots', () => {
   describe('dueSlot', () => {
     const schedule = every('every_10_minutes');
     it('is the latest passed slot later than the last one handled', () => {
-      expect(iso(dueSlot(schedule, at('2025-05-05T12:00:00Z'), at('2025-05-05T12:10:00.500Z')))).toBe('2025-05-05T12:10:00.000Z');
+      expect(iso(dueSlot(schedule, at('2025-05-05T12:00:00Z'), at('2025-05-05T12:10:00.500Z')))).toBe(
+        '2025-05-05T12:10:00.000Z',
+      );
       expect(dueSlot(schedule, at('2025-05-05T12:10:00Z'), at('2025-05-05T12:19:59Z'))).toBeNull();
     });
     it('collapses missed slots into the latest one', () => {
-      expect(iso(dueSlot(schedule, at('2025-05-05T08:00:00Z'), at('2025-05-05T12:34:00Z')))).toBe('2025-05-05T12:30:00.000Z');
+      expect(iso(dueSlot(schedule, at('2025-05-05T08:00:00Z'), at('2025-05-05T12:34:00Z')))).toBe(
+        '2025-05-05T12:30:00.000Z',
+      );
     });
     it('with nothing handled yet, is the latest passed slot', () => {
       expect(iso(dueSlot(schedule, null, at('2025-05-05T12:34:00Z')))).toBe('2025-05-05T12:30:00.000Z');

@@ -53,7 +53,8 @@ interface Daily {
 function daily(schedule: LiveExportScheduleSpec): Daily {
   const match = TIME_OF_DAY.exec(schedule.timeOfDay ?? '');
   if (!match) throw new Error(`daily schedule without a valid time_of_day (${String(schedule.timeOfDay)})`);
-  if (!isTimeZone(schedule.timezone)) throw new Error(`daily schedule without a valid timezone (${String(schedule.timezone)})`);
+  if (!isTimeZone(schedule.timezone))
+    throw new Error(`daily schedule without a valid timezone (${String(schedule.timezone)})`);
   return { zone: IANAZone.create(schedule.timezone), minuteOfDay: Number(match[1]) * 60 + Number(match[2]) };
 }
 
@@ -69,8 +70,12 @@ function offsetAt(zone: IANAZone, ms: number): number {
  */
 function dailySlot(spec: Daily, dayUtc: number): number {
   const wall = dayUtc + spec.minuteOfDay * MINUTE; // the wall time read as if it were UTC
-  const offsets = [...new Set([offsetAt(spec.zone, wall - DAY), offsetAt(spec.zone, wall), offsetAt(spec.zone, wall + DAY)])];
-  const valid = offsets.map((offset) => wall - offset * MINUTE).filter((instant) => offsetAt(spec.zone, instant) * MINUTE === wall - instant);
+  const offsets = [
+    ...new Set([offsetAt(spec.zone, wall - DAY), offsetAt(spec.zone, wall), offsetAt(spec.zone, wall + DAY)]),
+  ];
+  const valid = offsets
+    .map((offset) => wall - offset * MINUTE)
+    .filter((instant) => offsetAt(spec.zone, instant) * MINUTE === wall - instant);
   if (valid.length > 0) return Math.min(...valid);
   // A gap: no instant shows this wall time. The change happens between the two readings; find its minute.
   const candidates = offsets.map((offset) => wall - offset * MINUTE);

@@ -53,7 +53,12 @@ function fieldEnd(resolved: ResolvedField, counterpart: ResolvedField): FieldEnd
       field: resolved.adopts,
     };
   // Nothing to check when the counterpart is unresolved or unsupported (that create is create_unsupported).
-  if (counterpart.kind !== 'existing' || counterpart.field.typeClass === 'unsupported' || counterpart.field.typeClass === 'relation') return null;
+  if (
+    counterpart.kind !== 'existing' ||
+    counterpart.field.typeClass === 'unsupported' ||
+    counterpart.field.typeClass === 'relation'
+  )
+    return null;
   return {
     name: resolved.name,
     info: createdFieldType(counterpart.field),
@@ -410,7 +415,8 @@ export function validateMappings(document: MappingsDocument, schema: MappingsSch
   issues.list.push(...resolved.issues);
   // A sync with nothing mapped cannot start: reported here so validation and starting agree.
   if (document.tables.length === 0) {
-    const message = 'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync can start.';
+    const message =
+      'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync can start.';
     issues.add('error', 'nothing_mapped', pointer('tables'), null, message);
   }
   checkDuplicateTables(resolved.tables, issues);

@@ -4,11 +4,26 @@ import { CredentialCipher, sideOwner, UnknownMasterKeyError } from './credential
 
 const masterKey = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 const config = (byte: number, previous: number[] = []) =>
-  loadConfig({}, { LOCKSTEP_MASTER_KEY: masterKey(byte), LOCKSTEP_MASTER_KEY_PREVIOUS: previous.map(masterKey).join(','), DATABASE_URL: 'postgres://x@127.0.0.1/x' });
+  loadConfig(
+    {},
+    {
+      LOCKSTEP_MASTER_KEY: masterKey(byte),
+      LOCKSTEP_MASTER_KEY_PREVIOUS: previous.map(masterKey).join(','),
+      DATABASE_URL: 'postgres://x@127.0.0.1/x',
+    },
+  );
 
 /** A ciphertext in the format of the release before key ids (version 1, no key id). */
 function legacySeal(byte: number, credentials: Record<string, string>, owner: string): Buffer {
-  const key = Buffer.from(hkdfSync('sha256', Buffer.from(masterKey(byte), 'base64'), Buffer.alloc(0), 'lockstep credentials v1', 32));
+  const key = Buffer.from(
+    hkdfSync(
+      'sha256',
+      Buffer.from(masterKey(byte), 'base64'),
+      Buffer.alloc(0),
+      'lockstep credentials v1',
+      32,
+    ),
+  );
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(owner, 'utf8'));
@@ -48,7 +63,9 @@ describe('CredentialCipher', () => {
   });
 
   it('fingerprints equal credentials equally, regardless of key order', () => {
-    expect(cipher.fingerprint('postgres', { a: '1', b: '2' })).toBe(cipher.fingerprint('postgres', { b: '2', a: '1' }));
+    expect(cipher.fingerprint('postgres', { a: '1', b: '2' })).toBe(
+      cipher.fingerprint('postgres', { b: '2', a: '1' }),
+    );
     expect(cipher.fingerprint('postgres', { a: '1' })).not.toBe(cipher.fingerprint('postgres', { a: '2' }));
     expect(cipher.fingerprint('postgres', { a: '1' })).not.toBe(cipher.fingerprint('mysql', { a: '1' }));
   });
@@ -69,14 +86,18 @@ describe('CredentialCipher', () => {
     it('opens a ciphertext of the release before key ids with whichever configured key sealed it', () => {
       expect(rotating.decrypt(legacySeal(1, secret, 'o'), 'o')).toEqual(secret);
       expect(rotating.decrypt(legacySeal(2, secret, 'o'), 'o')).toEqual(secret);
-      expect(() => rotated.decrypt(legacySeal(1, secret, 'o'), 'o')).toThrow('none of the configured master keys');
+      expect(() => rotated.decrypt(legacySeal(1, secret, 'o'), 'o')).toThrow(
+        'none of the configured master keys',
+      );
     });
 
     it('refuses a ciphertext of a master key that is not configured with an error naming the key and the fix', () => {
       const old = cipher.encrypt(secret, 'o');
       const keyId = old.subarray(1, 9).toString('hex');
       expect(() => rotated.decrypt(old, 'o')).toThrow(UnknownMasterKeyError);
-      expect(() => rotated.decrypt(old, 'o')).toThrow(`master key ${keyId}, which is neither LOCKSTEP_MASTER_KEY nor listed in LOCKSTEP_MASTER_KEY_PREVIOUS`);
+      expect(() => rotated.decrypt(old, 'o')).toThrow(
+        `master key ${keyId}, which is neither LOCKSTEP_MASTER_KEY nor listed in LOCKSTEP_MASTER_KEY_PREVIOUS`,
+      );
     });
   });
 });

@@ -10,7 +10,10 @@ export type LiveExportRunTrigger = 'manual' | 'schedule';
 export type StoredLiveExportMappings = LiveExportMappingsDocument;
 
 /** bigint counters come back from pg as strings; rows counts stay far below 2^53. */
-const bigintNumber = { to: (value: number) => value, from: (value: string | number | null) => (value === null ? 0 : Number(value)) };
+const bigintNumber = {
+  to: (value: number) => value,
+  from: (value: string | number | null) => (value === null ? 0 : Number(value)),
+};
 
 /**
  * A live export (spec 2.15): a source side (connector, base, credentials) and a destination side (connector,
@@ -174,4 +177,5 @@ export class LiveExportRunEntity {
 }
 
 /** The additional authenticated data of a live export side's credentials. */
-export const liveExportOwner = (liveExportId: string, side: 'source' | 'destination'): string => `lex:${liveExportId}:${side}`;
+export const liveExportOwner = (liveExportId: string, side: 'source' | 'destination'): string =>
+  `lex:${liveExportId}:${side}`;

@@ -30,7 +30,9 @@ export class SyncResources1763800000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now(),
         deleted_at timestamptz
       )`);
-    await q.query(`CREATE INDEX syncs_account_created ON syncs (account_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`);
+    await q.query(
+      `CREATE INDEX syncs_account_created ON syncs (account_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
+    );
     await q.query(`
       CREATE TABLE sync_sides (
         sync_id text NOT NULL REFERENCES syncs(id) ON DELETE CASCADE,
@@ -108,8 +110,12 @@ export class SyncResources1763800000000 implements MigrationInterface {
         occurrence_count integer NOT NULL DEFAULT 1,
         resolved_at timestamptz
       )`);
-    await q.query(`CREATE UNIQUE INDEX sync_issues_open_dedupe ON sync_issues (sync_id, dedupe_key) WHERE resolved_at IS NULL`);
-    await q.query(`CREATE INDEX sync_issues_open_list ON sync_issues (sync_id, last_seen_at DESC, id DESC) WHERE resolved_at IS NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX sync_issues_open_dedupe ON sync_issues (sync_id, dedupe_key) WHERE resolved_at IS NULL`,
+    );
+    await q.query(
+      `CREATE INDEX sync_issues_open_list ON sync_issues (sync_id, last_seen_at DESC, id DESC) WHERE resolved_at IS NULL`,
+    );
     await q.query(`
       CREATE TABLE pending_deletes (
         id text PRIMARY KEY,
@@ -123,7 +129,9 @@ export class SyncResources1763800000000 implements MigrationInterface {
         ignored_at timestamptz,
         decided_at timestamptz
       )`);
-    await q.query(`CREATE INDEX pending_deletes_sync_state ON pending_deletes (sync_id, state, pending_since DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX pending_deletes_sync_state ON pending_deletes (sync_id, state, pending_since DESC, id DESC)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -36,10 +36,18 @@ export class Engine1763900000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
     // One link per remote record and side: a second link for the same record is impossible (NULLs are distinct).
-    await q.query(`CREATE UNIQUE INDEX record_links_left ON record_links (sync_id, table_pair, left_remote_id)`);
-    await q.query(`CREATE UNIQUE INDEX record_links_right ON record_links (sync_id, table_pair, right_remote_id)`);
-    await q.query(`CREATE UNIQUE INDEX record_links_service ON record_links (sync_id, table_pair, service_id)`);
-    await q.query(`CREATE INDEX record_links_pending ON record_links (sync_id, table_pair) WHERE create_pending IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX record_links_left ON record_links (sync_id, table_pair, left_remote_id)`,
+    );
+    await q.query(
+      `CREATE UNIQUE INDEX record_links_right ON record_links (sync_id, table_pair, right_remote_id)`,
+    );
+    await q.query(
+      `CREATE UNIQUE INDEX record_links_service ON record_links (sync_id, table_pair, service_id)`,
+    );
+    await q.query(
+      `CREATE INDEX record_links_pending ON record_links (sync_id, table_pair) WHERE create_pending IS NOT NULL`,
+    );
 
     await q.query(`
       CREATE TABLE record_queue (
@@ -75,14 +83,24 @@ export class Engine1763900000000 implements MigrationInterface {
         occurred_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE INDEX operations_sync ON operations (sync_id, occurred_at DESC, seq DESC)`);
-    await q.query(`CREATE INDEX operations_record ON operations (sync_id, record_id, occurred_at DESC, seq DESC)`);
-    await q.query(`CREATE INDEX operations_table ON operations (sync_id, table_id, occurred_at DESC, seq DESC)`);
+    await q.query(
+      `CREATE INDEX operations_record ON operations (sync_id, record_id, occurred_at DESC, seq DESC)`,
+    );
+    await q.query(
+      `CREATE INDEX operations_table ON operations (sync_id, table_id, occurred_at DESC, seq DESC)`,
+    );
     await q.query(`CREATE INDEX operations_remote ON operations (sync_id, record_remote_id)`);
 
-    await q.query(`ALTER TABLE pending_deletes ADD COLUMN requested_action text CHECK (requested_action IN ('approve', 'restore'))`);
+    await q.query(
+      `ALTER TABLE pending_deletes ADD COLUMN requested_action text CHECK (requested_action IN ('approve', 'restore'))`,
+    );
     await q.query(`ALTER TABLE pending_deletes ADD COLUMN applied_at timestamptz`);
-    await q.query(`CREATE UNIQUE INDEX pending_deletes_open ON pending_deletes (sync_id, record_id) WHERE state IN ('awaiting_review', 'ignored')`);
-    await q.query(`CREATE INDEX pending_deletes_requested ON pending_deletes (sync_id) WHERE requested_action IS NOT NULL AND applied_at IS NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX pending_deletes_open ON pending_deletes (sync_id, record_id) WHERE state IN ('awaiting_review', 'ignored')`,
+    );
+    await q.query(
+      `CREATE INDEX pending_deletes_requested ON pending_deletes (sync_id) WHERE requested_action IS NOT NULL AND applied_at IS NULL`,
+    );
     await q.query(`
       CREATE TABLE pending_delete_events (
         id bigserial PRIMARY KEY,
@@ -93,7 +111,9 @@ export class Engine1763900000000 implements MigrationInterface {
         actor text,
         at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX pending_delete_events_record ON pending_delete_events (sync_id, record_id, at DESC)`);
+    await q.query(
+      `CREATE INDEX pending_delete_events_record ON pending_delete_events (sync_id, record_id, at DESC)`,
+    );
 
     // Match keys staged by the initial sync's preview (bounded memory: the join runs in the store).
     await q.query(`
@@ -105,7 +125,9 @@ export class Engine1763900000000 implements MigrationInterface {
         match_key text,
         PRIMARY KEY (sync_id, table_pair, side, remote_id)
       )`);
-    await q.query(`CREATE INDEX initial_sync_keys_match ON initial_sync_keys (sync_id, table_pair, side, match_key)`);
+    await q.query(
+      `CREATE INDEX initial_sync_keys_match ON initial_sync_keys (sync_id, table_pair, side, match_key)`,
+    );
 
     await q.query(`
       CREATE TABLE sync_leases (

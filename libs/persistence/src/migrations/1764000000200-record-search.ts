@@ -15,8 +15,12 @@ export class RecordSearch1764000000200 implements MigrationInterface {
   name = 'RecordSearch1764000000200';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX record_links_name ON record_links (sync_id, (lower(name) COLLATE "C")) WHERE name IS NOT NULL`);
-    await q.query(`CREATE INDEX sync_issues_open_record ON sync_issues (sync_id, record_id) WHERE resolved_at IS NULL AND record_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX record_links_name ON record_links (sync_id, (lower(name) COLLATE "C")) WHERE name IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX sync_issues_open_record ON sync_issues (sync_id, record_id) WHERE resolved_at IS NULL AND record_id IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -15,7 +15,9 @@ export class Monitoring1764100000000 implements MigrationInterface {
   name = 'Monitoring1764100000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX sync_issues_open_type ON sync_issues (sync_id, type, last_seen_at DESC, id DESC) WHERE resolved_at IS NULL`);
+    await q.query(
+      `CREATE INDEX sync_issues_open_type ON sync_issues (sync_id, type, last_seen_at DESC, id DESC) WHERE resolved_at IS NULL`,
+    );
     await q.query(`ALTER TABLE sync_leases ADD COLUMN wake_requested_at timestamptz`);
   }
 

@@ -37,7 +37,9 @@ export class LiveExport1764200000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX live_exports_account_created ON live_exports (account_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX live_exports_account_created ON live_exports (account_id, created_at DESC, id DESC)`,
+    );
     await q.query(`
       CREATE TABLE live_export_schedules (
         live_export_id text PRIMARY KEY REFERENCES live_exports(id) ON DELETE CASCADE,
@@ -69,9 +71,15 @@ export class LiveExport1764200000000 implements MigrationInterface {
         started_at timestamptz,
         finished_at timestamptz
       )`);
-    await q.query(`CREATE UNIQUE INDEX live_export_runs_one_active ON live_export_runs (live_export_id) WHERE state IN ('queued', 'running')`);
-    await q.query(`CREATE UNIQUE INDEX live_export_runs_slot ON live_export_runs (live_export_id, slot_at) WHERE slot_at IS NOT NULL`);
-    await q.query(`CREATE INDEX live_export_runs_list ON live_export_runs (live_export_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE UNIQUE INDEX live_export_runs_one_active ON live_export_runs (live_export_id) WHERE state IN ('queued', 'running')`,
+    );
+    await q.query(
+      `CREATE UNIQUE INDEX live_export_runs_slot ON live_export_runs (live_export_id, slot_at) WHERE slot_at IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX live_export_runs_list ON live_export_runs (live_export_id, created_at DESC, id DESC)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

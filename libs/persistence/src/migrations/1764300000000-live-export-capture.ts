@@ -30,7 +30,9 @@ export class LiveExportCapture1764300000000 implements MigrationInterface {
       credentials bytea,
       PRIMARY KEY (live_export_id, source_table)
     )`);
-    await q.query(`CREATE INDEX live_export_captures_released ON live_export_captures (released_at) WHERE released_at IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX live_export_captures_released ON live_export_captures (released_at) WHERE released_at IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

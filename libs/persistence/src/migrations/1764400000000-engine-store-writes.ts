@@ -23,7 +23,9 @@ export class EngineStoreWrites1764400000000 implements MigrationInterface {
         DELETE FROM operations WHERE sync_id IN (SELECT id FROM gone);
         RETURN NULL;
       END $$`);
-    await q.query(`CREATE TRIGGER syncs_delete_rows AFTER DELETE ON syncs REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION delete_sync_rows()`);
+    await q.query(
+      `CREATE TRIGGER syncs_delete_rows AFTER DELETE ON syncs REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION delete_sync_rows()`,
+    );
     await q.query(`ALTER TABLE record_links DROP CONSTRAINT record_links_sync_id_fkey`);
     await q.query(`ALTER TABLE operations DROP CONSTRAINT operations_sync_id_fkey`);
     await q.query(`DROP INDEX operations_remote`);
@@ -31,8 +33,12 @@ export class EngineStoreWrites1764400000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`CREATE INDEX operations_remote ON operations (sync_id, record_remote_id)`);
-    await q.query(`ALTER TABLE operations ADD CONSTRAINT operations_sync_id_fkey FOREIGN KEY (sync_id) REFERENCES syncs(id) ON DELETE CASCADE`);
-    await q.query(`ALTER TABLE record_links ADD CONSTRAINT record_links_sync_id_fkey FOREIGN KEY (sync_id) REFERENCES syncs(id) ON DELETE CASCADE`);
+    await q.query(
+      `ALTER TABLE operations ADD CONSTRAINT operations_sync_id_fkey FOREIGN KEY (sync_id) REFERENCES syncs(id) ON DELETE CASCADE`,
+    );
+    await q.query(
+      `ALTER TABLE record_links ADD CONSTRAINT record_links_sync_id_fkey FOREIGN KEY (sync_id) REFERENCES syncs(id) ON DELETE CASCADE`,
+    );
     await q.query(`DROP TRIGGER syncs_delete_rows ON syncs`);
     await q.query(`DROP FUNCTION delete_sync_rows()`);
   }

@@ -17,11 +17,15 @@ export class EngineStoreValues1764400000100 implements MigrationInterface {
   name = 'EngineStoreValues1764400000100';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE record_links ALTER left_shadow TYPE json USING left_shadow::json, ALTER right_shadow TYPE json USING right_shadow::json`);
+    await q.query(
+      `ALTER TABLE record_links ALTER left_shadow TYPE json USING left_shadow::json, ALTER right_shadow TYPE json USING right_shadow::json`,
+    );
     await q.query(`
       ALTER TABLE operations ALTER field_changes DROP DEFAULT, ALTER field_changes TYPE json USING field_changes::json,
         ALTER field_changes SET DEFAULT '[]'::json, ALTER details TYPE json USING details::json`);
-    await q.query(`CREATE INDEX record_links_unplaced ON record_links (sync_id, table_pair, service_id) WHERE left_remote_id IS NULL OR right_remote_id IS NULL`);
+    await q.query(
+      `CREATE INDEX record_links_unplaced ON record_links (sync_id, table_pair, service_id) WHERE left_remote_id IS NULL OR right_remote_id IS NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -29,6 +33,8 @@ export class EngineStoreValues1764400000100 implements MigrationInterface {
     await q.query(`
       ALTER TABLE operations ALTER field_changes DROP DEFAULT, ALTER field_changes TYPE jsonb USING field_changes::jsonb,
         ALTER field_changes SET DEFAULT '[]'::jsonb, ALTER details TYPE jsonb USING details::jsonb`);
-    await q.query(`ALTER TABLE record_links ALTER left_shadow TYPE jsonb USING left_shadow::jsonb, ALTER right_shadow TYPE jsonb USING right_shadow::jsonb`);
+    await q.query(
+      `ALTER TABLE record_links ALTER left_shadow TYPE jsonb USING left_shadow::jsonb, ALTER right_shadow TYPE jsonb USING right_shadow::jsonb`,
+    );
   }
 }

@@ -12,7 +12,9 @@ export class LinkChangeTimes1764500000000 implements MigrationInterface {
   name = 'LinkChangeTimes1764500000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE record_links ADD COLUMN left_changed_at timestamptz, ADD COLUMN right_changed_at timestamptz`);
+    await q.query(
+      `ALTER TABLE record_links ADD COLUMN left_changed_at timestamptz, ADD COLUMN right_changed_at timestamptz`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

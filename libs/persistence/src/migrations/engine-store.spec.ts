@@ -20,17 +20,32 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
 
 async function seed(client: Client, accountId: string): Promise<string> {
   const syncId = id('sync');
-  await client.query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'store writes')`, [syncId, accountId]);
+  await client.query(`INSERT INTO syncs (id, account_id, name) VALUES ($1, $2, 'store writes')`, [
+    syncId,
+    accountId,
+  ]);
   for (let index = 0; index < 3; index += 1) {
     const recordId = id('rec');
-    await client.query(`INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id) VALUES ($1, $2, 0, gen_random_uuid(), $3)`, [recordId, syncId, String(index)]);
-    await client.query(`INSERT INTO operations (id, sync_id, record_id, action, trigger) VALUES ($1, $2, $3, 'created', 'push')`, [id('op'), syncId, recordId]);
-    await client.query(`INSERT INTO record_queue (sync_id, record_id, type) VALUES ($1, $2, 'push')`, [syncId, recordId]);
+    await client.query(
+      `INSERT INTO record_links (id, sync_id, table_pair, service_id, left_remote_id) VALUES ($1, $2, 0, gen_random_uuid(), $3)`,
+      [recordId, syncId, String(index)],
+    );
+    await client.query(
+      `INSERT INTO operations (id, sync_id, record_id, action, trigger) VALUES ($1, $2, $3, 'created', 'push')`,
+      [id('op'), syncId, recordId],
+    );
+    await client.query(`INSERT INTO record_queue (sync_id, record_id, type) VALUES ($1, $2, 'push')`, [
+      syncId,
+      recordId,
+    ]);
   }
   return syncId;
 }
 
-async function counts(client: Client, syncId: string): Promise<{ links: number; operations: number; queue: number }> {
+async function counts(
+  client: Client,
+  syncId: string,
+): Promise<{ links: number; operations: number; queue: number }> {
   const [row] = (
     await client.query(
       `SELECT (SELECT count(*) FROM record_links WHERE sync_id = $1)::int AS links, (SELECT count(*) FROM operations WHERE sync_id = $1)::int AS operations,
@@ -42,10 +57,13 @@ async function counts(client: Client, syncId: string): Promise<{ links: number; 
 }
 
 describe('migrations EngineStoreWrites, EngineStoreValues and LinkChangeTimes: cheaper links and operations, pending change times', () => {
-  it('removes a deleted sync\'s links and operations (and only its own), also when its account is deleted', async () => {
+  it("removes a deleted sync's links and operations (and only its own), also when its account is deleted", async () => {
     await withClient(STORE_URL, async (client) => {
       const accountId = id('acct');
-      await client.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+      await client.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [
+        accountId,
+        `${accountId}@example.com`,
+      ]);
       const first = await seed(client, accountId);
       const second = await seed(client, accountId);
       await client.query(`DELETE FROM syncs WHERE id = $1`, [first]);
@@ -56,7 +74,7 @@ describe('migrations EngineStoreWrites, EngineStoreValues and LinkChangeTimes: c
     });
   });
 
-  it('stores values as json, without foreign keys on sync_id or operations_remote, with record_links_unplaced and the links\' change times; down restores all of it and up applies again', async () => {
+  it("stores values as json, without foreign keys on sync_id or operations_remote, with record_links_unplaced and the links' change times; down restores all of it and up applies again", async () => {
     const name = `lockstep_migration_${randomBytes(4).toString('hex')}`;
     const admin = new URL(STORE_URL);
     admin.pathname = '/postgres';
@@ -65,10 +83,18 @@ describe('migrations EngineStoreWrites, EngineStoreValues and LinkChangeTimes: c
     url.pathname = `/${name}`;
     const shape = () =>
       withClient(url.toString(), async (client) => {
-        const keys = await client.query(`SELECT conname FROM pg_constraint WHERE conname IN ('record_links_sync_id_fkey', 'operations_sync_id_fkey') ORDER BY conname`);
-        const indexes = await client.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('operations_remote', 'record_links_unplaced') ORDER BY indexname`);
-        const triggers = await client.query(`SELECT tgname FROM pg_trigger WHERE tgname = 'syncs_delete_rows'`);
-        const changeTimes = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'record_links' AND column_name LIKE '%_changed_at' ORDER BY column_name`);
+        const keys = await client.query(
+          `SELECT conname FROM pg_constraint WHERE conname IN ('record_links_sync_id_fkey', 'operations_sync_id_fkey') ORDER BY conname`,
+        );
+        const indexes = await client.query(
+          `SELECT indexname FROM pg_indexes WHERE indexname IN ('operations_remote', 'record_links_unplaced') ORDER BY indexname`,
+        );
+        const triggers = await client.query(
+          `SELECT tgname FROM pg_trigger WHERE tgname = 'syncs_delete_rows'`,
+        );
+        const changeTimes = await client.query(
+          `SELECT column_name FROM information_schema.columns WHERE table_name = 'record_links' AND column_name LIKE '%_changed_at' ORDER BY column_name`,
+        );
         const types = await client.query(
           `SELECT table_name || '.' || column_name AS name, data_type FROM information_schema.columns
            WHERE (table_name, column_name) IN (('record_links', 'left_shadow'), ('record_links', 'right_shadow'), ('operations', 'field_changes'), ('operations', 'details'))`,
@@ -83,32 +109,69 @@ describe('migrations EngineStoreWrites, EngineStoreValues and LinkChangeTimes: c
       });
     try {
       await runMigrations(url.toString());
-      expect(await shape()).toEqual({ keys: [], indexes: ['record_links_unplaced'], trigger: 1, types: ['json'], changeTimes: ['left_changed_at', 'right_changed_at'] });
+      expect(await shape()).toEqual({
+        keys: [],
+        indexes: ['record_links_unplaced'],
+        trigger: 1,
+        types: ['json'],
+        changeTimes: ['left_changed_at', 'right_changed_at'],
+      });
       await withClient(url.toString(), async (client) => {
-        await client.query(`INSERT INTO accounts (id, email, password_hash) VALUES ('acct_m', 'm@example.com', 'x')`);
+        await client.query(
+          `INSERT INTO accounts (id, email, password_hash) VALUES ('acct_m', 'm@example.com', 'x')`,
+        );
         await client.query(`INSERT INTO syncs (id, account_id, name) VALUES ('sync_m', 'acct_m', 'm')`);
-        await client.query(`INSERT INTO record_links (id, sync_id, table_pair, service_id, left_shadow) VALUES ('rec_m', 'sync_m', 0, gen_random_uuid(), $1)`, [JSON.stringify({ b: 1, a: 'x' })]);
-        await client.query(`INSERT INTO operations (id, sync_id, record_id, action, trigger) VALUES ('op_m', 'sync_m', 'rec_m', 'created', 'push')`);
+        await client.query(
+          `INSERT INTO record_links (id, sync_id, table_pair, service_id, left_shadow) VALUES ('rec_m', 'sync_m', 0, gen_random_uuid(), $1)`,
+          [JSON.stringify({ b: 1, a: 'x' })],
+        );
+        await client.query(
+          `INSERT INTO operations (id, sync_id, record_id, action, trigger) VALUES ('op_m', 'sync_m', 'rec_m', 'created', 'push')`,
+        );
       });
       const dataSource = createDataSource(url.toString());
       await dataSource.initialize();
       try {
         // Back to before the two above (LinkChangeTimes and any later migration first).
-        const applied = async () => ((await dataSource.query(`SELECT name FROM migrations`)) as { name: string }[]).map((row) => row.name);
-        while ((await applied()).includes('EngineStoreWrites1764400000000')) await dataSource.undoLastMigration({ transaction: 'all' });
+        const applied = async () =>
+          ((await dataSource.query(`SELECT name FROM migrations`)) as { name: string }[]).map(
+            (row) => row.name,
+          );
+        while ((await applied()).includes('EngineStoreWrites1764400000000'))
+          await dataSource.undoLastMigration({ transaction: 'all' });
       } finally {
         await dataSource.destroy();
       }
-      expect(await shape()).toEqual({ keys: ['operations_sync_id_fkey', 'record_links_sync_id_fkey'], indexes: ['operations_remote'], trigger: 0, types: ['jsonb'], changeTimes: [] });
+      expect(await shape()).toEqual({
+        keys: ['operations_sync_id_fkey', 'record_links_sync_id_fkey'],
+        indexes: ['operations_remote'],
+        trigger: 0,
+        types: ['jsonb'],
+        changeTimes: [],
+      });
       await runMigrations(url.toString());
-      expect(await shape()).toEqual({ keys: [], indexes: ['record_links_unplaced'], trigger: 1, types: ['json'], changeTimes: ['left_changed_at', 'right_changed_at'] });
+      expect(await shape()).toEqual({
+        keys: [],
+        indexes: ['record_links_unplaced'],
+        trigger: 1,
+        types: ['json'],
+        changeTimes: ['left_changed_at', 'right_changed_at'],
+      });
       // The values came through both ways (the operation's default `field_changes` too).
-      const [row] = await withClient(url.toString(), async (client) =>
-        (await client.query(`SELECT l.left_shadow, o.field_changes FROM record_links l JOIN operations o ON o.record_id = l.id WHERE l.id = 'rec_m'`)).rows,
+      const [row] = await withClient(
+        url.toString(),
+        async (client) =>
+          (
+            await client.query(
+              `SELECT l.left_shadow, o.field_changes FROM record_links l JOIN operations o ON o.record_id = l.id WHERE l.id = 'rec_m'`,
+            )
+          ).rows,
       );
       expect(row).toEqual({ left_shadow: { a: 'x', b: 1 }, field_changes: [] });
     } finally {
-      await withClient(admin.toString(), (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await withClient(admin.toString(), (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      );
     }
   });
 });

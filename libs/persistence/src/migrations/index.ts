@@ -13,4 +13,18 @@ import { LinkChangeTimes1764500000000 } from './1764500000000-link-change-times'
 import { IssueRecurrence1764600000000 } from './1764600000000-issue-recurrence';
 
 /** Every migration, oldest first. Add new ones at the end. */
-export const MIGRATIONS = [Foundation1763700000000, SyncResources1763800000000, Engine1763900000000, RecordSearch1764000000200, Monitoring1764100000000, LiveExport1764200000000, Console1764200000500, ConsoleOAuth1764200000600, LiveExportCapture1764300000000, EngineStoreWrites1764400000000, EngineStoreValues1764400000100, LinkChangeTimes1764500000000, IssueRecurrence1764600000000];
+export const MIGRATIONS = [
+  Foundation1763700000000,
+  SyncResources1763800000000,
+  Engine1763900000000,
+  RecordSearch1764000000200,
+  Monitoring1764100000000,
+  LiveExport1764200000000,
+  Console1764200000500,
+  ConsoleOAuth1764200000600,
+  LiveExportCapture1764300000000,
+  EngineStoreWrites1764400000000,
+  EngineStoreValues1764400000100,
+  LinkChangeTimes1764500000000,
+  IssueRecurrence1764600000000,
+];

@@ -4,7 +4,12 @@ import type { Request, Response } from 'express';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, scopeAllows, type Scope } from '@lockstep/contracts';
 import { ApiKeysService, type AuthenticatedKey } from '../../api-keys/api-keys.service';
-import { NOT_FOR_SYNC_RESTRICTED, PUBLIC_ROUTE, REQUIRED_SCOPE, REQUIRES_SUBSCRIPTION } from './auth.decorators';
+import {
+  NOT_FOR_SYNC_RESTRICTED,
+  PUBLIC_ROUTE,
+  REQUIRED_SCOPE,
+  REQUIRES_SUBSCRIPTION,
+} from './auth.decorators';
 import { apiKeyAction } from './required-action';
 import { type Consumed, RateLimitService } from './rate-limit.service';
 
@@ -34,22 +39,35 @@ export class ApiAuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
-    const needed = this.reflector.getAllAndOverride<Scope>(REQUIRED_SCOPE, targets) ?? defaultScope(request.method, request.path);
+    const needed =
+      this.reflector.getAllAndOverride<Scope>(REQUIRED_SCOPE, targets) ??
+      defaultScope(request.method, request.path);
 
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') {
-      throw new DomainError(ErrorCode.MissingApiKey, 'Send an API key as `Authorization: Bearer <API_KEY>`.', undefined, apiKeyAction(this.config.publicUrl, needed));
+      throw new DomainError(
+        ErrorCode.MissingApiKey,
+        'Send an API key as `Authorization: Bearer <API_KEY>`.',
+        undefined,
+        apiKeyAction(this.config.publicUrl, needed),
+      );
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const admitted = match ? await this.admit(match[1]) : null;
     if (!admitted) {
-      throw new DomainError(ErrorCode.InvalidApiKey, 'The API key is not valid: it is unknown, malformed or revoked.', undefined, apiKeyAction(this.config.publicUrl, needed));
+      throw new DomainError(
+        ErrorCode.InvalidApiKey,
+        'The API key is not valid: it is unknown, malformed or revoked.',
+        undefined,
+        apiKeyAction(this.config.publicUrl, needed),
+      );
     }
     const { key, account } = admitted.found;
 
     const budget = admitted.consumed?.state;
     if (budget) {
-      for (const [name, value] of Object.entries(RateLimitService.headers(budget))) response.setHeader(name, value);
+      for (const [name, value] of Object.entries(RateLimitService.headers(budget)))
+        response.setHeader(name, value);
       if (budget.exceeded) {
         throw new DomainError(
           ErrorCode.RateLimitExceeded,
@@ -65,18 +83,37 @@ export class ApiAuthGuard implements CanActivate {
       throw new DomainError(ErrorCode.PublicApiNotEnabled, 'This account is not yet admitted to the API.');
     }
     if (!scopeAllows(key.scope, needed)) {
-      throw new DomainError(ErrorCode.InsufficientScope, `This endpoint needs the "${needed}" scope; the key has "${key.scope}".`, {
-        required_scope: needed,
-        key_scope: key.scope,
-      });
+      throw new DomainError(
+        ErrorCode.InsufficientScope,
+        `This endpoint needs the "${needed}" scope; the key has "${key.scope}".`,
+        {
+          required_scope: needed,
+          key_scope: key.scope,
+        },
+      );
     }
     if (key.syncId && this.reflector.getAllAndOverride<boolean>(NOT_FOR_SYNC_RESTRICTED, targets)) {
-      throw new DomainError(ErrorCode.SyncRestrictedKey, `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about one existing sync.`);
+      throw new DomainError(
+        ErrorCode.SyncRestrictedKey,
+        `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about one existing sync.`,
+      );
     }
-    if (account.subscription !== 'active' && this.reflector.getAllAndOverride<boolean>(REQUIRES_SUBSCRIPTION, targets)) {
-      throw new DomainError(ErrorCode.SubscriptionRequired, 'The account has no subscription permitting creating or changing syncs.');
+    if (
+      account.subscription !== 'active' &&
+      this.reflector.getAllAndOverride<boolean>(REQUIRES_SUBSCRIPTION, targets)
+    ) {
+      throw new DomainError(
+        ErrorCode.SubscriptionRequired,
+        'The account has no subscription permitting creating or changing syncs.',
+      );
     }
-    request.auth = { accountId: account.id, keyId: key.id, scope: key.scope, syncId: key.syncId, plan: account.plan };
+    request.auth = {
+      accountId: account.id,
+      keyId: key.id,
+      scope: key.scope,
+      syncId: key.syncId,
+      plan: account.plan,
+    };
     return true;
   }
 
@@ -85,11 +122,16 @@ export class ApiAuthGuard implements CanActivate {
    * that round trip also reads the key generation, which decides whether the cached verification still holds,
    * so a cached key costs one Redis round trip and no store query. A refused key is 401 whatever its budget.
    */
-  private async admit(secret: string): Promise<{ found: AuthenticatedKey; consumed: Consumed | null } | null> {
+  private async admit(
+    secret: string,
+  ): Promise<{ found: AuthenticatedKey; consumed: Consumed | null } | null> {
     const cachedId = this.keys.cachedKeyId(secret);
     const early = cachedId ? await this.rateLimit.consume(cachedId) : null;
     const found = await this.keys.authenticate(secret, early?.generation ?? null);
     if (!found) return null;
-    return { found, consumed: early && found.key.id === cachedId ? early : await this.rateLimit.consume(found.key.id) };
+    return {
+      found,
+      consumed: early && found.key.id === cachedId ? early : await this.rateLimit.consume(found.key.id),
+    };
   }
 }

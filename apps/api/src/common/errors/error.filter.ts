@@ -39,7 +39,10 @@ export function errorBody(config: AppConfig, error: DomainError, requestId?: str
  * Converts anything thrown into a DomainError; unknown failures become `internal_error`. `notFound` words the
  * message of a request no route serves (Nest's own 404).
  */
-export function toDomainError(exception: unknown, notFound = () => 'No such endpoint.'): { error: DomainError; unexpected: boolean } {
+export function toDomainError(
+  exception: unknown,
+  notFound = () => 'No such endpoint.',
+): { error: DomainError; unexpected: boolean } {
   if (exception instanceof DomainError) return { error: exception, unexpected: false };
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
@@ -49,7 +52,13 @@ export function toDomainError(exception: unknown, notFound = () => 'No such endp
       return { error: new DomainError(code, message), unexpected: false };
     }
   }
-  return { error: new DomainError(ErrorCode.InternalError, 'An unexpected error occurred. Retry; if it persists, report the request id.'), unexpected: true };
+  return {
+    error: new DomainError(
+      ErrorCode.InternalError,
+      'An unexpected error occurred. Retry; if it persists, report the request id.',
+    ),
+    unexpected: true,
+  };
 }
 
 /** Renders every error with the shape of spec 7.1 and the status/type of the error catalog. */
@@ -71,7 +80,9 @@ export class ErrorFilter implements ExceptionFilter {
       return;
     }
     const paths = this.openApi.document?.paths ?? {};
-    const { error, unexpected } = toDomainError(exception, () => routeNotFoundMessage(request.method, request.originalUrl, paths));
+    const { error, unexpected } = toDomainError(exception, () =>
+      routeNotFoundMessage(request.method, request.originalUrl, paths),
+    );
     const requestId = String(request.id ?? '');
     if (unexpected) {
       this.logger.error({ err: exception, request_id: requestId }, 'unexpected error');

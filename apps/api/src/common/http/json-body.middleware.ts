@@ -13,7 +13,9 @@ export class JsonBodyMiddleware implements NestMiddleware {
   }
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.parse(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.parse(request, response, (error?: unknown) => (error ? reject(error) : resolve())),
+    );
     next();
   }
 }

@@ -16,6 +16,10 @@ export const validationPipe = new ValidationPipe({
   transform: true,
   exceptionFactory: (errors) => {
     const problems = flatten(errors);
-    return new DomainError(ErrorCode.InvalidRequest, problems.map((p) => p.message).join('; ') || 'Invalid request.', { errors: problems });
+    return new DomainError(
+      ErrorCode.InvalidRequest,
+      problems.map((p) => p.message).join('; ') || 'Invalid request.',
+      { errors: problems },
+    );
   },
 });

@@ -1,4 +1,13 @@
-import { type CallHandler, type ExecutionContext, HttpStatus, Injectable, type NestInterceptor, UseInterceptors, applyDecorators, SetMetadata } from '@nestjs/common';
+import {
+  type CallHandler,
+  type ExecutionContext,
+  HttpStatus,
+  Injectable,
+  type NestInterceptor,
+  UseInterceptors,
+  applyDecorators,
+  SetMetadata,
+} from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -28,7 +37,9 @@ export class ReplayedResponse {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
@@ -62,11 +73,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (raw === undefined) return lastValueFrom(next.handle(), { defaultValue: undefined });
     const key = Array.isArray(raw) ? raw.join(',') : raw;
     if (!KEY_SHAPE.test(key)) {
-      throw new DomainError(ErrorCode.InvalidIdempotencyKey, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
+      throw new DomainError(
+        ErrorCode.InvalidIdempotencyKey,
+        'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+      );
     }
     const accountId = request.auth!.accountId;
     const endpoint = `${request.method} ${request.path}`;
-    const fingerprint = createHash('sha256').update(canonicalJson(request.body ?? null)).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(canonicalJson(request.body ?? null))
+      .digest('hex');
 
     const ref = { accountId, endpoint, key };
     const claimed = await this.records.claim(ref, fingerprint, new Date(Date.now() + TTL_MS));
@@ -74,12 +90,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
       const existing = await this.records.find(ref);
       if (!existing) return this.run(context, next); // released meanwhile: try again
       if (existing.fingerprint !== fingerprint) {
-        throw new DomainError(ErrorCode.IdempotencyKeyReused, 'This Idempotency-Key was already used with a different request body.');
+        throw new DomainError(
+          ErrorCode.IdempotencyKeyReused,
+          'This Idempotency-Key was already used with a different request body.',
+        );
       }
       if (existing.state === 'in_progress') {
-        throw new DomainError(ErrorCode.IdempotencyKeyInUse, 'A request with this Idempotency-Key is still running; retry when it has finished.');
+        throw new DomainError(
+          ErrorCode.IdempotencyKeyInUse,
+          'A request with this Idempotency-Key is still running; retry when it has finished.',
+        );
       }
-      throw new ReplayedResponse(existing.responseStatus ?? 200, existing.responseBody, { ...(existing.responseHeaders ?? {}), 'Idempotent-Replayed': 'true' });
+      throw new ReplayedResponse(existing.responseStatus ?? 200, existing.responseBody, {
+        ...(existing.responseHeaders ?? {}),
+        'Idempotent-Replayed': 'true',
+      });
     }
 
     let body: unknown;
@@ -89,7 +114,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
       await this.records.release(ref);
       throw error;
     }
-    const status = this.reflector.get<number>(HTTP_CODE_METADATA, context.getHandler()) ?? (request.method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
+    const status =
+      this.reflector.get<number>(HTTP_CODE_METADATA, context.getHandler()) ??
+      (request.method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
       const value = response.getHeader(name);
@@ -102,4 +129,5 @@ export class IdempotencyInterceptor implements NestInterceptor {
 }
 
 /** Marks an endpoint as accepting `Idempotency-Key`. */
-export const Idempotent = () => applyDecorators(SetMetadata(IDEMPOTENT, true), UseInterceptors(IdempotencyInterceptor));
+export const Idempotent = () =>
+  applyDecorators(SetMetadata(IDEMPOTENT, true), UseInterceptors(IdempotencyInterceptor));

@@ -36,12 +36,27 @@ export const LoggingModule = LoggerModule.forRootAsync({
         response.setHeader('X-Request-Id', id);
         return id;
       },
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.secret', '*.auth', '*.password'], censor: '[redacted]' },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'res.headers["set-cookie"]',
+          '*.secret',
+          '*.auth',
+          '*.password',
+        ],
+        censor: '[redacted]',
+      },
       serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(/([?&](?:token|key|secret)=)[^&]*/gi, '$1[redacted]') }),
+        req: (req: { id: unknown; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url.replace(/([?&](?:token|key|secret)=)[^&]*/gi, '$1[redacted]'),
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
-      customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) =>
+        error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     }),
   }),
 });

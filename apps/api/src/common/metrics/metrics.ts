@@ -9,7 +9,12 @@ import { Public } from '../auth/auth.decorators';
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'lockstep_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+  readonly requests = new Counter({
+    name: 'lockstep_http_requests_total',
+    help: 'HTTP requests',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
   readonly latency = new Histogram({
     name: 'lockstep_http_request_duration_seconds',
     help: 'HTTP request latency',
@@ -28,7 +33,8 @@ export class MetricsService {
       async collect() {
         const depths = await jobs.depths().catch(() => ({}) as Record<string, Record<string, number>>);
         this.reset();
-        for (const [queue, states] of Object.entries(depths)) for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
+        for (const [queue, states] of Object.entries(depths))
+          for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
       },
     });
   }

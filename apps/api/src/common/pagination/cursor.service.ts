@@ -21,7 +21,11 @@ export function parseLimit(raw: unknown, rule: LimitRule): number {
   const text = String(raw);
   const value = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < rule.min || value > rule.max) {
-    throw new DomainError(ErrorCode.InvalidLimit, `limit must be an integer from ${rule.min} to ${rule.max}.`, { min: rule.min, max: rule.max });
+    throw new DomainError(
+      ErrorCode.InvalidLimit,
+      `limit must be an integer from ${rule.min} to ${rule.max}.`,
+      { min: rule.min, max: rule.max },
+    );
   }
   return value;
 }
@@ -37,18 +41,27 @@ export class CursorService {
   private readonly keys: Buffer[];
 
   constructor(config: AppConfig) {
-    const derive = (master: string) => Buffer.from(hkdfSync('sha256', Buffer.from(master, 'base64'), Buffer.alloc(0), 'lockstep cursor v1', 32));
+    const derive = (master: string) =>
+      Buffer.from(
+        hkdfSync('sha256', Buffer.from(master, 'base64'), Buffer.alloc(0), 'lockstep cursor v1', 32),
+      );
     this.keys = [config.LOCKSTEP_MASTER_KEY, ...(config.LOCKSTEP_MASTER_KEY_PREVIOUS ?? [])].map(derive);
   }
 
   encode(endpoint: string, accountId: string, position: CursorPosition): string {
-    const payload = Buffer.from(JSON.stringify({ e: endpoint, a: accountId, c: position.createdAt, i: position.id })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ e: endpoint, a: accountId, c: position.createdAt, i: position.id }),
+    ).toString('base64url');
     return `${payload}.${this.sign(payload)}`;
   }
 
   decode(cursor: unknown, endpoint: string, accountId: string): CursorPosition | null {
     if (cursor === undefined || cursor === null || cursor === '') return null;
-    const invalid = () => new DomainError(ErrorCode.InvalidCursor, 'cursor was not issued by this endpoint; pass back `next_cursor` unchanged.');
+    const invalid = () =>
+      new DomainError(
+        ErrorCode.InvalidCursor,
+        'cursor was not issued by this endpoint; pass back `next_cursor` unchanged.',
+      );
     if (typeof cursor !== 'string' || cursor.length > 1000) throw invalid();
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw invalid();
@@ -59,12 +72,25 @@ export class CursorService {
     } catch {
       throw invalid();
     }
-    if (data.e !== endpoint || data.a !== accountId || typeof data.c !== 'string' || typeof data.i !== 'string') throw invalid();
+    if (
+      data.e !== endpoint ||
+      data.a !== accountId ||
+      typeof data.c !== 'string' ||
+      typeof data.i !== 'string'
+    )
+      throw invalid();
     return { createdAt: data.c, id: data.i };
   }
 
   /** Builds the envelope of spec 2.2 from `limit + 1` rows fetched newest first. */
-  page<T, R>(rows: R[], limit: number, endpoint: string, accountId: string, position: (row: R) => CursorPosition, map: (row: R) => T) {
+  page<T, R>(
+    rows: R[],
+    limit: number,
+    endpoint: string,
+    accountId: string,
+    position: (row: R) => CursorPosition,
+    map: (row: R) => T,
+  ) {
     const hasMore = rows.length > limit;
     const items = hasMore ? rows.slice(0, limit) : rows;
     const last = items[items.length - 1];

@@ -8,7 +8,11 @@ export class RedisClient implements OnApplicationShutdown {
   readonly client: Redis;
 
   constructor(@Inject(AppConfig) config: AppConfig) {
-    this.client = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.client = new Redis(config.REDIS_URL, {
+      lazyConnect: false,
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: true,
+    });
     this.client.on('error', () => undefined); // reported through /healthz and failing requests, not as crashes
   }
 

@@ -4,7 +4,13 @@ import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
 import type { BaseInfo, ConnectorDeclaration } from '@lockstep/connectors-core';
-import { CredentialCipher, resolveCredentialIssues, type SideName, sideOwner, SyncStore } from '@lockstep/persistence';
+import {
+  CredentialCipher,
+  resolveCredentialIssues,
+  type SideName,
+  sideOwner,
+  SyncStore,
+} from '@lockstep/persistence';
 import { ConnectorCatalog } from '../../connectors/connector-catalog';
 import { SideConnections } from '../../syncs/side-connections';
 import { isConnected, isSideName, SyncAccess } from '../../syncs/sync-access';
@@ -13,13 +19,27 @@ import { oauthClientFor } from './oauth-clients';
 import { FLOW_TTL_MS, type FlowBinding, newHandle, OAuthFlows } from './oauth-flows';
 import { authorizationRequest, exchangeCode, type GrantedTokens } from './openid';
 
-type OAuthDeclaration = ConnectorDeclaration & { auth: { method: 'oauth'; fields: null; oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] } } };
+type OAuthDeclaration = ConnectorDeclaration & {
+  auth: {
+    method: 'oauth';
+    fields: null;
+    oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
+  };
+};
 
 /** What a console OAuth request ends in; the controller turns it into a response. */
 export type OAuthOutcome =
   | { kind: 'redirect'; location: string }
   | { kind: 'failure'; status: number; title: string; message: string; retryUrl: string | null }
-  | { kind: 'choose_base'; handle: string; connectorName: string; side: SideName; syncName: string; bases: BaseInfo[]; cancelUrl: string };
+  | {
+      kind: 'choose_base';
+      handle: string;
+      connectorName: string;
+      side: SideName;
+      syncName: string;
+      bases: BaseInfo[];
+      cancelUrl: string;
+    };
 
 interface AuthorizeSecrets {
   state: string;
@@ -34,19 +54,27 @@ interface ChooseBaseSecrets {
 
 const OTHER: Record<SideName, SideName> = { left: 'right', right: 'left' };
 
-const isOAuth = (declaration: ConnectorDeclaration | undefined): declaration is OAuthDeclaration => declaration?.auth.method === 'oauth';
+const isOAuth = (declaration: ConnectorDeclaration | undefined): declaration is OAuthDeclaration =>
+  declaration?.auth.method === 'oauth';
 
 /** The reason of a failed code exchange in words: the provider's `error` and `error_description` when it sent them. */
 function exchangeFailure(caught: unknown): string {
   const body = caught as { error?: unknown; error_description?: unknown; message?: unknown };
   if (typeof body?.error === 'string') {
-    const description = typeof body.error_description === 'string' ? ` (${body.error_description.slice(0, 300)})` : '';
+    const description =
+      typeof body.error_description === 'string' ? ` (${body.error_description.slice(0, 300)})` : '';
     return `the app answered ${body.error}${description}`;
   }
   return caught instanceof Error ? caught.message : String(caught);
 }
 
-const failure = (status: number, title: string, message: string, retryUrl: string | null): OAuthOutcome => ({ kind: 'failure', status, title, message, retryUrl });
+const failure = (status: number, title: string, message: string, retryUrl: string | null): OAuthOutcome => ({
+  kind: 'failure',
+  status,
+  title,
+  message,
+  retryUrl,
+});
 
 /** The OAuth error codes of RFC 6749 4.1.2.1 a person can act on, in words. */
 const PROVIDER_ERRORS: Record<string, string> = {
@@ -87,7 +115,11 @@ export class OAuthConnectService {
   }
 
   /** POST /app/oauth/start: checks the person may connect this side, stores the flow, sends the browser to the app. */
-  async start(session: ConsoleSession, sessionHash: Buffer, form: Record<string, string>): Promise<OAuthOutcome> {
+  async start(
+    session: ConsoleSession,
+    sessionHash: Buffer,
+    form: Record<string, string>,
+  ): Promise<OAuthOutcome> {
     const side = form['side'];
     const loaded = await this.access.load(consoleAuth(session), form['sync'] ?? '');
     if (!isSideName(side) || !loaded.sides[side]) throw consoleNotFound();
@@ -97,17 +129,52 @@ export class OAuthConnectService {
     const chosen = form['connector'];
     if (chosen && chosen !== entity.connector) {
       // The person picked another connector for a side not connected yet (the connect page's connector choice).
-      if (isConnected(entity)) return failure(409, 'This side is already connected', `The ${side} side is connected to ${declaration?.displayName ?? entity.connector}; reconnect it with the same app, or change its app while the sync is a draft.`, retry);
-      if (loaded.sync.status !== 'draft') return failure(409, 'The sync is running', 'A side can change its app only while the sync is a draft.', retry);
+      if (isConnected(entity))
+        return failure(
+          409,
+          'This side is already connected',
+          `The ${side} side is connected to ${declaration?.displayName ?? entity.connector}; reconnect it with the same app, or change its app while the sync is a draft.`,
+          retry,
+        );
+      if (loaded.sync.status !== 'draft')
+        return failure(
+          409,
+          'The sync is running',
+          'A side can change its app only while the sync is a draft.',
+          retry,
+        );
       declaration = this.catalog.available(chosen, session.plan);
-      if (!declaration) return failure(400, 'App not available', `There is no app "${chosen}" on this account's plan.`, retry);
+      if (!declaration)
+        return failure(
+          400,
+          'App not available',
+          `There is no app "${chosen}" on this account's plan.`,
+          retry,
+        );
       const other = loaded.sides[OTHER[side]];
       if (other && other.connector === declaration.type && !declaration.capabilities.syncToItself) {
-        return failure(409, 'Pick another app', `${declaration.displayName} cannot sync to itself, and the other side already uses it.`, retry);
+        return failure(
+          409,
+          'Pick another app',
+          `${declaration.displayName} cannot sync to itself, and the other side already uses it.`,
+          retry,
+        );
       }
     }
-    if (!declaration) return failure(409, 'App no longer offered', `This server no longer offers the app "${entity.connector}" of the ${side} side.`, null);
-    if (!isOAuth(declaration)) return failure(400, 'No browser sign-in for this app', `${declaration.displayName} is connected with its credentials, not by signing in; use the form on the connect page.`, retry);
+    if (!declaration)
+      return failure(
+        409,
+        'App no longer offered',
+        `This server no longer offers the app "${entity.connector}" of the ${side} side.`,
+        null,
+      );
+    if (!isOAuth(declaration))
+      return failure(
+        400,
+        'No browser sign-in for this app',
+        `${declaration.displayName} is connected with its credentials, not by signing in; use the form on the connect page.`,
+        retry,
+      );
     const client = oauthClientFor(this.config, declaration.type);
     if (!client) {
       return failure(
@@ -118,15 +185,35 @@ export class OAuthConnectService {
       );
     }
     const request = await authorizationRequest(declaration.auth.oauth, client, this.redirectUri);
-    const binding: FlowBinding = { sessionHash, accountId: session.accountId, syncId: loaded.sync.id, side, connector: declaration.type };
-    await this.flows.save<AuthorizeSecrets>(request.state, 'authorize', binding, { state: request.state, codeVerifier: request.codeVerifier, nonce: request.nonce });
+    const binding: FlowBinding = {
+      sessionHash,
+      accountId: session.accountId,
+      syncId: loaded.sync.id,
+      side,
+      connector: declaration.type,
+    };
+    await this.flows.save<AuthorizeSecrets>(request.state, 'authorize', binding, {
+      state: request.state,
+      codeVerifier: request.codeVerifier,
+      nonce: request.nonce,
+    });
     return { kind: 'redirect', location: request.url.href };
   }
 
   /** GET /app/oauth/callback: one use of `state`, the app's answer, the code exchange, then the connection. */
-  async callback(session: ConsoleSession, sessionHash: Buffer, query: Record<string, unknown>, originalUrl: string): Promise<OAuthOutcome> {
+  async callback(
+    session: ConsoleSession,
+    sessionHash: Buffer,
+    query: Record<string, unknown>,
+    originalUrl: string,
+  ): Promise<OAuthOutcome> {
     const text = (name: string): string => (typeof query[name] === 'string' ? (query[name] as string) : '');
-    const flow = await this.flows.consume<AuthorizeSecrets>(text('state'), 'authorize', sessionHash, session.accountId);
+    const flow = await this.flows.consume<AuthorizeSecrets>(
+      text('state'),
+      'authorize',
+      sessionHash,
+      session.accountId,
+    );
     if (!flow) {
       return failure(
         400,
@@ -137,50 +224,131 @@ export class OAuthConnectService {
     }
     const retry = this.connectUrl(flow.syncId, flow.side);
     const declaration = this.catalog.find(flow.connector);
-    if (!isOAuth(declaration)) return failure(409, 'App no longer offered', `This server no longer offers "${flow.connector}" with browser sign-in.`, null);
+    if (!isOAuth(declaration))
+      return failure(
+        409,
+        'App no longer offered',
+        `This server no longer offers "${flow.connector}" with browser sign-in.`,
+        null,
+      );
     const name = declaration.displayName;
-    if (flow.expired) return failure(400, 'The sign-in took too long', `The sign-in at ${name} was not finished within ${FLOW_TTL_MS / 60000} minutes. Nothing was connected.`, retry);
+    if (flow.expired)
+      return failure(
+        400,
+        'The sign-in took too long',
+        `The sign-in at ${name} was not finished within ${FLOW_TTL_MS / 60000} minutes. Nothing was connected.`,
+        retry,
+      );
     const error = text('error');
     if (error) {
       const description = text('error_description').slice(0, 300);
       const reason = PROVIDER_ERRORS[error] ?? `the app answered "${error.slice(0, 60)}"`;
-      return failure(error === 'access_denied' ? 403 : 502, `${name} was not connected`, `${name} says ${reason}${description ? ` (${description})` : ''}. Nothing was connected.`, retry);
+      return failure(
+        error === 'access_denied' ? 403 : 502,
+        `${name} was not connected`,
+        `${name} says ${reason}${description ? ` (${description})` : ''}. Nothing was connected.`,
+        retry,
+      );
     }
     const client = oauthClientFor(this.config, declaration.type);
-    if (!client) return failure(503, `${name} sign-in is not set up`, `This Lockstep server has no OAuth client registration for ${name} any more; the operator must add it to OAUTH_CLIENTS.`, retry);
+    if (!client)
+      return failure(
+        503,
+        `${name} sign-in is not set up`,
+        `This Lockstep server has no OAuth client registration for ${name} any more; the operator must add it to OAUTH_CLIENTS.`,
+        retry,
+      );
     let granted: GrantedTokens;
     try {
-      granted = await exchangeCode(declaration.auth.oauth, client, new URL(originalUrl, this.config.publicUrl), flow.secrets);
+      granted = await exchangeCode(
+        declaration.auth.oauth,
+        client,
+        new URL(originalUrl, this.config.publicUrl),
+        flow.secrets,
+      );
     } catch (caught) {
       const message = exchangeFailure(caught);
-      this.logger.warn({ connector: declaration.type, sync_id: flow.syncId, err: message }, 'oauth code exchange failed');
-      return failure(502, `Signing in to ${name} did not finish`, `Lockstep could not exchange the sign-in for access: ${message}. Nothing was connected.`, retry);
+      this.logger.warn(
+        { connector: declaration.type, sync_id: flow.syncId, err: message },
+        'oauth code exchange failed',
+      );
+      return failure(
+        502,
+        `Signing in to ${name} did not finish`,
+        `Lockstep could not exchange the sign-in for access: ${message}. Nothing was connected.`,
+        retry,
+      );
     }
     return this.finish(session, flow, declaration, granted, null);
   }
 
   /** POST /app/oauth/base: the base the person picked after signing in to an account with several. */
-  async chooseBase(session: ConsoleSession, sessionHash: Buffer, form: Record<string, string>): Promise<OAuthOutcome> {
-    const flow = await this.flows.consume<ChooseBaseSecrets>(form['flow'] ?? '', 'choose_base', sessionHash, session.accountId);
-    if (!flow) return failure(400, 'This choice cannot be completed', 'The form is out of date, was already sent, or belongs to another browser session. Nothing was connected.', null);
+  async chooseBase(
+    session: ConsoleSession,
+    sessionHash: Buffer,
+    form: Record<string, string>,
+  ): Promise<OAuthOutcome> {
+    const flow = await this.flows.consume<ChooseBaseSecrets>(
+      form['flow'] ?? '',
+      'choose_base',
+      sessionHash,
+      session.accountId,
+    );
+    if (!flow)
+      return failure(
+        400,
+        'This choice cannot be completed',
+        'The form is out of date, was already sent, or belongs to another browser session. Nothing was connected.',
+        null,
+      );
     const retry = this.connectUrl(flow.syncId, flow.side);
     const declaration = this.catalog.find(flow.connector);
-    if (!isOAuth(declaration)) return failure(409, 'App no longer offered', `This server no longer offers "${flow.connector}" with browser sign-in.`, null);
-    if (flow.expired) return failure(400, 'The choice took too long', `The base was not picked within ${FLOW_TTL_MS / 60000} minutes of signing in. Nothing was connected.`, retry);
+    if (!isOAuth(declaration))
+      return failure(
+        409,
+        'App no longer offered',
+        `This server no longer offers "${flow.connector}" with browser sign-in.`,
+        null,
+      );
+    if (flow.expired)
+      return failure(
+        400,
+        'The choice took too long',
+        `The base was not picked within ${FLOW_TTL_MS / 60000} minutes of signing in. Nothing was connected.`,
+        retry,
+      );
     const base = flow.secrets.bases.find((candidate) => candidate.id === form['base']);
-    if (!base) return failure(400, 'Pick one of the listed bases', 'The base sent is not one this account reaches. Nothing was connected.', retry);
+    if (!base)
+      return failure(
+        400,
+        'Pick one of the listed bases',
+        'The base sent is not one this account reaches. Nothing was connected.',
+        retry,
+      );
     return this.finish(session, flow, declaration, flow.secrets.granted, base.id);
   }
 
   /** Checks the new credentials live, resolves the base (or asks for it), and connects the side. */
-  private async finish(session: ConsoleSession, flow: FlowBinding, declaration: OAuthDeclaration, granted: GrantedTokens, chosenBase: string | null): Promise<OAuthOutcome> {
+  private async finish(
+    session: ConsoleSession,
+    flow: FlowBinding,
+    declaration: OAuthDeclaration,
+    granted: GrantedTokens,
+    chosenBase: string | null,
+  ): Promise<OAuthOutcome> {
     const name = declaration.displayName;
     const retry = this.connectUrl(flow.syncId, flow.side);
     const loaded = await this.access.load(consoleAuth(session), flow.syncId);
     const entity = loaded.sides[flow.side];
     if (!entity) throw consoleNotFound();
     const reconnect = isConnected(entity);
-    if (reconnect && entity.connector !== declaration.type) return failure(409, 'The side changed', `The ${flow.side} side was connected to another app while you signed in. Nothing was changed.`, retry);
+    if (reconnect && entity.connector !== declaration.type)
+      return failure(
+        409,
+        'The side changed',
+        `The ${flow.side} side was connected to another app while you signed in. Nothing was changed.`,
+        retry,
+      );
 
     let bases: BaseInfo[];
     try {
@@ -190,32 +358,71 @@ export class OAuthConnectService {
       });
     } catch (caught) {
       if (!(caught instanceof DomainError)) throw caught;
-      return failure(caught.code === ErrorCode.ConnectionError ? 502 : 400, `${name} did not accept the sign-in`, `${caught.message}. Nothing was connected.`, retry);
+      return failure(
+        caught.code === ErrorCode.ConnectionError ? 502 : 400,
+        `${name} did not accept the sign-in`,
+        `${caught.message}. Nothing was connected.`,
+        retry,
+      );
     }
     let base: BaseInfo | undefined;
     if (reconnect) {
       base = bases.find((candidate) => candidate.id === entity.baseId);
       if (!base) {
-        return failure(409, 'Sign in with the account that owns this base', `The ${name} account you signed in with cannot reach “${entity.baseName ?? entity.baseId}”, which the ${flow.side} side syncs. Nothing was changed.`, retry);
+        return failure(
+          409,
+          'Sign in with the account that owns this base',
+          `The ${name} account you signed in with cannot reach “${entity.baseName ?? entity.baseId}”, which the ${flow.side} side syncs. Nothing was changed.`,
+          retry,
+        );
       }
     } else if (chosenBase !== null) {
       base = bases.find((candidate) => candidate.id === chosenBase);
-      if (!base) return failure(409, 'That base is gone', `The ${name} account no longer reaches the base you picked. Nothing was connected.`, retry);
+      if (!base)
+        return failure(
+          409,
+          'That base is gone',
+          `The ${name} account no longer reaches the base you picked. Nothing was connected.`,
+          retry,
+        );
     } else if (bases.length === 0) {
-      return failure(409, `Nothing to sync in ${name}`, `The ${name} account you signed in with has no base Lockstep can sync. Nothing was connected.`, retry);
+      return failure(
+        409,
+        `Nothing to sync in ${name}`,
+        `The ${name} account you signed in with has no base Lockstep can sync. Nothing was connected.`,
+        retry,
+      );
     } else if (bases.length > 1) {
       const handle = newHandle();
       await this.flows.save<ChooseBaseSecrets>(handle, 'choose_base', flow, { granted, bases });
-      return { kind: 'choose_base', handle, connectorName: name, side: flow.side, syncName: loaded.sync.name, bases, cancelUrl: retry };
+      return {
+        kind: 'choose_base',
+        handle,
+        connectorName: name,
+        side: flow.side,
+        syncName: loaded.sync.name,
+        bases,
+        cancelUrl: retry,
+      };
     } else {
       base = bases[0]!;
     }
 
-    const fingerprint = this.cipher.fingerprint(declaration.type, granted.identity ? { iss: granted.identity.iss, sub: granted.identity.sub } : { access_token: granted.credentials['access_token']! });
+    const fingerprint = this.cipher.fingerprint(
+      declaration.type,
+      granted.identity
+        ? { iss: granted.identity.iss, sub: granted.identity.sub }
+        : { access_token: granted.credentials['access_token']! },
+    );
     const result = await this.connect(flow, declaration, granted, base, fingerprint, reconnect);
     if (result.kind !== 'connected') return failure(409, result.title, result.message, retry);
-    const notice = reconnect ? `Reconnected ${name} (${base.name}) as the ${result.slot} side.` : `Connected ${name} (${base.name}) as the ${result.slot} side.`;
-    return { kind: 'redirect', location: `/app/syncs/${flow.syncId}/review?notice=${encodeURIComponent(notice)}` };
+    const notice = reconnect
+      ? `Reconnected ${name} (${base.name}) as the ${result.slot} side.`
+      : `Connected ${name} (${base.name}) as the ${result.slot} side.`;
+    return {
+      kind: 'redirect',
+      location: `/app/syncs/${flow.syncId}/review?notice=${encodeURIComponent(notice)}`,
+    };
   }
 
   /**
@@ -240,41 +447,64 @@ export class OAuthConnectService {
       const other = rows.find((row) => row.side === OTHER[flow.side]) ?? null;
       if (!target) throw consoleNotFound();
       if (isConnected(target) !== reconnect || (reconnect && target.connector !== declaration.type)) {
-        return { kind: 'refused', title: 'The side changed', message: `The ${flow.side} side changed while you signed in. Nothing was changed.` };
+        return {
+          kind: 'refused',
+          title: 'The side changed',
+          message: `The ${flow.side} side changed while you signed in. Nothing was changed.`,
+        };
       }
       if (!reconnect && target.connector !== declaration.type && sync.status !== 'draft') {
-        return { kind: 'refused', title: 'The sync is running', message: 'A side can change its app only while the sync is a draft. Nothing was connected.' };
+        return {
+          kind: 'refused',
+          title: 'The sync is running',
+          message: 'A side can change its app only while the sync is a draft. Nothing was connected.',
+        };
       }
-      if (other && isConnected(other) && other.connector === declaration.type && other.baseId === base.id && other.credentialFingerprint === fingerprint) {
-        return { kind: 'refused', title: 'Both sides would be the same', message: `The other side already syncs “${base.name}” with the same ${declaration.displayName} account; a sync joins two different places. Nothing was connected.` };
+      if (
+        other &&
+        isConnected(other) &&
+        other.connector === declaration.type &&
+        other.baseId === base.id &&
+        other.credentialFingerprint === fingerprint
+      ) {
+        return {
+          kind: 'refused',
+          title: 'Both sides would be the same',
+          message: `The other side already syncs “${base.name}” with the same ${declaration.displayName} account; a sync joins two different places. Nothing was connected.`,
+        };
       }
-      const slot: SideName = !reconnect && flow.side === 'right' && other !== null && !isConnected(other) ? 'left' : flow.side;
+      const slot: SideName =
+        !reconnect && flow.side === 'right' && other !== null && !isConnected(other) ? 'left' : flow.side;
       const now = new Date();
       if (slot !== flow.side) {
         // The still-unconnected left app moves to the right slot (neither has credentials, schema or engine state yet).
-        await store.updateSide(
-          flow.syncId,
-          'right',
-          { connector: other!.connector, authMethod: other!.authMethod, baseId: null, baseName: null, credentials: null, credentialFingerprint: null, connectedVia: null, authStatus: 'pending', authError: null, connectedAt: null, updatedAt: now },
-        );
-      }
-      await store.updateSide(
-        flow.syncId,
-        slot,
-        {
-          connector: declaration.type,
-          authMethod: 'oauth',
-          baseId: base.id,
-          baseName: base.name,
-          credentials: this.cipher.encrypt(granted.credentials, sideOwner(flow.syncId, slot)),
-          credentialFingerprint: fingerprint,
-          connectedVia: reconnect ? (target.connectedVia ?? 'console') : 'console',
-          authStatus: 'ok',
+        await store.updateSide(flow.syncId, 'right', {
+          connector: other!.connector,
+          authMethod: other!.authMethod,
+          baseId: null,
+          baseName: null,
+          credentials: null,
+          credentialFingerprint: null,
+          connectedVia: null,
+          authStatus: 'pending',
           authError: null,
-          connectedAt: reconnect ? (target.connectedAt ?? now) : now,
+          connectedAt: null,
           updatedAt: now,
-        },
-      );
+        });
+      }
+      await store.updateSide(flow.syncId, slot, {
+        connector: declaration.type,
+        authMethod: 'oauth',
+        baseId: base.id,
+        baseName: base.name,
+        credentials: this.cipher.encrypt(granted.credentials, sideOwner(flow.syncId, slot)),
+        credentialFingerprint: fingerprint,
+        connectedVia: reconnect ? (target.connectedVia ?? 'console') : 'console',
+        authStatus: 'ok',
+        authError: null,
+        connectedAt: reconnect ? (target.connectedAt ?? now) : now,
+        updatedAt: now,
+      });
       await resolveCredentialIssues(manager, flow.syncId, slot);
       await store.update(flow.syncId, { updatedAt: now });
       return { kind: 'connected', slot };

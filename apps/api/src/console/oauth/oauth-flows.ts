@@ -2,7 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { CredentialCipher, OAuthFlowStore, oauthFlowOwner as owner, type SideName } from '@lockstep/persistence';
+import {
+  CredentialCipher,
+  OAuthFlowStore,
+  oauthFlowOwner as owner,
+  type SideName,
+} from '@lockstep/persistence';
 
 /** How long a person has to finish signing in at the app, and to pick a base afterwards. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -45,7 +50,12 @@ export class OAuthFlows {
     this.store = new OAuthFlowStore(db.manager);
   }
 
-  async save<T extends object>(handle: string, stage: FlowStage, binding: FlowBinding, secrets: T): Promise<void> {
+  async save<T extends object>(
+    handle: string,
+    stage: FlowStage,
+    binding: FlowBinding,
+    secrets: T,
+  ): Promise<void> {
     const hash = sha256(handle);
     await this.store.save({
       handleHash: hash,
@@ -57,12 +67,25 @@ export class OAuthFlows {
   }
 
   /** Deletes and returns the flow of this handle, stage, session and account; null when there is none. */
-  async consume<T>(handle: string, stage: FlowStage, sessionHash: Buffer, accountId: string): Promise<ConsumedFlow<T> | null> {
+  async consume<T>(
+    handle: string,
+    stage: FlowStage,
+    sessionHash: Buffer,
+    accountId: string,
+  ): Promise<ConsumedFlow<T> | null> {
     if (handle === '' || handle.length > 512) return null;
     const hash = sha256(handle);
     const row = await this.store.consume(hash, stage, sessionHash, accountId);
     if (!row) return null;
     const secrets = JSON.parse(this.cipher.decrypt(row.sealed, owner(hash))['json']!) as T;
-    return { sessionHash, accountId, syncId: row.sync_id, side: row.side, connector: row.connector, secrets, expired: row.expired };
+    return {
+      sessionHash,
+      accountId,
+      syncId: row.sync_id,
+      side: row.side,
+      connector: row.connector,
+      secrets,
+      expired: row.expired,
+    };
   }
 }

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Get, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ConsoleController, consoleNotFound, type ConsoleSession, Form, readCookie, sendPage, Session, SESSION_COOKIE } from '../console-session';
+import {
+  ConsoleController,
+  consoleNotFound,
+  type ConsoleSession,
+  Form,
+  readCookie,
+  sendPage,
+  Session,
+  SESSION_COOKIE,
+} from '../console-session';
 import { OAuthConnectService, type OAuthOutcome } from './oauth-connect.service';
 import { basePickerPage, failurePage } from './oauth-pages';
 
@@ -21,17 +30,40 @@ export class OAuthConsoleController {
   constructor(private readonly oauth: OAuthConnectService) {}
 
   @Post('start')
-  async start(@Session() session: ConsoleSession, @Form() form: Record<string, string>, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async start(
+    @Session() session: ConsoleSession,
+    @Form() form: Record<string, string>,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     this.respond(response, session, await this.oauth.start(session, sessionHash(request), form));
   }
 
   @Get('callback')
-  async callback(@Session() session: ConsoleSession, @Req() request: Request, @Res() response: Response): Promise<void> {
-    this.respond(response, session, await this.oauth.callback(session, sessionHash(request), request.query as Record<string, unknown>, request.originalUrl));
+  async callback(
+    @Session() session: ConsoleSession,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    this.respond(
+      response,
+      session,
+      await this.oauth.callback(
+        session,
+        sessionHash(request),
+        request.query as Record<string, unknown>,
+        request.originalUrl,
+      ),
+    );
   }
 
   @Post('base')
-  async base(@Session() session: ConsoleSession, @Form() form: Record<string, string>, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async base(
+    @Session() session: ConsoleSession,
+    @Form() form: Record<string, string>,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     this.respond(response, session, await this.oauth.chooseBase(session, sessionHash(request), form));
   }
 

@@ -6,7 +6,12 @@
 import type * as OpenIdClient from 'openid-client';
 import type { OAuthClientSetting } from '@lockstep/config';
 
-type OAuthDeclaration = { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
+type OAuthDeclaration = {
+  issuer?: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  scopes: string[];
+};
 
 let loaded: Promise<typeof OpenIdClient> | null = null;
 
@@ -24,7 +29,10 @@ export const wantsIdToken = (oauth: OAuthDeclaration): boolean => oauth.scopes.i
  * origin stands in (only checked against an `iss` the provider sends back). Plain-http endpoints (a provider
  * on the operator's own network, the tests) are allowed only when the declaration names them so.
  */
-export async function clientConfiguration(oauth: OAuthDeclaration, client: OAuthClientSetting): Promise<OpenIdClient.Configuration> {
+export async function clientConfiguration(
+  oauth: OAuthDeclaration,
+  client: OAuthClientSetting,
+): Promise<OpenIdClient.Configuration> {
   const lib = await openIdClient();
   const server: OpenIdClient.ServerMetadata = {
     issuer: oauth.issuer ?? new URL(oauth.authorizationEndpoint).origin,
@@ -32,9 +40,20 @@ export async function clientConfiguration(oauth: OAuthDeclaration, client: OAuth
     token_endpoint: oauth.tokenEndpoint,
   };
   const method = client.token_endpoint_auth_method ?? (client.client_secret ? 'client_secret_basic' : 'none');
-  const auth = method === 'client_secret_post' ? lib.ClientSecretPost(client.client_secret) : method === 'client_secret_basic' ? lib.ClientSecretBasic(client.client_secret) : lib.None();
-  const configuration = new lib.Configuration(server, client.client_id, { token_endpoint_auth_method: method }, auth);
-  if ([oauth.authorizationEndpoint, oauth.tokenEndpoint].some((url) => url.startsWith('http:'))) lib.allowInsecureRequests(configuration);
+  const auth =
+    method === 'client_secret_post'
+      ? lib.ClientSecretPost(client.client_secret)
+      : method === 'client_secret_basic'
+        ? lib.ClientSecretBasic(client.client_secret)
+        : lib.None();
+  const configuration = new lib.Configuration(
+    server,
+    client.client_id,
+    { token_endpoint_auth_method: method },
+    auth,
+  );
+  if ([oauth.authorizationEndpoint, oauth.tokenEndpoint].some((url) => url.startsWith('http:')))
+    lib.allowInsecureRequests(configuration);
   return configuration;
 }
 
@@ -84,9 +103,13 @@ export async function exchangeCode(
     expectedState: checks.state,
     ...(checks.nonce ? { expectedNonce: checks.nonce, idTokenExpected: true } : {}),
   });
-  const credentials: Record<string, string> = { access_token: tokens.access_token, token_type: String(tokens.token_type ?? 'bearer').toLowerCase() };
+  const credentials: Record<string, string> = {
+    access_token: tokens.access_token,
+    token_type: String(tokens.token_type ?? 'bearer').toLowerCase(),
+  };
   if (tokens.refresh_token) credentials['refresh_token'] = tokens.refresh_token;
-  if (typeof tokens.expires_in === 'number') credentials['expires_at'] = new Date(Date.now() + tokens.expires_in * 1000).toISOString();
+  if (typeof tokens.expires_in === 'number')
+    credentials['expires_at'] = new Date(Date.now() + tokens.expires_in * 1000).toISOString();
   if (tokens.scope) credentials['scope'] = tokens.scope;
   const claims = tokens.claims();
   return { credentials, identity: claims ? { iss: claims.iss, sub: claims.sub } : null };

@@ -100,7 +100,9 @@ export interface SyncSpec {
   accountId?: string;
 }
 
-const credentialsFor = (side: SideSpec) => ({ connectionString: side.url ?? (side.connector === 'postgres' ? PG_URL : MYSQL_URL) });
+const credentialsFor = (side: SideSpec) => ({
+  connectionString: side.url ?? (side.connector === 'postgres' ? PG_URL : MYSQL_URL),
+});
 
 /** The service store (the test database of the jest global setup). */
 export async function store(): Promise<DataSource> {
@@ -110,28 +112,53 @@ export async function store(): Promise<DataSource> {
 }
 
 /** Writes a started sync the way the API leaves it; returns its ids. */
-export async function createStartedSync(db: DataSource, spec: SyncSpec): Promise<{ syncId: string; accountId: string }> {
+export async function createStartedSync(
+  db: DataSource,
+  spec: SyncSpec,
+): Promise<{ syncId: string; accountId: string }> {
   const cipher = new CredentialCipher(loadConfig(process.env, { LOCKSTEP_MASTER_KEY: MASTER_KEY }));
   const accountId = spec.accountId ?? newId('account');
-  if (!spec.accountId) await db.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [accountId, `${accountId}@example.com`]);
+  if (!spec.accountId)
+    await db.query(`INSERT INTO accounts (id, email, password_hash) VALUES ($1, $2, 'x')`, [
+      accountId,
+      `${accountId}@example.com`,
+    ]);
   const syncId = newId('sync');
-  await db.query(`INSERT INTO syncs (id, account_id, name, delete_approval) VALUES ($1, $2, 'engine test', $3)`, [syncId, accountId, spec.deleteApproval ?? 'review_required']);
-  const ids: Record<'left' | 'right', Map<string, { id: string; fields: Map<string, string> }>> = { left: new Map(), right: new Map() };
+  await db.query(
+    `INSERT INTO syncs (id, account_id, name, delete_approval) VALUES ($1, $2, 'engine test', $3)`,
+    [syncId, accountId, spec.deleteApproval ?? 'review_required'],
+  );
+  const ids: Record<'left' | 'right', Map<string, { id: string; fields: Map<string, string> }>> = {
+    left: new Map(),
+    right: new Map(),
+  };
   for (const side of ['left', 'right'] as const) {
     const sideSpec = spec[side];
     const credentials = credentialsFor(sideSpec);
     await db.query(
       `INSERT INTO sync_sides (sync_id, side, connector, auth_method, base_id, base_name, credentials, credential_fingerprint, auth_status, connected_via, connected_at)
        VALUES ($1, $2, $3, 'api_key', $4, $4, $5, $6, 'ok', 'api', now())`,
-      [syncId, side, sideSpec.connector, sideSpec.base, cipher.encrypt(credentials, sideOwner(syncId, side)), cipher.fingerprint(sideSpec.connector, credentials)],
+      [
+        syncId,
+        side,
+        sideSpec.connector,
+        sideSpec.base,
+        cipher.encrypt(credentials, sideOwner(syncId, side)),
+        cipher.fingerprint(sideSpec.connector, credentials),
+      ],
     );
-    const connection = await findConnector(sideSpec.connector)!.connect(credentials, sideSpec.base, { egress: { allowPrivate: true, allowLoopback: true } });
+    const connection = await findConnector(sideSpec.connector)!.connect(credentials, sideSpec.base, {
+      egress: { allowPrivate: true, allowLoopback: true },
+    });
     try {
       const tables = new Set(spec.pairs.map((pair) => pair[side]));
       for (const table of tables) {
         await connection.prepareTable(table, { changeCapture: false, serviceIdColumn: true });
         const tableId = newId('table');
-        await db.query(`INSERT INTO sync_tables (id, sync_id, side, remote_id, name, fields_fetched_at) VALUES ($1, $2, $3, $4, $4, now())`, [tableId, syncId, side, table]);
+        await db.query(
+          `INSERT INTO sync_tables (id, sync_id, side, remote_id, name, fields_fetched_at) VALUES ($1, $2, $3, $4, $4, now())`,
+          [tableId, syncId, side, table],
+        );
         const fields = new Map<string, string>();
         for (const [position, field] of (await connection.listFields(table)).entries()) {
           const fieldId = newId('field');
@@ -139,7 +166,20 @@ export async function createStartedSync(db: DataSource, spec: SyncSpec): Promise
           await db.query(
             `INSERT INTO sync_fields (id, table_id, remote_id, name, type, type_class, read, write, required, is_primary, type_details, position)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-            [fieldId, tableId, field.remoteId, field.name, field.type, field.typeClass, field.read, field.write, field.required, field.primary, field.typeDetails ? JSON.stringify(field.typeDetails) : null, position],
+            [
+              fieldId,
+              tableId,
+              field.remoteId,
+              field.name,
+              field.type,
+              field.typeClass,
+              field.read,
+              field.write,
+              field.required,
+              field.primary,
+              field.typeDetails ? JSON.stringify(field.typeDetails) : null,
+              position,
+            ],
           );
         }
         ids[side].set(table, { id: tableId, fields });
@@ -160,7 +200,11 @@ export async function createStartedSync(db: DataSource, spec: SyncSpec): Promise
       direction: pair.direction ?? 'two_way',
       left: { record_delete_behavior: pair.leftBehavior ?? 'sync' },
       right: { record_delete_behavior: pair.rightBehavior ?? 'sync' },
-      fields: pair.fields.map(([l, r, direction]) => ({ left_field: field('left', pair.left, l), right_field: field('right', pair.right, r), ...(direction ? { direction } : {}) })),
+      fields: pair.fields.map(([l, r, direction]) => ({
+        left_field: field('left', pair.left, l),
+        right_field: field('right', pair.right, r),
+        ...(direction ? { direction } : {}),
+      })),
       ...(pair.filter ? { filter: pair.filter } : {}),
       ...(pair.advancedSettings ? { advanced_settings: pair.advancedSettings } : {}),
     })),
@@ -168,17 +212,29 @@ export async function createStartedSync(db: DataSource, spec: SyncSpec): Promise
   await db.query(
     `UPDATE syncs SET mappings = $2, status = 'active', initial_sync_phase = 'preparing', initial_sync_started_at = now(), reviewed_revision = mappings_revision,
        start_options = $3, started_at = now() WHERE id = $1`,
-    [syncId, JSON.stringify(mappings), JSON.stringify({ prefer: spec.prefer ?? 'left', match: spec.match ?? [] })],
+    [
+      syncId,
+      JSON.stringify(mappings),
+      JSON.stringify({ prefer: spec.prefer ?? 'left', match: spec.match ?? [] }),
+    ],
   );
   return { syncId, accountId };
 }
 
 function workerEnv(accountId: string, extra: Record<string, string>): Record<string, string> {
-  return { LOCKSTEP_MASTER_KEY: MASTER_KEY, ENGINE_ACCOUNT_ID: accountId, ENGINE_LEASE_SECONDS: '3', ...extra };
+  return {
+    LOCKSTEP_MASTER_KEY: MASTER_KEY,
+    ENGINE_ACCOUNT_ID: accountId,
+    ENGINE_LEASE_SECONDS: '3',
+    ...extra,
+  };
 }
 
 /** The worker in this process, limited to one account's syncs. */
-export async function inProcessWorker(accountId: string, extra: Record<string, string> = {}): Promise<INestApplicationContext> {
+export async function inProcessWorker(
+  accountId: string,
+  extra: Record<string, string> = {},
+): Promise<INestApplicationContext> {
   const config = loadConfig({ ...process.env, ...workerEnv(accountId, extra) });
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
   await app.init();
@@ -188,7 +244,11 @@ export async function inProcessWorker(accountId: string, extra: Record<string, s
 /** The real worker process (`dist/apps/worker/src/main.js`), for crash tests. */
 export function workerProcess(accountId: string, extra: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
-    env: { ...process.env, ...workerEnv(accountId, extra), LOG_LEVEL: process.env['ENGINE_TEST_LOG'] ?? 'silent' },
+    env: {
+      ...process.env,
+      ...workerEnv(accountId, extra),
+      LOG_LEVEL: process.env['ENGINE_TEST_LOG'] ?? 'silent',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   return child;
@@ -198,7 +258,11 @@ export function workerProcess(accountId: string, extra: Record<string, string> =
  * A count once it has stopped moving for `quietMs` (at most `timeoutMs`): the app writes of a change land just
  * before the store commit that records its operations, so a count read the moment the apps converge can be short.
  */
-export async function settledCount(count: () => Promise<number>, quietMs = 1000, timeoutMs = 15_000): Promise<number> {
+export async function settledCount(
+  count: () => Promise<number>,
+  quietMs = 1000,
+  timeoutMs = 15_000,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let last = await count();
   while (Date.now() < deadline) {
@@ -210,7 +274,12 @@ export async function settledCount(count: () => Promise<number>, quietMs = 1000,
   throw new Error(`the count kept moving for ${timeoutMs} ms (last ${last})`);
 }
 
-export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
   while (Date.now() < deadline) {
@@ -222,9 +291,15 @@ export async function waitFor<T>(what: string, check: () => Promise<T | null | u
     }
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`);
+  throw new Error(
+    `timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`,
+  );
 }
 
 export async function phase(db: DataSource, syncId: string): Promise<string> {
-  return ((await db.query(`SELECT initial_sync_phase FROM syncs WHERE id = $1`, [syncId])) as { initial_sync_phase: string }[])[0]!.initial_sync_phase;
+  return (
+    (await db.query(`SELECT initial_sync_phase FROM syncs WHERE id = $1`, [syncId])) as {
+      initial_sync_phase: string;
+    }[]
+  )[0]!.initial_sync_phase;
 }

@@ -26,19 +26,33 @@ export interface ExportSpec {
   plan?: 'pro' | 'business';
 }
 
-const credentials = (connector: 'postgres' | 'mysql') => ({ connectionString: connector === 'postgres' ? PG_URL : MYSQL_URL });
+const credentials = (connector: 'postgres' | 'mysql') => ({
+  connectionString: connector === 'postgres' ? PG_URL : MYSQL_URL,
+});
 
 export async function createAccount(db: DataSource, plan: 'pro' | 'business' = 'business'): Promise<string> {
   const accountId = newId('account');
-  await db.query(`INSERT INTO accounts (id, email, password_hash, plan) VALUES ($1, $2, 'x', $3)`, [accountId, `${accountId}@example.com`, plan]);
+  await db.query(`INSERT INTO accounts (id, email, password_hash, plan) VALUES ($1, $2, 'x', $3)`, [
+    accountId,
+    `${accountId}@example.com`,
+    plan,
+  ]);
   return accountId;
 }
 
 /** A saved live export (plan written, destination tables provisioned); returns its id. */
-export async function createSavedExport(db: DataSource, accountId: string, spec: ExportSpec): Promise<string> {
+export async function createSavedExport(
+  db: DataSource,
+  accountId: string,
+  spec: ExportSpec,
+): Promise<string> {
   const cipher = new CredentialCipher(loadConfig(process.env, { LOCKSTEP_MASTER_KEY: MASTER_KEY }));
   const id = newId('liveExport');
-  const plan: LiveExportPlan = { source: { connector: spec.source.connector, base: spec.source.base }, destination: spec.destination, tables: spec.tables };
+  const plan: LiveExportPlan = {
+    source: { connector: spec.source.connector, base: spec.source.base },
+    destination: spec.destination,
+    tables: spec.tables,
+  };
   await db.query(
     `INSERT INTO live_exports (id, account_id, name, source_connector, source_base, source_credentials, source_auth_method, source_connected_at,
        destination_connector, destination_location, destination_credentials, destination_auth_method, destination_connected_at, saved_version, saved_at, plan)
@@ -48,19 +62,31 @@ export async function createSavedExport(db: DataSource, accountId: string, spec:
       accountId,
       spec.source.connector,
       spec.source.base,
-      cipher.encrypt(spec.source.url ? { connectionString: spec.source.url } : credentials(spec.source.connector), liveExportOwner(id, 'source')),
+      cipher.encrypt(
+        spec.source.url ? { connectionString: spec.source.url } : credentials(spec.source.connector),
+        liveExportOwner(id, 'source'),
+      ),
       spec.destination.connector,
       spec.destination.location,
       cipher.encrypt(credentials(spec.destination.connector), liveExportOwner(id, 'destination')),
       JSON.stringify(plan),
     ],
   );
-  const connection = await findConnector(spec.destination.connector)!.connect(credentials(spec.destination.connector), spec.destination.location, { egress });
+  const connection = await findConnector(spec.destination.connector)!.connect(
+    credentials(spec.destination.connector),
+    spec.destination.location,
+    { egress },
+  );
   try {
     for (const table of spec.tables) {
       await connection.liveExport!.provisionExportTable({
         name: table.destinationTable,
-        columns: table.columns.map((column) => ({ name: column.column, typeClass: column.typeClass, sourceType: column.sourceType, typeDetails: column.typeDetails ?? null })),
+        columns: table.columns.map((column) => ({
+          name: column.column,
+          typeClass: column.typeClass,
+          sourceType: column.sourceType,
+          typeDetails: column.typeDetails ?? null,
+        })),
       });
     }
   } finally {
@@ -87,7 +113,9 @@ export async function getRun(db: DataSource, runId: string): Promise<RunRow> {
 }
 
 export async function runsOf(db: DataSource, liveExportId: string): Promise<RunRow[]> {
-  return (await db.query(`SELECT * FROM live_export_runs WHERE live_export_id = $1 ORDER BY created_at`, [liveExportId])) as RunRow[];
+  return (await db.query(`SELECT * FROM live_export_runs WHERE live_export_id = $1 ORDER BY created_at`, [
+    liveExportId,
+  ])) as RunRow[];
 }
 
 /** A queue prefix of the test's own, and the Bull queue on it. */
@@ -98,9 +126,17 @@ export function testQueue(): { prefix: string; queue: Queue } {
 }
 
 /** Inserts a queued manual run and adds its job, as the API's trigger does. */
-export async function triggerRun(db: DataSource, queue: Queue, accountId: string, liveExportId: string): Promise<string> {
+export async function triggerRun(
+  db: DataSource,
+  queue: Queue,
+  accountId: string,
+  liveExportId: string,
+): Promise<string> {
   const runId = newId('run');
-  await db.query(`INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger) VALUES ($1, $2, $3, 'queued', 'manual')`, [runId, liveExportId, accountId]);
+  await db.query(
+    `INSERT INTO live_export_runs (id, live_export_id, account_id, state, trigger) VALUES ($1, $2, $3, 'queued', 'manual')`,
+    [runId, liveExportId, accountId],
+  );
   await queue.add(LIVE_EXPORT_JOBS.run, { runId }, { jobId: `run:${runId}`, removeOnComplete: 100 });
   return runId;
 }
@@ -119,7 +155,12 @@ export async function finished(db: DataSource, runId: string, timeoutMs = 45_000
 
 /** Waits until a worker process has registered on the queue (its tick repeatable exists). */
 export async function workerReady(queue: Queue): Promise<void> {
-  await waitFor('the worker to register its live export tick', async () => (await queue.getRepeatableJobs()).some((job) => job.name === LIVE_EXPORT_JOBS.tick), 30_000, 100);
+  await waitFor(
+    'the worker to register its live export tick',
+    async () => (await queue.getRepeatableJobs()).some((job) => job.name === LIVE_EXPORT_JOBS.tick),
+    30_000,
+    100,
+  );
 }
 
 /** Runs `work` with the export capture layer of a source (to look at or remove its change capture as a person or another export would). */
@@ -127,7 +168,11 @@ export async function withSourceCapture<T>(
   source: { connector: 'postgres' | 'mysql'; base: string },
   work: (capture: LiveExportSourceCapture) => Promise<T>,
 ): Promise<T> {
-  const connection = await findConnector(source.connector)!.connect(credentials(source.connector), source.base, { egress });
+  const connection = await findConnector(source.connector)!.connect(
+    credentials(source.connector),
+    source.base,
+    { egress },
+  );
   try {
     const capture = exportCaptureOf(connection);
     if (!capture) throw new Error(`the ${source.connector} connector has no export change capture`);
@@ -147,5 +192,8 @@ export interface CaptureRow {
 }
 
 export async function capturesOf(db: DataSource, liveExportId: string): Promise<CaptureRow[]> {
-  return (await db.query(`SELECT * FROM live_export_captures WHERE live_export_id = $1 ORDER BY source_table`, [liveExportId])) as CaptureRow[];
+  return (await db.query(
+    `SELECT * FROM live_export_captures WHERE live_export_id = $1 ORDER BY source_table`,
+    [liveExportId],
+  )) as CaptureRow[];
 }

@@ -72,7 +72,12 @@ export async function catchConnectorError(action: () => Promise<unknown>): Promi
 }
 
 /** Reads every page of a table (at most 10,000 pages, so a paging bug cannot loop forever). */
-export async function readAllPages(connection: Connection, table: string, pageSize: number, fields?: string[]) {
+export async function readAllPages(
+  connection: Connection,
+  table: string,
+  pageSize: number,
+  fields?: string[],
+) {
   const pages: SourceRecord[][] = [];
   let after: string | null = null;
   for (let guard = 0; guard < 10_000; guard += 1) {
@@ -94,7 +99,10 @@ export async function readAllChanges(
   const changes: Change[] = [];
   let checkpoint = since;
   for (let batches = 1; batches <= 10_000; batches += 1) {
-    const batch = await connection.readChanges(table, checkpoint, { limit: options.limit ?? 100, ignoreOwnWrites: options.ignoreOwnWrites });
+    const batch = await connection.readChanges(table, checkpoint, {
+      limit: options.limit ?? 100,
+      ignoreOwnWrites: options.ignoreOwnWrites,
+    });
     expect(batch.changes.length).toBeLessThanOrEqual(options.limit ?? 100);
     changes.push(...batch.changes);
     checkpoint = batch.checkpoint;
@@ -139,7 +147,11 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
   const timeoutMs = harness.changeTimeoutMs ?? 10_000;
   const connect = (credentials: Credentials, base: string | null, ctx: ConnectContext = context) =>
     harness.declaration.connect(credentials, base, ctx);
-  const connectAndCheck = async (credentials: Credentials, base: string | null = null, ctx: ConnectContext = context) => {
+  const connectAndCheck = async (
+    credentials: Credentials,
+    base: string | null = null,
+    ctx: ConnectContext = context,
+  ) => {
     const connection = await connect(credentials, base, ctx);
     try {
       await connection.checkCredentials();
@@ -176,9 +188,11 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(declaration.capabilities.changeDetection.length).toBeGreaterThan(0);
         if (declaration.auth.method === 'api_key') {
           for (const field of declaration.auth.fields) {
-            expect(Object.keys(field).filter((key) => key !== 'secret').sort()).toEqual(
-              ['help', 'id', 'label', 'optional', 'options', 'placeholder'].sort(),
-            );
+            expect(
+              Object.keys(field)
+                .filter((key) => key !== 'secret')
+                .sort(),
+            ).toEqual(['help', 'id', 'label', 'optional', 'options', 'placeholder'].sort());
             expect(Object.keys(field.help).sort()).toEqual(['label', 'url']);
             expect(field.help.url).toMatch(/^https:\/\//);
           }
@@ -224,8 +238,13 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
           expect(error.kind).toBe('permission');
           expectNoSecrets(error.message);
         }
-        const noLoopback: ConnectContext = { ...context, egress: { allowPrivate: false, allowLoopback: false } };
-        const error = await catchConnectorError(() => connectAndCheck(forHost('127.0.0.1'), null, noLoopback));
+        const noLoopback: ConnectContext = {
+          ...context,
+          egress: { allowPrivate: false, allowLoopback: false },
+        };
+        const error = await catchConnectorError(() =>
+          connectAndCheck(forHost('127.0.0.1'), null, noLoopback),
+        );
         expect(error.kind).toBe('permission');
       });
 
@@ -264,7 +283,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         const targets: { column: string; expected: CanonicalValue }[] = [];
         // Required columns get their first sample in every row, so each row can be written on its own.
         const required = Object.fromEntries(
-          columns.filter((column) => column.required && column.write && column.samples?.length).map((column) => [column.name, column.samples![0]!]),
+          columns
+            .filter((column) => column.required && column.write && column.samples?.length)
+            .map((column) => [column.name, column.samples![0]!]),
         );
         for (const column of writable) {
           for (const value of roundTripValues(column)) {
@@ -292,18 +313,25 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         if (!harness.declaration.capabilities.views) expect(table!.views).toBeNull();
       });
 
-      it.each(columns.map((column) => [column.name, column] as const))('discovers column %s', (_name, column) => {
-        const field = fields.find((info) => info.remoteId === column.name);
-        expect(field).toBeDefined();
-        if (typeof column.type === 'string') expect(field!.type).toBe(column.type);
-        else expect(field!.type).toMatch(column.type);
-        expect(field!.typeClass).toBe(column.typeClass);
-        expect({ read: field!.read, write: field!.write }).toEqual({ read: column.read, write: column.write });
-        if (column.required !== undefined) expect(field!.required).toBe(column.required);
-        if (column.primary !== undefined) expect(field!.primary).toBe(column.primary);
-        if (column.typeDetails) expect(field!.typeDetails).toMatchObject(column.typeDetails);
-        if (column.typeClass === 'unsupported') expect({ read: field!.read, write: field!.write }).toEqual({ read: false, write: false });
-      });
+      it.each(columns.map((column) => [column.name, column] as const))(
+        'discovers column %s',
+        (_name, column) => {
+          const field = fields.find((info) => info.remoteId === column.name);
+          expect(field).toBeDefined();
+          if (typeof column.type === 'string') expect(field!.type).toBe(column.type);
+          else expect(field!.type).toMatch(column.type);
+          expect(field!.typeClass).toBe(column.typeClass);
+          expect({ read: field!.read, write: field!.write }).toEqual({
+            read: column.read,
+            write: column.write,
+          });
+          if (column.required !== undefined) expect(field!.required).toBe(column.required);
+          if (column.primary !== undefined) expect(field!.primary).toBe(column.primary);
+          if (column.typeDetails) expect(field!.typeDetails).toMatchObject(column.typeDetails);
+          if (column.typeClass === 'unsupported')
+            expect({ read: field!.read, write: field!.write }).toEqual({ read: false, write: false });
+        },
+      );
 
       it('lists unsupported types with read and write false rather than hiding them', () => {
         for (const field of fields.filter((info) => info.typeClass === 'unsupported')) {
@@ -312,22 +340,29 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(fields.length).toBe(columns.length);
       });
 
-      it.each(writable.map((column) => [column.name] as const))('round-trips %s (write, then read an equal value)', (name) => {
-        const entries = written.get(name) ?? [];
-        expect(entries.length).toBeGreaterThan(0);
-        for (const { expected, result } of entries) {
-          if (!result.ok) throw new Error(`writing ${name}=${JSON.stringify(expected)} failed: ${result.error.message}`);
-          const record = readBack.get(result.remoteId);
-          expect(record).toBeDefined();
-          expect({ value: record!.values[name] }).toEqual({ value: expected });
-          if (result.record) expect({ returned: result.record.values[name] }).toEqual({ returned: expected });
-        }
-      });
+      it.each(writable.map((column) => [column.name] as const))(
+        'round-trips %s (write, then read an equal value)',
+        (name) => {
+          const entries = written.get(name) ?? [];
+          expect(entries.length).toBeGreaterThan(0);
+          for (const { expected, result } of entries) {
+            if (!result.ok)
+              throw new Error(`writing ${name}=${JSON.stringify(expected)} failed: ${result.error.message}`);
+            const record = readBack.get(result.remoteId);
+            expect(record).toBeDefined();
+            expect({ value: record!.values[name] }).toEqual({ value: expected });
+            if (result.record)
+              expect({ returned: result.record.values[name] }).toEqual({ returned: expected });
+          }
+        },
+      );
     });
 
     describe('create table and field from each canonical class', () => {
       const unsupported = new Set<TypeClass>(harness.createUnsupported ?? []);
-      const classes = (Object.keys(CANONICAL_CASES) as Exclude<TypeClass, 'unsupported'>[]).filter((typeClass) => !unsupported.has(typeClass));
+      const classes = (Object.keys(CANONICAL_CASES) as Exclude<TypeClass, 'unsupported'>[]).filter(
+        (typeClass) => !unsupported.has(typeClass),
+      );
       const expectedClass = (typeClass: TypeClass) => harness.createdClass?.[typeClass] ?? typeClass;
       let table: TableInfo;
       let createdFields: FieldInfo[] = [];
@@ -347,17 +382,29 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         for (const typeClass of classes) {
           for (const sample of [...caseFor(harness, typeClass).samples, null]) {
             rows.push({ serviceId: randomUUID(), values: { [`f_${typeClass}`]: sample } });
-            created.push({ typeClass, sample, result: { ok: false, error: { kind: 'transient', message: 'not written', retryable: true } } });
+            created.push({
+              typeClass,
+              sample,
+              result: { ok: false, error: { kind: 'transient', message: 'not written', retryable: true } },
+            });
           }
         }
         const results = await conn.createRecords(table.remoteId, rows);
         results.forEach((result, index) => (created[index]!.result = result));
         const ids = results.filter((result) => result.ok).map((result) => okResult(result).remoteId);
-        readBack = new Map((await conn.readByIds(table.remoteId, ids)).map((record) => [record.remoteId, record]));
+        readBack = new Map(
+          (await conn.readByIds(table.remoteId, ids)).map((record) => [record.remoteId, record]),
+        );
 
         await harness.createPlainTable('ls_fields', { primaryKey: true });
         for (const typeClass of classes) {
-          addedFields.set(typeClass, await conn.createField('ls_fields', { name: `x_${typeClass}`, ...caseFor(harness, typeClass).spec }));
+          addedFields.set(
+            typeClass,
+            await conn.createField('ls_fields', {
+              name: `x_${typeClass}`,
+              ...caseFor(harness, typeClass).spec,
+            }),
+          );
         }
         fieldsTable = await conn.listFields('ls_fields');
       });
@@ -369,7 +416,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
       });
 
       it('createTable again with the same name adopts the existing table', async () => {
-        const again = await conn.createTable('ls_created', [{ name: 'f_text', ...caseFor(harness, 'text').spec }]);
+        const again = await conn.createTable('ls_created', [
+          { name: 'f_text', ...caseFor(harness, 'text').spec },
+        ]);
         expect(again.remoteId).toBe(table.remoteId);
       });
 
@@ -378,51 +427,82 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         ['a name longer than any app allows', 'n'.repeat(100_000)],
       ])('createTable and createField refuse %s as invalid_data', async (_what, name) => {
         const refusal = { kind: 'invalid_data' };
-        await expect(conn.createTable(name, [{ name: 'title', typeClass: 'text' }])).rejects.toMatchObject(refusal);
-        await expect(conn.createTable('ls_created_ok_name', [{ name, typeClass: 'text' }])).rejects.toMatchObject(refusal);
-        await expect(conn.createField('ls_fields', { name, typeClass: 'text' })).rejects.toMatchObject(refusal);
+        await expect(conn.createTable(name, [{ name: 'title', typeClass: 'text' }])).rejects.toMatchObject(
+          refusal,
+        );
+        await expect(
+          conn.createTable('ls_created_ok_name', [{ name, typeClass: 'text' }]),
+        ).rejects.toMatchObject(refusal);
+        await expect(conn.createField('ls_fields', { name, typeClass: 'text' })).rejects.toMatchObject(
+          refusal,
+        );
       });
 
-      it.each(classes.map((typeClass) => [typeClass] as const))('createTable types a %s field and round-trips its values', (typeClass) => {
-        const field = createdFields.find((info) => info.remoteId === `f_${typeClass}` || info.name === `f_${typeClass}`);
-        expect(field).toBeDefined();
-        expect(field!.typeClass).toBe(expectedClass(typeClass));
-        expect({ read: field!.read, write: field!.write }).toEqual({ read: true, write: true });
-        for (const entry of created.filter((item) => item.typeClass === typeClass)) {
-          const { remoteId } = okResult(entry.result);
-          expect({ value: readBack.get(remoteId)?.values[field!.remoteId] }).toEqual({ value: entry.sample });
-        }
-      });
+      it.each(classes.map((typeClass) => [typeClass] as const))(
+        'createTable types a %s field and round-trips its values',
+        (typeClass) => {
+          const field = createdFields.find(
+            (info) => info.remoteId === `f_${typeClass}` || info.name === `f_${typeClass}`,
+          );
+          expect(field).toBeDefined();
+          expect(field!.typeClass).toBe(expectedClass(typeClass));
+          expect({ read: field!.read, write: field!.write }).toEqual({ read: true, write: true });
+          for (const entry of created.filter((item) => item.typeClass === typeClass)) {
+            const { remoteId } = okResult(entry.result);
+            expect({ value: readBack.get(remoteId)?.values[field!.remoteId] }).toEqual({
+              value: entry.sample,
+            });
+          }
+        },
+      );
 
-      it.each(classes.map((typeClass) => [typeClass] as const))('createField adds a %s field that round-trips a value', async (typeClass) => {
-        const field = addedFields.get(typeClass)!;
-        expect(field.typeClass).toBe(expectedClass(typeClass));
-        expect(fieldsTable.map((info) => info.remoteId)).toContain(field.remoteId);
-        const sample = caseFor(harness, typeClass).samples[0]!;
-        const id = classes.indexOf(typeClass) + 1;
-        const [createdRow] = await conn.createRecords('ls_fields', [{ serviceId: randomUUID(), values: { id, title: typeClass } }]);
-        const { remoteId } = okResult(createdRow);
-        const [updated] = await conn.updateRecords('ls_fields', [{ remoteId, values: { [field.remoteId]: sample } }]);
-        okResult(updated);
-        const [record] = await conn.readByIds('ls_fields', [remoteId]);
-        expect({ value: record?.values[field.remoteId] }).toEqual({ value: sample });
-        // A conditional update expecting the value as readByIds returned it is written: the connector compares the
-        // value as it reads it, so no value of the class looks edited when it was not.
-        const next = caseFor(harness, typeClass).samples[1] ?? sample;
-        const expected = { [field.remoteId]: record!.values[field.remoteId] ?? null, title: typeClass };
-        okResult((await conn.updateRecords('ls_fields', [{ remoteId, values: { [field.remoteId]: next }, expected }]))[0]);
-        const [after] = await conn.readByIds('ls_fields', [remoteId]);
-        expect({ value: after?.values[field.remoteId] }).toEqual({ value: next });
-      });
+      it.each(classes.map((typeClass) => [typeClass] as const))(
+        'createField adds a %s field that round-trips a value',
+        async (typeClass) => {
+          const field = addedFields.get(typeClass)!;
+          expect(field.typeClass).toBe(expectedClass(typeClass));
+          expect(fieldsTable.map((info) => info.remoteId)).toContain(field.remoteId);
+          const sample = caseFor(harness, typeClass).samples[0]!;
+          const id = classes.indexOf(typeClass) + 1;
+          const [createdRow] = await conn.createRecords('ls_fields', [
+            { serviceId: randomUUID(), values: { id, title: typeClass } },
+          ]);
+          const { remoteId } = okResult(createdRow);
+          const [updated] = await conn.updateRecords('ls_fields', [
+            { remoteId, values: { [field.remoteId]: sample } },
+          ]);
+          okResult(updated);
+          const [record] = await conn.readByIds('ls_fields', [remoteId]);
+          expect({ value: record?.values[field.remoteId] }).toEqual({ value: sample });
+          // A conditional update expecting the value as readByIds returned it is written: the connector compares the
+          // value as it reads it, so no value of the class looks edited when it was not.
+          const next = caseFor(harness, typeClass).samples[1] ?? sample;
+          const expected = { [field.remoteId]: record!.values[field.remoteId] ?? null, title: typeClass };
+          okResult(
+            (
+              await conn.updateRecords('ls_fields', [
+                { remoteId, values: { [field.remoteId]: next }, expected },
+              ])
+            )[0],
+          );
+          const [after] = await conn.readByIds('ls_fields', [remoteId]);
+          expect({ value: after?.values[field.remoteId] }).toEqual({ value: next });
+        },
+      );
 
       it('createField again with the same name adopts the existing field', async () => {
-        const again = await conn.createField('ls_fields', { name: 'x_text', ...caseFor(harness, 'text').spec });
+        const again = await conn.createField('ls_fields', {
+          name: 'x_text',
+          ...caseFor(harness, 'text').spec,
+        });
         expect(again.remoteId).toBe(addedFields.get('text')!.remoteId);
       });
 
       it('refuses to create a field of a class it cannot hold with kind unsupported', async () => {
         for (const typeClass of ['unsupported', ...unsupported] as TypeClass[]) {
-          const error = await catchConnectorError(() => conn.createField('ls_fields', { name: `u_${typeClass}`, typeClass }));
+          const error = await catchConnectorError(() =>
+            conn.createField('ls_fields', { name: `u_${typeClass}`, typeClass }),
+          );
           expect(error.kind).toBe('unsupported');
         }
       });
@@ -470,7 +550,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
 
       it('readByIds leaves out ids that do not exist', async () => {
         const [first] = await conn.readPage('ls_paging', { pageSize: 2 }).then((page) => page.records);
-        const [doomed] = await conn.createRecords('ls_paging', [{ serviceId: randomUUID(), values: { id: 999, title: 'doomed' } }]);
+        const [doomed] = await conn.createRecords('ls_paging', [
+          { serviceId: randomUUID(), values: { id: 999, title: 'doomed' } },
+        ]);
         const doomedId = okResult(doomed).remoteId;
         okResult((await conn.deleteRecords('ls_paging', [doomedId]))[0]);
         const records = await conn.readByIds('ls_paging', [first!.remoteId, doomedId]);
@@ -536,7 +618,11 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         const [first, third, fifth, sixth] = ids;
         const [asRead] = await conn.readByIds('ls_batch', [first!]);
         const results = await conn.updateRecords('ls_batch', [
-          { remoteId: first!, values: { title: 'a3' }, expected: { title: 'a2', amount: asRead!.values['amount'] ?? null } },
+          {
+            remoteId: first!,
+            values: { title: 'a3' },
+            expected: { title: 'a2', amount: asRead!.values['amount'] ?? null },
+          },
           { remoteId: third!, values: { title: 'c2' }, expected: { title: 'read before an edit' } },
           { remoteId: fifth!, values: { title: 'e2' } },
           { remoteId: sixth!, values: { title: 'gone' }, expected: { title: 'f' } },
@@ -547,9 +633,13 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         okResult(results[2]);
         expect(results[3]).toMatchObject({ ok: false, error: { kind: 'not_found' } });
         const records = await conn.readByIds('ls_batch', [first!, third!, fifth!]);
-        expect(Object.fromEntries(records.map((record) => [record.remoteId, record.values['title']]))).toEqual({ [first!]: 'a3', [third!]: 'c', [fifth!]: 'e2' });
+        expect(
+          Object.fromEntries(records.map((record) => [record.remoteId, record.values['title']])),
+        ).toEqual({ [first!]: 'a3', [third!]: 'c', [fifth!]: 'e2' });
         // An expected value of another field counts too: an edit of amount since the read refuses a title update.
-        const [refused] = await conn.updateRecords('ls_batch', [{ remoteId: first!, values: { title: 'a4' }, expected: { title: 'a3', amount: 987 } }]);
+        const [refused] = await conn.updateRecords('ls_batch', [
+          { remoteId: first!, values: { title: 'a4' }, expected: { title: 'a3', amount: 987 } },
+        ]);
         expect(refused).toMatchObject({ ok: false, error: { kind: 'changed' } });
         expect((await conn.readByIds('ls_batch', [first!]))[0]!.values['title']).toBe('a3');
       });
@@ -568,7 +658,8 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
       beforeAll(async () => {
         await harness.createPlainTable('ls_serviceid', { primaryKey: false });
         await harness.createPlainTable('ls_serviceid_pk', { primaryKey: true });
-        for (const id of [1, 2, 3]) await harness.outside.insert('ls_serviceid_pk', { id, title: `existing ${id}`, amount: id });
+        for (const id of [1, 2, 3])
+          await harness.outside.insert('ls_serviceid_pk', { id, title: `existing ${id}`, amount: id });
       });
 
       it('prepareTable adds a service id column to a table without a primary key, idempotently', async () => {
@@ -577,7 +668,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         serviceIdField = prepared.serviceIdField;
         const again = await conn.prepareTable('ls_serviceid', { changeCapture: false });
         expect(again.serviceIdField).toBe(serviceIdField);
-        const field = (await conn.listFields('ls_serviceid')).find((info) => info.remoteId === serviceIdField);
+        const field = (await conn.listFields('ls_serviceid')).find(
+          (info) => info.remoteId === serviceIdField,
+        );
         expect(field).toMatchObject({ read: true, write: false });
       });
 
@@ -589,7 +682,11 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         if (column === null) throw new Error('expected a service id field');
         expect(await conn.prepareTable(table, options)).toEqual(prepared);
         const fields = await conn.listFields(table);
-        expect(fields.find((info) => info.remoteId === column)).toMatchObject({ read: true, write: false, primary: false });
+        expect(fields.find((info) => info.remoteId === column)).toMatchObject({
+          read: true,
+          write: false,
+          primary: false,
+        });
         expect(fields.find((info) => info.remoteId === 'id')).toMatchObject({ primary: true });
 
         // Every existing row got its own service id; the remote id is still the primary key.
@@ -601,14 +698,20 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         }
         expect(new Set(existing.map((record) => record.serviceId)).size).toBe(3);
         const [two] = await conn.readByIds(table, ['2']);
-        expect(two).toMatchObject({ remoteId: '2', serviceId: existing.find((record) => record.remoteId === '2')!.serviceId });
+        expect(two).toMatchObject({
+          remoteId: '2',
+          serviceId: existing.find((record) => record.remoteId === '2')!.serviceId,
+        });
 
         // A create retried with the same service id (after a crash) adopts the row the first one wrote.
         const serviceId = randomUUID();
         const row: RecordCreate = { serviceId, values: { id: 10, title: 'keyed once', amount: 10 } };
         const [first] = await conn.createRecords(table, [row]);
         expect(okResult(first).remoteId).toBe('10');
-        const [second, other] = await conn.createRecords(table, [row, { serviceId: randomUUID(), values: { id: 11, title: 'keyed other' } }]);
+        const [second, other] = await conn.createRecords(table, [
+          row,
+          { serviceId: randomUUID(), values: { id: 11, title: 'keyed other' } },
+        ]);
         expect(okResult(second).remoteId).toBe('10');
         expect(okResult(other).remoteId).toBe('11');
         const [third] = await conn.createRecords(table, [row]);
@@ -618,7 +721,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
           expect.objectContaining({ remoteId: '10', serviceId }),
         ]);
         expect(stored).toHaveLength(5);
-        expect(await conn.readByServiceIds(table, [serviceId, randomUUID()])).toEqual([expect.objectContaining({ remoteId: '10', serviceId })]);
+        expect(await conn.readByServiceIds(table, [serviceId, randomUUID()])).toEqual([
+          expect.objectContaining({ remoteId: '10', serviceId }),
+        ]);
 
         // A row the application inserts later gets a service id too.
         await harness.outside.insert(table, { id: 20, title: 'outside', amount: 20 });
@@ -628,8 +733,16 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         // One call mixing everything a create can meet: a row written before (adopted), a new row, the same new
         // row again (shares the first one's result), and a row the table refuses (its key is taken): the refused
         // one fails on its own, and the others are adopted or written once.
-        const fresh: RecordCreate = { serviceId: randomUUID(), values: { id: 30, title: 'mixed new', amount: 30 } };
-        const mixed = await conn.createRecords(table, [row, fresh, { serviceId: randomUUID(), values: { id: 11, title: 'taken key' } }, fresh]);
+        const fresh: RecordCreate = {
+          serviceId: randomUUID(),
+          values: { id: 30, title: 'mixed new', amount: 30 },
+        };
+        const mixed = await conn.createRecords(table, [
+          row,
+          fresh,
+          { serviceId: randomUUID(), values: { id: 11, title: 'taken key' } },
+          fresh,
+        ]);
         expect(okResult(mixed[0]).remoteId).toBe('10');
         expect(okResult(mixed[1]).remoteId).toBe('30');
         expect(mixed[2]).toMatchObject({ ok: false });
@@ -642,14 +755,29 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         expect(okResult(good).remoteId).toBe('31');
         expect(refused).toMatchObject({ ok: false });
         const after = (await readAllPages(conn, table, 50)).flat();
-        expect(after.map((record) => record.remoteId).sort()).toEqual(['1', '10', '11', '2', '20', '3', '30', '31']);
-        expect(after.filter((record) => record.values['title'] === 'mixed new')).toEqual([expect.objectContaining({ remoteId: '30', serviceId: fresh.serviceId })]);
+        expect(after.map((record) => record.remoteId).sort()).toEqual([
+          '1',
+          '10',
+          '11',
+          '2',
+          '20',
+          '3',
+          '30',
+          '31',
+        ]);
+        expect(after.filter((record) => record.values['title'] === 'mixed new')).toEqual([
+          expect.objectContaining({ remoteId: '30', serviceId: fresh.serviceId }),
+        ]);
       });
 
       it('a repeated create with the same service id adopts the existing row', async () => {
         const serviceId = randomUUID();
-        const [first] = await conn.createRecords('ls_serviceid', [{ serviceId, values: { title: 'once', amount: 1 } }]);
-        const [second] = await conn.createRecords('ls_serviceid', [{ serviceId, values: { title: 'once', amount: 1 } }]);
+        const [first] = await conn.createRecords('ls_serviceid', [
+          { serviceId, values: { title: 'once', amount: 1 } },
+        ]);
+        const [second] = await conn.createRecords('ls_serviceid', [
+          { serviceId, values: { title: 'once', amount: 1 } },
+        ]);
         expect(okResult(second).remoteId).toBe(okResult(first).remoteId);
         const stored = (await readAllPages(conn, 'ls_serviceid', 50)).flat();
         expect(stored.filter((record) => record.values['title'] === 'once')).toHaveLength(1);
@@ -705,19 +833,31 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         const two = await remoteIdOf('ls_changes', 'two');
         await harness.outside.update('ls_changes', { id: 1 }, { title: 'uno' });
         await harness.outside.delete('ls_changes', { id: 2 });
-        const [own] = await conn.createRecords('ls_changes', [{ serviceId: randomUUID(), values: { id: 3, title: 'own', amount: 3 } }]);
+        const [own] = await conn.createRecords('ls_changes', [
+          { serviceId: randomUUID(), values: { id: 3, title: 'own', amount: 3 } },
+        ]);
         const ownId = okResult(own).remoteId;
 
         const outsideOnly = await pollUntil(
           () => readAllChanges(conn, 'ls_changes', since, { ignoreOwnWrites: true }),
           ({ changes }) =>
-            lastChangeFor(changes, one)?.record?.values['title'] === 'uno' && lastChangeFor(changes, two)?.kind === 'delete',
+            lastChangeFor(changes, one)?.record?.values['title'] === 'uno' &&
+            lastChangeFor(changes, two)?.kind === 'delete',
           { timeoutMs, what: 'outside changes' },
         );
-        expect(lastChangeFor(outsideOnly.changes, one)).toMatchObject({ kind: 'upsert', remoteId: one, own: false });
-        expect(lastChangeFor(outsideOnly.changes, two)).toMatchObject({ kind: 'delete', remoteId: two, own: false });
+        expect(lastChangeFor(outsideOnly.changes, one)).toMatchObject({
+          kind: 'upsert',
+          remoteId: one,
+          own: false,
+        });
+        expect(lastChangeFor(outsideOnly.changes, two)).toMatchObject({
+          kind: 'delete',
+          remoteId: two,
+          own: false,
+        });
         expect(lastChangeFor(outsideOnly.changes, ownId)).toBeUndefined();
-        for (const change of outsideOnly.changes) expect(change.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+        for (const change of outsideOnly.changes)
+          expect(change.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 
         // The connection is the table's only reader: its own write is not even logged.
         await harness.outside.insert('ls_changes', { id: 4, title: 'after own', amount: 4 });
@@ -735,12 +875,17 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
       });
 
       it('logs its own writes for another reader of the table (a second sync), tells them apart, and keeps capture while that reader is left', async () => {
-        const other = await connect(harness.goodCredentials(), base, { ...context, writeOrigin: 'contract-other' });
+        const other = await connect(harness.goodCredentials(), base, {
+          ...context,
+          writeOrigin: 'contract-other',
+        });
         try {
           await other.prepareTable('ls_changes', { changeCapture: true });
           const since = await conn.currentCheckpoint('ls_changes');
           const otherSince = await other.currentCheckpoint('ls_changes');
-          const [own] = await conn.createRecords('ls_changes', [{ serviceId: randomUUID(), values: { id: 5, title: 'own, shared', amount: 5 } }]);
+          const [own] = await conn.createRecords('ls_changes', [
+            { serviceId: randomUUID(), values: { id: 5, title: 'own, shared', amount: 5 } },
+          ]);
           const ownId = okResult(own).remoteId;
           // The other reader sees it as a change someone else made; this connection as its own.
           const seenByOther = await pollUntil(
@@ -748,14 +893,20 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
             ({ changes }) => lastChangeFor(changes, ownId) !== undefined,
             { timeoutMs, what: "the other reader's view of the write" },
           );
-          expect(lastChangeFor(seenByOther.changes, ownId)).toMatchObject({ kind: 'upsert', own: false, record: { values: { title: 'own, shared' } } });
+          expect(lastChangeFor(seenByOther.changes, ownId)).toMatchObject({
+            kind: 'upsert',
+            own: false,
+            record: { values: { title: 'own, shared' } },
+          });
           const everything = await pollUntil(
             () => readAllChanges(conn, 'ls_changes', since, { ignoreOwnWrites: false }),
             ({ changes }) => lastChangeFor(changes, ownId) !== undefined,
             { timeoutMs, what: 'own change' },
           );
           expect(lastChangeFor(everything.changes, ownId)).toMatchObject({ kind: 'upsert', own: true });
-          const { changes: othersOnly } = await readAllChanges(conn, 'ls_changes', since, { ignoreOwnWrites: true });
+          const { changes: othersOnly } = await readAllChanges(conn, 'ls_changes', since, {
+            ignoreOwnWrites: true,
+          });
           expect(lastChangeFor(othersOnly, ownId)).toBeUndefined();
 
           // The other reader leaves: this connection's capture stays.
@@ -782,13 +933,20 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
           (result) => lastChangeFor(result.changes, ownId) !== undefined,
           { timeoutMs, what: 'outside edit of an own row' },
         );
-        expect(lastChangeFor(changes, ownId)).toMatchObject({ kind: 'upsert', own: false, record: { values: { title: 'own, edited' } } });
+        expect(lastChangeFor(changes, ownId)).toMatchObject({
+          kind: 'upsert',
+          own: false,
+          record: { values: { title: 'own, edited' } },
+        });
       });
 
       it('pages through changes with a limit, losing none', async () => {
         const since = await conn.currentCheckpoint('ls_changes');
-        for (let id = 10; id < 17; id += 1) await harness.outside.insert('ls_changes', { id, title: `bulk ${id}`, amount: id });
-        const wanted = await Promise.all(Array.from({ length: 7 }, (_, index) => remoteIdOf('ls_changes', `bulk ${index + 10}`)));
+        for (let id = 10; id < 17; id += 1)
+          await harness.outside.insert('ls_changes', { id, title: `bulk ${id}`, amount: id });
+        const wanted = await Promise.all(
+          Array.from({ length: 7 }, (_, index) => remoteIdOf('ls_changes', `bulk ${index + 10}`)),
+        );
         const result = await pollUntil(
           () => readAllChanges(conn, 'ls_changes', since, { limit: 3, ignoreOwnWrites: true }),
           ({ changes }) => wanted.every((remoteId) => lastChangeFor(changes, remoteId) !== undefined),
@@ -808,7 +966,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         await harness.outside.delete('ls_changes_nopk', { title: 'np2' });
         const { changes } = await pollUntil(
           () => readAllChanges(conn, 'ls_changes_nopk', since, { ignoreOwnWrites: true }),
-          (result) => lastChangeFor(result.changes, np1)?.record?.values['amount'] === 10 && lastChangeFor(result.changes, np2)?.kind === 'delete',
+          (result) =>
+            lastChangeFor(result.changes, np1)?.record?.values['amount'] === 10 &&
+            lastChangeFor(result.changes, np2)?.kind === 'delete',
           { timeoutMs, what: 'changes on the service-id table' },
         );
         expect(lastChangeFor(changes, np1)?.record?.serviceId).toEqual(expect.any(String));
@@ -826,7 +986,9 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         const stop = await watch(['ls_changes'], (table) => wake(table));
         try {
           await harness.outside.insert('ls_changes', { id: 40, title: 'wake up', amount: 40 });
-          const timer = new Promise<string>((_, reject) => setTimeout(() => reject(new Error('watch was not woken')), timeoutMs).unref());
+          const timer = new Promise<string>((_, reject) =>
+            setTimeout(() => reject(new Error('watch was not woken')), timeoutMs).unref(),
+          );
           expect(await Promise.race([woken, timer])).toBe('ls_changes');
         } finally {
           await stop();

@@ -9,7 +9,11 @@ import type { ConnectContext, ConnectorDeclaration, Credentials, FieldSpec } fro
  */
 export interface OutsideWriter {
   insert(table: string, values: Record<string, string | number | null>): Promise<void>;
-  update(table: string, where: Record<string, string | number>, values: Record<string, string | number | null>): Promise<void>;
+  update(
+    table: string,
+    where: Record<string, string | number>,
+    values: Record<string, string | number | null>,
+  ): Promise<void>;
   delete(table: string, where: Record<string, string | number>): Promise<void>;
 }
 

@@ -13,7 +13,9 @@ export async function pollUntil<T>(
     const value = await probe();
     if (done(value)) return value;
     if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${options.what ?? 'a condition'}; last value: ${JSON.stringify(value)}`);
+      throw new Error(
+        `timed out waiting for ${options.what ?? 'a condition'}; last value: ${JSON.stringify(value)}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
   }

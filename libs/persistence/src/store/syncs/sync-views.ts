@@ -23,7 +23,15 @@ export type SyncViewSync = Pick<
 
 export type SyncViewSide = Pick<
   SyncSideEntity,
-  'syncId' | 'side' | 'connector' | 'authMethod' | 'baseId' | 'baseName' | 'authStatus' | 'authError' | 'connectedAt'
+  | 'syncId'
+  | 'side'
+  | 'connector'
+  | 'authMethod'
+  | 'baseId'
+  | 'baseName'
+  | 'authStatus'
+  | 'authError'
+  | 'connectedAt'
 >;
 
 export interface SyncView {
