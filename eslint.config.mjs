@@ -123,7 +123,7 @@ const noFocusedTests = {
 // The service store's SQL has one owner: the store families of libs/persistence/src/store (one folder per
 // family of tables; encodings and COPY paths stay inside). An app's production code calls them and sends no
 // SQL of its own. Plain TypeORM entity repositories (`getRepository`, `@InjectRepository`) are still allowed:
-// several API services and the worker's sync activation use them.
+// API services and the worker (sync activation, the runner's reads of its sync, maintenance) use them.
 const noStoreSql = ['query', 'createQueryBuilder'].map((method) => ({
   selector: `CallExpression[callee.property.name='${method}']`,
   message:
