@@ -116,6 +116,20 @@ const connectorsThroughRegistry = {
   message: 'Apps get connectors from @lockstep/connectors-registry (findConnector, CONNECTORS).',
 };
 const testFiles = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/test/**/*.ts', '**/testing/**/*.ts'];
+const noFocusedTests = {
+  selector: "CallExpression[callee.object.name=/^(it|describe|test)$/][callee.property.name='only']",
+  message: 'No focused tests.',
+};
+// The service store's SQL has one owner: the store families of libs/persistence/src/store (one folder per
+// family of tables; encodings and COPY paths stay inside). An app's production code calls them and sends no
+// SQL of its own. Plain TypeORM entity repositories (`getRepository`, `@InjectRepository`) are still allowed:
+// API services and the worker (sync activation, the runner's reads of its sync, maintenance) use them.
+const noStoreSql = ['query', 'createQueryBuilder'].map((method) => ({
+  selector: `CallExpression[callee.property.name='${method}']`,
+  message:
+    `No SQL on the store outside libs/persistence (\`.${method}()\`): add a function or method to the ` +
+    'family that owns the table in libs/persistence/src/store (see libs/persistence/README.md).',
+}));
 
 export default tseslint.config(
   {
@@ -139,13 +153,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "CallExpression[callee.object.name=/^(it|describe|test)$/][callee.property.name='only']",
-          message: 'No focused tests.',
-        },
-      ],
+      'no-restricted-syntax': ['error', noFocusedTests],
       '@nx/enforce-module-boundaries': [
         'error',
         {
@@ -169,6 +177,8 @@ export default tseslint.config(
         'error',
         { paths: [idsFromDomain], patterns: [connectorsThroughRegistry] },
       ],
+      // Replaces the workspace-wide list above (a later block's rule replaces it), so it repeats it.
+      'no-restricted-syntax': ['error', noFocusedTests, ...noStoreSql],
     },
   },
   {

@@ -31,3 +31,17 @@ describe('architecture: tags in the projects, the lint rules and the picture', (
     expect(tagsIn(read('docs/architecture.md'))).toEqual(sourceTags);
   });
 });
+
+/** An app's e2e tests and their helpers live in its test/ folder; src/ holds what ships and its unit specs. */
+describe('architecture: where an app keeps its e2e tests', () => {
+  it('finds no *.e2e-spec.ts and no testing/ folder under apps/*/src', () => {
+    const misplaced = readdirSync(join(root, 'apps'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .flatMap((app) =>
+        readdirSync(join(root, 'apps', app.name, 'src'), { recursive: true, encoding: 'utf8' })
+          .filter((file) => file.endsWith('.e2e-spec.ts') || file.split('/').includes('testing'))
+          .map((file) => `apps/${app.name}/src/${file}`),
+      );
+    expect(misplaced).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * The service side of the engine benchmark: a throw-away service store (a migrated PostgreSQL database),
- * syncs written to it the way the API leaves them (as in apps/worker/src/engine/testing/fixture.ts, which
+ * syncs written to it the way the API leaves them (as in apps/worker/test/support/fixture.ts, which
  * tools may not import), the real worker process (`dist/apps/worker/src/main.js`) limited to the benchmark's
  * account, and a sampler of that process's resident set size and CPU time from /proc.
  */

@@ -10,7 +10,7 @@ import {
   type IssueRetryDto,
 } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
-import { IssueQueries } from '@lockstep/persistence';
+import { IssueQueries, queueRecordPush, retryAuthentication, wakeRunner } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { enumParam, requireSyncParam } from '../common/http/query-params';
 import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
@@ -100,13 +100,13 @@ export class IssuesService {
       const cleared = await issues.resolve(issue.id);
       let queued = 0;
       if (issue.type === 'record' && issue.record_id !== null) {
-        queued = await issues.queueRecordPush(syncId, issue.record_id, issue.side);
+        queued = await queueRecordPush(tx, syncId, issue.record_id, issue.side);
       }
       if (issue.type === 'connection') {
         if (issue.code === 'authentication_error' && issue.side !== null) {
-          await issues.retryAuthentication(syncId, issue.side);
+          await retryAuthentication(tx, syncId, issue.side);
         }
-        await issues.wakeRunner(syncId);
+        await wakeRunner(tx, syncId);
       }
       return {
         ...result,

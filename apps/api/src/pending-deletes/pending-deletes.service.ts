@@ -5,6 +5,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { DomainError, ErrorCode, type PendingDeleteListDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
 import {
+  linkTablePairs,
   PendingDeleteDecisions,
   type PendingDeleteEntity,
   type PendingDeleteEventEntity,
@@ -147,7 +148,7 @@ export class PendingDeletesService {
   /** The table pair of each record (of those still linked), for the console's queue. */
   async tablePairs(syncId: string, recordIds: string[]): Promise<Map<string, number>> {
     if (recordIds.length === 0) return new Map();
-    const rows = await this.decisions.tablePairs(syncId, recordIds);
+    const rows = await linkTablePairs(this.dataSource.manager, syncId, recordIds);
     return new Map(rows.map((row) => [row.id, row.table_pair]));
   }
 

@@ -29,6 +29,7 @@ import {
   listSyncViews,
   type SyncEntity,
   type SyncSideEntity,
+  queuedOperations,
   SyncStore,
   type SyncView,
 } from '@lockstep/persistence';
@@ -114,7 +115,7 @@ export class SyncsService {
     const counts = (await this.counts([syncId])).get(syncId)!;
     return toStatusDto(loaded.sync, loaded.sides, {
       ...counts,
-      queued: await this.syncs.queuedOperations(syncId),
+      queued: await queuedOperations(this.dataSource.manager, syncId),
     });
   }
 

@@ -1,9 +1,12 @@
 /**
  * Issues (`sync_issues`) as the API reads them (a sync's open issues, one issue with its record's remote ids
- * from `record_links`) and clears them on a retry, with the work a retry gives the engine again.
+ * from `record_links`) and clears them on a retry. The work a retry gives the engine again is written by the
+ * families that own its tables: `queueRecordPush` (record-queue), `retryAuthentication` (sync-sides),
+ * `wakeRunner` (sync-leases).
  */
 import type { EntityManager } from 'typeorm';
 import type { IssueType, Remediation, SideName } from '../../entities';
+import { returnedRows } from '../db';
 import type { PagePosition } from '../paging';
 
 /** A `sync_issues` row with its record's remote ids (from `record_links`). */
@@ -60,39 +63,6 @@ const FIND_SQL = (lock: boolean) => `
 const RESOLVE_SQL = `
   UPDATE sync_issues SET resolved_at = now() WHERE id = $1 AND resolved_at IS NULL RETURNING resolved_at`;
 
-// One waiting push per record and side is enough: behind what is already queued.
-const QUEUE_PUSH_SQL = `
-  INSERT INTO record_queue (sync_id, record_id, type, side)
-  SELECT l.sync_id, l.id, 'push', $3 FROM record_links l
-   WHERE l.id = $2 AND l.sync_id = $1
-     AND NOT EXISTS (SELECT 1 FROM record_queue q
-                      WHERE q.record_id = l.id AND q.type = 'push' AND q.side IS NOT DISTINCT FROM $3
-                        AND q.attempts = 0)
-  RETURNING id::text AS id`;
-
-const RETRY_AUTH_SQL = `
-  UPDATE sync_sides SET auth_status = 'ok', auth_error = NULL, updated_at = now()
-   WHERE sync_id = $1 AND side = $2 AND auth_status = 'error'`;
-
-const WAKE_SQL = `
-  UPDATE sync_leases SET wake_requested_at = now() WHERE sync_id = $1`;
-
-/**
- * The rows of an `UPDATE ... RETURNING`: TypeORM's PostgreSQL driver answers it with `[rows, count]` (an
- * `INSERT ... RETURNING` with the rows alone).
- */
-function returned<T>(result: unknown): T[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as T[];
-  }
-  return result as T[];
-}
-
 export class IssueQueries {
   /** `db`: the data source's manager, or a transaction's. */
   constructor(private readonly db: EntityManager) {}
@@ -127,22 +97,7 @@ export class IssueQueries {
 
   /** Clears the issue; the time it was cleared, or null when it already was. */
   async resolve(id: string): Promise<Date | null> {
-    const [cleared] = returned<{ resolved_at: Date }>(await this.db.query(RESOLVE_SQL, [id]));
+    const [cleared] = returnedRows<{ resolved_at: Date }>(await this.db.query(RESOLVE_SQL, [id]));
     return cleared?.resolved_at ?? null;
-  }
-
-  /** Queues a push of the record for the engine; how many entries were added (0 or 1). */
-  async queueRecordPush(syncId: string, recordId: string, side: SideName | null): Promise<number> {
-    return returned<{ id: string }>(await this.db.query(QUEUE_PUSH_SQL, [syncId, recordId, side])).length;
-  }
-
-  /** Lets the engine try a rejected credential again (the side's `auth_status` back to `ok`). */
-  async retryAuthentication(syncId: string, side: SideName): Promise<void> {
-    await this.db.query(RETRY_AUTH_SQL, [syncId, side]);
-  }
-
-  /** Wakes the sync's runner now instead of at the end of its failure backoff. */
-  async wakeRunner(syncId: string): Promise<void> {
-    await this.db.query(WAKE_SQL, [syncId]);
   }
 }

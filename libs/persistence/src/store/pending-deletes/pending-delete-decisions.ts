@@ -44,9 +44,6 @@ const PAGE_SQL = (after: boolean) => `
    ORDER BY p.pending_since DESC, p.id DESC
    LIMIT $3`;
 
-const TABLE_PAIRS_SQL = `
-  SELECT id, table_pair FROM record_links WHERE sync_id = $1 AND id = ANY($2::text[])`;
-
 export class PendingDeleteDecisions {
   /** `db`: the data source's manager, or a transaction's. */
   constructor(private readonly db: EntityManager) {}
@@ -109,10 +106,5 @@ export class PendingDeleteDecisions {
     event: Pick<PendingDeleteEventEntity, 'pendingDeleteId' | 'syncId' | 'recordId' | 'kind' | 'actor'>,
   ): Promise<void> {
     await this.db.getRepository(PendingDeleteEventEntity).insert(event);
-  }
-
-  /** The table pair of each record (of those still linked). */
-  async tablePairs(syncId: string, recordIds: string[]): Promise<{ id: string; table_pair: number }[]> {
-    return this.db.query(TABLE_PAIRS_SQL, [syncId, recordIds]);
   }
 }

@@ -378,6 +378,18 @@ export async function forgetCopy(db: Db, linkId: string, missing: SideName): Pro
   );
 }
 
+const TABLE_PAIRS_SQL = `
+  SELECT id, table_pair FROM record_links WHERE sync_id = $1 AND id = ANY($2::text[])`;
+
+/** The table pair of each of these records of the sync (those still linked). */
+export async function linkTablePairs(
+  db: Db,
+  syncId: string,
+  recordIds: string[],
+): Promise<Pick<LinkRow, 'id' | 'table_pair'>[]> {
+  return db.query(TABLE_PAIRS_SQL, [syncId, recordIds]);
+}
+
 const HAS_LINKS_SQL = `
   SELECT EXISTS (SELECT 1 FROM record_links WHERE sync_id = $1 AND table_pair = $2) AS found`;
 

@@ -3,7 +3,7 @@
  * order per record, each due from its `not_before`.
  */
 import type { SideName } from '@lockstep/domain';
-import type { Db, TransactionalDb } from '../db';
+import { type Db, returnedRows, type TransactionalDb } from '../db';
 
 export type QueueEntryType = 'push' | 'refetch' | 'verify_delete';
 
@@ -34,6 +34,29 @@ export async function enqueue(db: Db, syncId: string, entries: QueueEntry[]): Pr
     attempts: entry.attempts ?? 0,
   }));
   await db.query(ENQUEUE_SQL, [syncId, JSON.stringify(rows)]);
+}
+
+// One waiting push per record and side is enough: behind what is already queued.
+const QUEUE_PUSH_SQL = `
+  INSERT INTO record_queue (sync_id, record_id, type, side)
+  SELECT l.sync_id, l.id, 'push', $3 FROM record_links l
+   WHERE l.id = $2 AND l.sync_id = $1
+     AND NOT EXISTS (SELECT 1 FROM record_queue q
+                      WHERE q.record_id = l.id AND q.type = 'push' AND q.side IS NOT DISTINCT FROM $3
+                        AND q.attempts = 0)
+  RETURNING id::text AS id`;
+
+/**
+ * Queues a push of one linked record of the sync (a person retried its record issue); how many entries were
+ * added (0 or 1).
+ */
+export async function queueRecordPush(
+  db: Db,
+  syncId: string,
+  recordId: string,
+  side: SideName | null,
+): Promise<number> {
+  return returnedRows<{ id: string }>(await db.query(QUEUE_PUSH_SQL, [syncId, recordId, side])).length;
 }
 
 const WAKE_DEFERRED_PUSHES_SQL = `
@@ -127,4 +150,27 @@ export async function queueRefetch(
     await m.query(REFETCH_LOCK_SQL, [recordId]);
     for (const side of sides) await m.query(QUEUE_REFETCH_SQL, [syncId, recordId, side]);
   });
+}
+
+/** Record operations waiting in a sync's queue, by type. */
+export interface QueuedOperations {
+  push: number;
+  refetch: number;
+  verify_delete: number;
+}
+
+const RECORD_QUEUE_EXISTS_SQL = `
+  SELECT to_regclass('record_queue') IS NOT NULL AS exists`;
+
+const QUEUED_SQL = `
+  SELECT type, count(*) AS count FROM record_queue WHERE sync_id = $1 GROUP BY type`;
+
+/** Record operations waiting in the sync's queue, by type (none while the engine's table is absent). */
+export async function queuedOperations(db: Db, syncId: string): Promise<QueuedOperations> {
+  const queued: QueuedOperations = { push: 0, refetch: 0, verify_delete: 0 };
+  const [{ exists }] = await db.query(RECORD_QUEUE_EXISTS_SQL);
+  if (!exists) return queued;
+  const rows: { type: keyof QueuedOperations; count: string }[] = await db.query(QUEUED_SQL, [syncId]);
+  for (const row of rows) if (row.type in queued) queued[row.type] = Number(row.count);
+  return queued;
 }

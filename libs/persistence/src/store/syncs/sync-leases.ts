@@ -41,6 +41,14 @@ export async function renewLeases(
   return rows.map((row) => row.sync_id);
 }
 
+const WAKE_SQL = `
+  UPDATE sync_leases SET wake_requested_at = now() WHERE sync_id = $1`;
+
+/** Wakes the sync's runner now instead of at the end of its failure backoff (taken by `takeWakeRequests`). */
+export async function wakeRunner(db: Db, syncId: string): Promise<void> {
+  await db.query(WAKE_SQL, [syncId]);
+}
+
 const TAKE_WAKE_REQUESTS_SQL = `
   UPDATE sync_leases SET wake_requested_at = NULL
   WHERE owner = $1 AND sync_id = ANY($2::text[]) AND wake_requested_at IS NOT NULL RETURNING sync_id`;

@@ -1,6 +1,6 @@
 /**
  * `sync_sides` as the engine keeps it: each side's change checkpoints (per table, `checkpoint.tables`), how its
- * changes are detected and its polling state.
+ * changes are detected and its polling state, and the API's retry of a rejected credential.
  */
 import type { SideName } from '@lockstep/domain';
 import type { Db } from '../db';
@@ -68,4 +68,13 @@ export async function markFullScan(db: Db, syncId: string): Promise<void> {
 /** The full scan ended. */
 export async function markPollingIdle(db: Db, syncId: string): Promise<void> {
   await db.query(IDLE_SQL, [syncId]);
+}
+
+const RETRY_AUTH_SQL = `
+  UPDATE sync_sides SET auth_status = 'ok', auth_error = NULL, updated_at = now()
+   WHERE sync_id = $1 AND side = $2 AND auth_status = 'error'`;
+
+/** Lets the engine try a rejected credential again (the side's `auth_status` back to `ok`). */
+export async function retryAuthentication(db: Db, syncId: string, side: SideName): Promise<void> {
+  await db.query(RETRY_AUTH_SQL, [syncId, side]);
 }

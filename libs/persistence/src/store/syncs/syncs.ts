@@ -9,12 +9,6 @@ export interface SyncCountsRow {
   pending_deletes: number;
 }
 
-export interface QueuedOperations {
-  push: number;
-  refetch: number;
-  verify_delete: number;
-}
-
 /** Open issues and held deletes of each sync in `$1`, one row per sync. */
 const COUNTS_SQL = `
   SELECT s.id,
@@ -22,12 +16,6 @@ const COUNTS_SQL = `
          (SELECT count(*)::int FROM pending_deletes d
            WHERE d.sync_id = s.id AND d.state = 'awaiting_review') AS pending_deletes
     FROM unnest($1::text[]) AS s(id)`;
-
-const RECORD_QUEUE_EXISTS_SQL = `
-  SELECT to_regclass('record_queue') IS NOT NULL AS exists`;
-
-const QUEUED_SQL = `
-  SELECT type, count(*) AS count FROM record_queue WHERE sync_id = $1 GROUP BY type`;
 
 export class SyncStore {
   /** `db`: the data source's manager, or a transaction's. */
@@ -62,16 +50,6 @@ export class SyncStore {
   /** Open issues and held deletes per sync, in one query. */
   async counts(syncIds: string[]): Promise<SyncCountsRow[]> {
     return this.db.query(COUNTS_SQL, [syncIds]);
-  }
-
-  /** Record operations waiting in the per-record queue, by type (none while the engine's table is absent). */
-  async queuedOperations(syncId: string): Promise<QueuedOperations> {
-    const queued: QueuedOperations = { push: 0, refetch: 0, verify_delete: 0 };
-    const [{ exists }] = await this.db.query(RECORD_QUEUE_EXISTS_SQL);
-    if (!exists) return queued;
-    const rows: { type: keyof QueuedOperations; count: string }[] = await this.db.query(QUEUED_SQL, [syncId]);
-    for (const row of rows) if (row.type in queued) queued[row.type] = Number(row.count);
-    return queued;
   }
 
   async insert(sync: QueryDeepPartialEntity<SyncEntity>): Promise<void> {

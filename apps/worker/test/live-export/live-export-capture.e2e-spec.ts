@@ -11,15 +11,7 @@ import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
 import { LIVE_EXPORT_JOBS } from '@lockstep/jobs';
 import { CaptureStore } from '@lockstep/persistence';
-import {
-  type My,
-  type Pg,
-  scratchMysql,
-  scratchPg,
-  store,
-  waitFor,
-  workerProcess,
-} from '../engine/testing/fixture';
+import { type My, type Pg, scratchMysql, scratchPg, store, waitFor, workerProcess } from '../support/fixture';
 import {
   capturesOf,
   createAccount,
@@ -30,7 +22,7 @@ import {
   triggerRun,
   withSourceCapture,
   workerReady,
-} from './testing/fixture';
+} from '../support/live-export-fixture';
 
 let db: DataSource;
 let pg: Pg;

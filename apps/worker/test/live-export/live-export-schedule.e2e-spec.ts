@@ -18,8 +18,8 @@ import {
   store,
   waitFor,
   workerProcess,
-} from '../engine/testing/fixture';
-import { TEST_CLOCK_KEY } from './live-export.processor';
+} from '../support/fixture';
+import { TEST_CLOCK_KEY } from '../../src/live-export/live-export.processor';
 import {
   createAccount,
   createSavedExport,
@@ -29,7 +29,7 @@ import {
   testQueue,
   triggerRun,
   workerReady,
-} from './testing/fixture';
+} from '../support/live-export-fixture';
 
 let db: DataSource;
 let pg: Pg;

@@ -10,8 +10,8 @@ import { newId } from '@lockstep/contracts';
 import { postgresConnector } from '@lockstep/connector-postgres';
 import { QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import { CredentialCipher, sideOwner } from '@lockstep/persistence';
-import { EngineScheduler } from '../engine/engine.scheduler';
-import { WorkerModule } from '../worker.module';
+import { EngineScheduler } from '../src/engine/engine.scheduler';
+import { WorkerModule } from '../src/worker.module';
 
 const PG_URL = process.env['TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 

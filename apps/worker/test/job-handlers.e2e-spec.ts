@@ -2,9 +2,9 @@ import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@lockstep/config';
 import { queuedJobs } from '@lockstep/jobs';
-import { checkJobHandlers, registeredJobHandlers } from './job-handlers';
-import { MaintenanceProcessor } from './maintenance/maintenance.processor';
-import { WorkerModule } from './worker.module';
+import { checkJobHandlers, registeredJobHandlers } from '../src/job-handlers';
+import { MaintenanceProcessor } from '../src/maintenance/maintenance.processor';
+import { WorkerModule } from '../src/worker.module';
 
 /** The real worker module's handlers, as Bull holds them after boot, against the JobMap. */
 describe('worker: job handlers at start-up', () => {

@@ -8,8 +8,8 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MysqlConnection } from '@lockstep/connector-mysql';
 import type { Job } from 'bull';
-import { SyncsProcessor } from '../syncs/syncs.processor';
-import { EngineScheduler } from './engine.scheduler';
+import { SyncsProcessor } from '../../src/syncs/syncs.processor';
+import { EngineScheduler } from '../../src/engine/engine.scheduler';
 import {
   createStartedSync,
   inProcessWorker,
@@ -20,7 +20,7 @@ import {
   scratchPg,
   store,
   waitFor,
-} from './testing/fixture';
+} from '../support/fixture';
 
 jest.setTimeout(120_000);
 

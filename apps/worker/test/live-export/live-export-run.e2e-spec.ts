@@ -19,7 +19,7 @@ import {
   store,
   waitFor,
   workerProcess,
-} from '../engine/testing/fixture';
+} from '../support/fixture';
 import {
   createAccount,
   createSavedExport,
@@ -27,7 +27,7 @@ import {
   testQueue,
   triggerRun,
   workerReady,
-} from './testing/fixture';
+} from '../support/live-export-fixture';
 
 let db: DataSource;
 let pg: Pg;

@@ -16,7 +16,7 @@ import {
   settledCount,
   store,
   waitFor,
-} from './testing/fixture';
+} from '../support/fixture';
 
 jest.setTimeout(120_000);
 

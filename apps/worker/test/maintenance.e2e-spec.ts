@@ -8,7 +8,7 @@ import { loadConfig } from '@lockstep/config';
 import { newId } from '@lockstep/contracts';
 import { MAINTENANCE_JOBS, QUEUES } from '@lockstep/jobs';
 import { AccountEntity, IdempotencyRecordEntity } from '@lockstep/persistence';
-import { WorkerModule } from '../worker.module';
+import { WorkerModule } from '../src/worker.module';
 
 describe('worker: maintenance queue', () => {
   let worker: INestApplicationContext;

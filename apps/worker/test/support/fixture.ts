@@ -1,5 +1,5 @@
 /**
- * Test fixture for engine e2e tests: real scratch databases (a PostgreSQL schema, a MariaDB database), a
+ * Test fixture for the worker e2e tests: real scratch databases (a PostgreSQL schema, a MariaDB database), a
  * sync written to the service store the way the API leaves it after a person started it (sides with
  * encrypted credentials, schema cache, stored mappings, status active, initial sync preparing), and the
  * worker, either in this process or as the real `dist/apps/worker/src/main.js` process.
@@ -16,12 +16,12 @@ import { loadConfig } from '@lockstep/config';
 import { newId } from '@lockstep/domain';
 import { findConnector } from '@lockstep/connectors-registry';
 import { CredentialCipher, sideOwner } from '@lockstep/persistence';
-import { WorkerModule } from '../../worker.module';
+import { WorkerModule } from '../../src/worker.module';
 
 export const PG_URL = process.env['TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const MYSQL_URL = process.env['TEST_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306';
 export const MASTER_KEY = Buffer.alloc(32, 5).toString('base64');
-const ROOT = join(__dirname, '..', '..', '..', '..', '..');
+const ROOT = join(__dirname, '..', '..', '..', '..');
 
 export const unique = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
 

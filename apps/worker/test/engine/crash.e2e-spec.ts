@@ -23,7 +23,7 @@ import {
   store,
   waitFor,
   workerProcess,
-} from './testing/fixture';
+} from '../support/fixture';
 
 jest.setTimeout(180_000);
 

@@ -24,7 +24,7 @@ import {
   store,
   unique,
   waitFor,
-} from './testing/fixture';
+} from '../support/fixture';
 
 jest.setTimeout(120_000);
 

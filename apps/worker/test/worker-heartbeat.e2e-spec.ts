@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { readWorkerHeartbeats, recordWorkerHeartbeat, workerHeartbeatKey } from '@lockstep/jobs';
-import { inProcessWorker, waitFor } from '../engine/testing/fixture';
+import { inProcessWorker, waitFor } from './support/fixture';
 
-const ROOT = join(__dirname, '..', '..', '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 
 /**
  * A worker beats into Redis from start to shutdown, and the container healthcheck

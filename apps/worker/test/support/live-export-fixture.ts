@@ -14,7 +14,7 @@ import { findConnector } from '@lockstep/connectors-registry';
 import type { LiveExportPlan } from '@lockstep/domain';
 import { CredentialCipher, liveExportOwner } from '@lockstep/persistence';
 import { LIVE_EXPORT_JOBS, QUEUES } from '@lockstep/jobs';
-import { MASTER_KEY, MYSQL_URL, PG_URL, waitFor } from '../../engine/testing/fixture';
+import { MASTER_KEY, MYSQL_URL, PG_URL, waitFor } from './fixture';
 
 export const egress = { allowPrivate: true, allowLoopback: true };
 
