@@ -9,4 +9,3 @@ export * from './issues/raise-issues';
 export * from './credentials/credential-rotation';
 export * from './store';
 export { copyBuffer, copyIn, copyText, type PgClientLike } from '@lockstep/pg-copy';
-export * from './store';
