@@ -23,6 +23,7 @@ import { HealthController } from './health/health.controller';
 import { IssuesModule } from './issues/issues.module';
 import { LiveExportModule } from './live-export/live-export.module';
 import { MappingsModule } from './mappings/mappings.module';
+import { McpModule } from './mcp/mcp.module';
 import { OperationsModule } from './operations/operations.module';
 import { PendingDeletesModule } from './pending-deletes/pending-deletes.module';
 import { RecordsModule } from './records/records.module';
@@ -52,6 +53,7 @@ export class AppModule implements NestModule {
         RecordsModule,
         PendingDeletesModule,
         LiveExportModule,
+        McpModule,
         ConsoleModule,
         OAuthConsoleModule.forRoot(config),
         ...extraModules,
