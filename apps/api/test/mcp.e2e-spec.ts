@@ -219,6 +219,13 @@ describe('MCP server (issue 28): tools over Streamable HTTP', () => {
     await client.close();
   });
 
+  it('is named by llms.txt and the OpenAPI description', async () => {
+    const index = await t.http().get('/llms.txt').expect(200);
+    expect(index.text).toContain('http://lockstep.test/mcp');
+    const openApi = (await t.http().get('/v1/openapi.json').expect(200)).body;
+    expect(openApi.info.description).toContain('`/mcp`');
+  });
+
   it('is stateless: GET and DELETE answer 405 after the key is checked', async () => {
     await t.http().get('/mcp').expect(401);
     const get = await t.http().get('/mcp').set(bearer(writeKey)).expect(405);
