@@ -65,7 +65,8 @@ export class AppModule implements NestModule {
 
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(HttpMetricsMiddleware).forRoutes('{*splat}');
-    // The console's pages post HTML forms, parsed by its own middleware (ConsoleFormMiddleware).
-    consumer.apply(JsonBodyMiddleware).exclude('app/{*path}').forRoutes('{*splat}');
+    // The console's pages post HTML forms, parsed by its own middleware (ConsoleFormMiddleware); so does an
+    // OAuth client at the token endpoint (OAuthTokenFormMiddleware).
+    consumer.apply(JsonBodyMiddleware).exclude('app/{*path}', 'oauth/token').forRoutes('{*splat}');
   }
 }

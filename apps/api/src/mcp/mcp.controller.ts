@@ -56,6 +56,7 @@ export class McpController {
     return {
       resource: `${this.config.publicUrl}/mcp`,
       resource_name: 'Lockstep MCP server',
+      authorization_servers: [this.config.publicUrl],
       bearer_methods_supported: ['header'],
       scopes_supported: ['read', 'operate', 'readwrite'],
       resource_documentation: `${this.config.publicUrl}/llms.txt`,

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { ConnectorsModule } from '../connectors/connectors.module';
 import { IssuesModule } from '../issues/issues.module';
 import { MappingsModule } from '../mappings/mappings.module';
@@ -10,12 +11,20 @@ import { SyncsModule } from '../syncs/syncs.module';
 import { McpServerService } from './mcp-server.service';
 import { McpToolsService } from './mcp-tools.service';
 import { McpController } from './mcp.controller';
+import { McpConsentController } from './oauth/consent.controller';
+import { McpOAuthClients } from './oauth/oauth-clients';
+import { McpOAuthCodes } from './oauth/oauth-codes';
+import { McpOAuthController, OAuthTokenFormMiddleware } from './oauth/oauth.controller';
 import { ToolCatalog } from './tools/tool-catalog';
 import { ToolServices } from './tools/tool-services';
 
-/** The MCP server (issue 28): the `sync_*` tools over Streamable HTTP at `{PUBLIC_URL}/mcp`. */
+/**
+ * The MCP server (issue 28): the `sync_*` tools over Streamable HTTP at `{PUBLIC_URL}/mcp`, and OAuth sign-in
+ * for MCP clients (metadata, registration, token; consent in the console).
+ */
 @Module({
   imports: [
+    ApiKeysModule,
     ConnectorsModule,
     SyncsModule,
     SchemaModule,
@@ -25,7 +34,19 @@ import { ToolServices } from './tools/tool-services';
     RecordsModule,
     PendingDeletesModule,
   ],
-  controllers: [McpController],
-  providers: [ToolServices, ToolCatalog, McpToolsService, McpServerService],
+  controllers: [McpController, McpOAuthController, McpConsentController],
+  providers: [
+    ToolServices,
+    ToolCatalog,
+    McpToolsService,
+    McpServerService,
+    McpOAuthClients,
+    McpOAuthCodes,
+    OAuthTokenFormMiddleware,
+  ],
 })
-export class McpModule {}
+export class McpModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(OAuthTokenFormMiddleware).forRoutes('oauth/token');
+  }
+}
