@@ -1,6 +1,9 @@
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
@@ -357,5 +360,57 @@ describe('MCP server: one rate budget per key with REST', () => {
     const limited = await toolCall().expect(429);
     expect(limited.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('MCP server: the stdio bridge (`lockstep mcp --url URL --key KEY`)', () => {
+  const cliMain = join(__dirname, '..', '..', '..', 'dist/apps/api/src/cli/main.js');
+  let t: TestApp;
+  let base: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    base = (await listen(t)).origin;
+  });
+  afterAll(() => t?.close());
+
+  it('serves the remote tools over stdio, results and errors unchanged', async () => {
+    const accountId = (await t.account()).id;
+    const key = await t.key(accountId, 'read');
+    const client = new Client({ name: 'stdio-e2e', version: '1' });
+    // The key from the environment; the address without /mcp (the bridge adds it).
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cliMain, 'mcp', '--url', base],
+      env: { ...(process.env as Record<string, string>), LOCKSTEP_API_KEY: key },
+      stderr: 'pipe',
+    });
+    await client.connect(transport);
+    try {
+      expect(client.getInstructions()).toContain('sync_whats_next');
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+      const connectors = await call(client, 'sync_list_connectors');
+      const rest = await t.http().get('/v1/sync/connectors').set(bearer(key)).expect(200);
+      expect(connectors.body).toEqual(rest.body);
+      const refused = await call(client, 'sync_delete', { sync_id: await t.bareSync(accountId) });
+      expect(refused.body.error.code).toBe('insufficient_scope');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('fails with a message on stderr when the key is refused', async () => {
+    // Asynchronously: the API answering the bridge runs in this process.
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [cliMain, 'mcp', '--url', `${base}/mcp`, '--key', 'not-a-key'],
+        (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
+      );
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/401|invalid_api_key/);
+    expect(result.stdout).toBe('');
   });
 });
