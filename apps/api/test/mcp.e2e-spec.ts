@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { JobProducer, QUEUES } from '@lockstep/jobs';
 import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
 import { bearer, createTestApp, type TestApp } from './support/test-app';
 
@@ -18,6 +19,12 @@ const TOOL_NAMES = [
   ...['sync_get_operation', 'sync_search_records', 'sync_get_record_status', 'sync_list_pending_deletes'],
   ...['sync_list', 'sync_get', 'sync_whats_next'],
 ];
+const LIVE_EXPORT_TOOL_NAMES = [
+  ...['live_export_list', 'live_export_get', 'live_export_create', 'live_export_get_mappings'],
+  ...['live_export_update_mappings', 'live_export_save', 'live_export_trigger', 'live_export_list_runs'],
+  ...['live_export_cancel_run', 'live_export_update_schedule'],
+];
+const ALL_TOOL_NAMES = [...TOOL_NAMES, ...LIVE_EXPORT_TOOL_NAMES];
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -61,9 +68,10 @@ describe('MCP server (issue 28): tools over Streamable HTTP', () => {
     await t?.close();
   });
 
-  it('lists the 24 tools, each with a description and an input schema taken from the OpenAPI document', async () => {
+  it('lists the 24 sync tools and the 10 live export tools, each with a description and an input schema taken from the OpenAPI document', async () => {
     const { tools } = await read.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...ALL_TOOL_NAMES].sort());
+    expect(tools.filter((tool) => tool.name.startsWith('sync_'))).toHaveLength(24);
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.description!.length).toBeGreaterThan(60);
@@ -178,6 +186,7 @@ describe('MCP server (issue 28): tools over Streamable HTTP', () => {
         right: { connector: 'mysql' },
       });
       expect(create.body.error).toMatchObject({ type: 'permission_error', code: 'sync_restricted_key' });
+      expect((await call(client, 'live_export_list')).body.error.code).toBe('sync_restricted_key');
       expect((await call(client, 'sync_list_connectors')).isError).toBeFalsy();
     } finally {
       await client.close();
@@ -319,6 +328,78 @@ describe('MCP server: the whole build flow through tools, against PostgreSQL and
   });
 });
 
+describe('MCP server: a live export through tools, PostgreSQL to MariaDB', () => {
+  let t: TestApp;
+  let pg: ScratchPg;
+  let my: ScratchMysql;
+  let client: Client;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-mcp-lx-${randomBytes(3).toString('hex')}`,
+    });
+    pg = await scratchPg('CREATE TABLE companies (id serial PRIMARY KEY, name text NOT NULL)');
+    my = await scratchMysql();
+    const url = await listen(t);
+    client = await connect(url, await t.key((await t.account({ plan: 'business' })).id, 'readwrite'));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await t?.app
+      .get(JobProducer)
+      .queue(QUEUES.liveExport)
+      .obliterate({ force: true })
+      .catch(() => undefined);
+    await Promise.all([pg?.drop(), my?.drop()]);
+    await t?.close();
+  });
+
+  it('creates, maps, saves, schedules, triggers, lists and cancels a run', async () => {
+    const lex = (
+      await call(client, 'live_export_create', {
+        name: 'Companies out',
+        source: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema },
+        destination: { connector: 'mysql', auth: { connectionString: my.url }, location: my.database },
+      })
+    ).body;
+    expect(lex).toMatchObject({ status: 'draft' });
+    const listed = await call(client, 'live_export_list');
+    expect(listed.body.data.map((e: Json) => e.id)).toContain(lex.id);
+    const current = await call(client, 'live_export_get_mappings', { live_export_id: lex.id });
+    expect((current.content as Json[])[0].text).toContain(`"${lex.mappings_version}"`);
+    const table = `companies_${randomBytes(3).toString('hex')}`;
+    const stored = await call(client, 'live_export_update_mappings', {
+      live_export_id: lex.id,
+      if_match: `"${lex.mappings_version}"`,
+      tables: [{ source_table: 'companies', destination_table: table, fields: [{ source_field: 'name' }] }],
+    });
+    expect(stored.isError).toBeFalsy();
+    const noIfMatch = await call(client, 'live_export_update_mappings', {
+      live_export_id: lex.id,
+      tables: [],
+    });
+    expect(noIfMatch.body.error.code).toBe('invalid_request');
+    const saved = await call(client, 'live_export_save', { live_export_id: lex.id });
+    expect(saved.body).toMatchObject({ live_export: lex.id, location: my.database });
+    const schedule = await call(client, 'live_export_update_schedule', {
+      live_export_id: lex.id,
+      cadence: 'hourly',
+      enabled: false,
+    });
+    expect(schedule.body).toMatchObject({ cadence: 'hourly', enabled: false });
+    const run = await call(client, 'live_export_trigger', { live_export_id: lex.id });
+    expect(run.body).toMatchObject({ live_export: lex.id, state: 'queued', trigger: 'manual' });
+    const busy = await call(client, 'live_export_trigger', { live_export_id: lex.id, force: true });
+    expect(busy.body.error.code).toBe('run_in_progress');
+    const runs = await call(client, 'live_export_list_runs', { live_export_id: lex.id });
+    expect(runs.body.data.map((r: Json) => r.id)).toEqual([run.body.id]);
+    const canceled = await call(client, 'live_export_cancel_run', { run_id: run.body.id });
+    expect(canceled.body).toMatchObject({ id: run.body.id, state: 'canceled' });
+    const got = await call(client, 'live_export_get', { live_export_id: lex.id });
+    expect(got.body).toMatchObject({ id: lex.id, status: 'saved' });
+  });
+});
+
 describe('MCP server: one rate budget per key with REST', () => {
   const prefix = `${process.env.QUEUE_PREFIX}-mcp-rl-${randomBytes(3).toString('hex')}`;
   let t: TestApp;
@@ -389,7 +470,7 @@ describe('MCP server: the stdio bridge (`lockstep mcp --url URL --key KEY`)', ()
     try {
       expect(client.getInstructions()).toContain('sync_whats_next');
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+      expect(tools.map((tool) => tool.name).sort()).toEqual([...ALL_TOOL_NAMES].sort());
       const connectors = await call(client, 'sync_list_connectors');
       const rest = await t.http().get('/v1/sync/connectors').set(bearer(key)).expect(200);
       expect(connectors.body).toEqual(rest.body);

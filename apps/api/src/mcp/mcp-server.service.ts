@@ -19,7 +19,8 @@ const INSTRUCTIONS = [
   'it with the other tools. Some steps only a person can take (connecting an app in the browser, reviewing and',
   'starting a sync, reviewing deletes): tools then answer a pending action or a `required_action` with an',
   'instruction and a link; relay both to the person, never open the link yourself. When unsure, call',
-  'sync_whats_next with the sync id.',
+  'sync_whats_next with the sync id. The live_export_* tools copy source tables one way into a destination on a',
+  'schedule.',
 ].join(' ');
 
 /**

@@ -2,6 +2,7 @@ import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { ConnectorsModule } from '../connectors/connectors.module';
 import { IssuesModule } from '../issues/issues.module';
+import { LiveExportModule } from '../live-export/live-export.module';
 import { MappingsModule } from '../mappings/mappings.module';
 import { OperationsModule } from '../operations/operations.module';
 import { PendingDeletesModule } from '../pending-deletes/pending-deletes.module';
@@ -33,6 +34,7 @@ import { ToolServices } from './tools/tool-services';
     IssuesModule,
     RecordsModule,
     PendingDeletesModule,
+    LiveExportModule,
   ],
   controllers: [McpController, McpOAuthController, McpConsentController],
   providers: [

@@ -7,18 +7,20 @@ import { type EndpointRequirement, endpointRequirement } from '../../common/auth
 import { validationPipe } from '../../common/http/validation';
 import { OpenApiDocument } from '../../common/openapi/openapi';
 import { BUILD_TOOLS } from './build-tools';
+import { LIVE_EXPORT_TOOLS } from './live-export-tools';
 import { type ArgumentPlan, type OpenApiOperation, planArguments, toRestInput } from './input-schema';
 import { MONITOR_TOOLS } from './monitor-tools';
 import { NAVIGATE_TOOLS } from './navigate-tools';
 import { RUN_TOOLS } from './run-tools';
 import type { RestInput, ToolDefinition } from './tool';
 
-/** Every tool, in the order they are listed: build, run, monitor, navigate. */
+/** Every tool, in the order they are listed: build, run, monitor, navigate, then live export. */
 export const TOOL_DEFINITIONS: ToolDefinition[] = [
   ...BUILD_TOOLS,
   ...RUN_TOOLS,
   ...MONITOR_TOOLS,
   ...NAVIGATE_TOOLS,
+  ...LIVE_EXPORT_TOOLS,
 ];
 
 /** A tool as `tools/list` shows it. */

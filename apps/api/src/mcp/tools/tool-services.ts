@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { ConnectorCatalog } from '../../connectors/connector-catalog';
 import { IssuesService } from '../../issues/issues.service';
+import { LiveExportMappingsService } from '../../live-export/live-export-mappings.service';
+import { LiveExportRunsService } from '../../live-export/live-export-runs.service';
+import { LiveExportsService } from '../../live-export/live-exports.service';
 import { MappingsService } from '../../mappings/mappings.service';
 import { OperationsService } from '../../operations/operations.service';
 import { PendingDeletesService } from '../../pending-deletes/pending-deletes.service';
@@ -22,5 +25,8 @@ export class ToolServices {
     readonly issues: IssuesService,
     readonly records: RecordsService,
     readonly pendingDeletes: PendingDeletesService,
+    readonly liveExports: LiveExportsService,
+    readonly liveExportMappings: LiveExportMappingsService,
+    readonly liveExportRuns: LiveExportRunsService,
   ) {}
 }
