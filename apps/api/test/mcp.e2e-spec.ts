@@ -1,14 +1,19 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { DataSource } from 'typeorm';
 import { JobProducer, QUEUES } from '@lockstep/jobs';
+import { cli } from './support/cli';
+import { waitUntil } from './support/live-sync';
 import { scratchMysql, scratchPg, type ScratchMysql, type ScratchPg } from './support/scratch-dbs';
-import { bearer, createTestApp, type TestApp } from './support/test-app';
+import { bearer, createTestApp, TEST_MASTER_KEY, type TestApp } from './support/test-app';
+
+const ROOT = join(__dirname, '..', '..', '..');
 
 /** The tools issue 28 names, by group. */
 const TOOL_NAMES = [
@@ -251,6 +256,8 @@ describe('MCP server: the whole build flow through tools, against PostgreSQL and
   let pg: ScratchPg;
   let my: ScratchMysql;
   let client: Client;
+  let syncId = '';
+  let worker: ChildProcess | null = null;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -260,6 +267,11 @@ describe('MCP server: the whole build flow through tools, against PostgreSQL and
     client = await connect(url, await t.key((await t.account()).id, 'readwrite'));
   });
   afterAll(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((resolve) => worker!.once('exit', resolve));
+      worker.kill('SIGTERM');
+      await exited;
+    }
     await client?.close();
     await Promise.all([pg?.drop(), my?.drop()]);
     await t?.close();
@@ -277,6 +289,7 @@ describe('MCP server: the whole build flow through tools, against PostgreSQL and
         right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database },
       })
     ).body;
+    syncId = sync.id;
     expect(sync).toMatchObject({
       status: 'draft',
       left: { connector: 'postgres' },
@@ -325,6 +338,55 @@ describe('MCP server: the whole build flow through tools, against PostgreSQL and
       required_action: { type: 'user_confirmation' },
     });
     expect((activate.content as Json[])[0].text).toContain('A person must act');
+  });
+
+  it('after a person starts it (the CLI stands in): status, operations, a record search, a held delete', async () => {
+    expect(syncId).not.toBe('');
+    await pg.sql(`INSERT INTO people (name) VALUES ('Ada'), ('Grace')`);
+    const started = cli('sync', 'start', '--id', syncId);
+    expect(started.code).toBe(0);
+    worker = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
+      env: {
+        ...process.env,
+        LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
+        ENGINE_ACCOUNT_ID: (
+          await t.app.get(DataSource).query(`SELECT account_id FROM syncs WHERE id = $1`, [syncId])
+        )[0].account_id,
+        ENGINE_LEASE_SECONDS: '3',
+        LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    await waitUntil(
+      'the initial sync to finish',
+      async () =>
+        (await call(client, 'sync_get_status', { sync_id: syncId })).body.initial_sync?.phase === 'done',
+      90_000,
+    );
+    const operations = await waitUntil('operations', async () => {
+      const page = await call(client, 'sync_list_operations', { sync_id: syncId });
+      return page.body.data.length >= 2 ? page.body : null;
+    });
+    const operation = await call(client, 'sync_get_operation', { operation_id: operations.data[0].id });
+    expect(operation.body).toHaveProperty('field_changes');
+    const hits = await call(client, 'sync_search_records', { sync_id: syncId, query: 'Grace' });
+    expect(hits.body.data.length).toBeGreaterThanOrEqual(1);
+    const status = await call(client, 'sync_get_record_status', { record_id: hits.body.data[0].id });
+    expect(status.isError).toBeFalsy();
+    expect(status.body.left).not.toBeNull();
+
+    await pg.sql(`DELETE FROM people WHERE name = 'Ada'`);
+    const held = await waitUntil(
+      'the held delete',
+      async () => {
+        const page = await call(client, 'sync_list_pending_deletes', { sync_id: syncId });
+        return page.body.data?.length ? page.body : null;
+      },
+      60_000,
+    );
+    expect(held.data[0]).toMatchObject({ missing_side: 'left', delete_from_side: 'right' });
+    const next = await call(client, 'sync_whats_next', { sync_id: syncId });
+    expect(next.body.next_step).toMatchObject({ who: 'agent', tool: 'sync_list_pending_deletes' });
   });
 });
 
