@@ -41,7 +41,7 @@ export class DiscoveryController {
       'A 401 carries a `required_action` to relay to that person.',
       '',
       '## MCP server (for agents)',
-      `Model Context Protocol tools (\`sync_*\`, the same operations as the REST API): ${this.config.publicUrl}/mcp`,
+      `Model Context Protocol tools (\`sync_*\`, \`live_export_*\`; the same operations as the REST API): ${this.config.publicUrl}/mcp`,
       '(Streamable HTTP, stateless; `Authorization: Bearer <API_KEY>`, same scopes and rate budget as REST).',
       'Client configuration: {"mcpServers": {"lockstep": {"type": "http", "url": "' +
         `${this.config.publicUrl}/mcp` +
