@@ -8,8 +8,14 @@ import { answerClientErrors } from './common/http/client-errors';
 import { validationPipe } from './common/http/validation';
 import { buildOpenApiDocument, OpenApiDocument } from './common/openapi/openapi';
 
-/** Paths outside `/v1`: health, metrics, discovery, error pages and the console. */
+/** Paths outside `/v1`: health, metrics, discovery, error pages, the console and the MCP server. */
 const UNVERSIONED = [
+  'mcp',
+  '.well-known/oauth-protected-resource',
+  '.well-known/oauth-protected-resource/mcp',
+  '.well-known/oauth-authorization-server',
+  'oauth/register',
+  'oauth/token',
   'healthz',
   'metrics',
   '/',

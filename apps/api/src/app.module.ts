@@ -23,6 +23,7 @@ import { HealthController } from './health/health.controller';
 import { IssuesModule } from './issues/issues.module';
 import { LiveExportModule } from './live-export/live-export.module';
 import { MappingsModule } from './mappings/mappings.module';
+import { McpModule } from './mcp/mcp.module';
 import { OperationsModule } from './operations/operations.module';
 import { PendingDeletesModule } from './pending-deletes/pending-deletes.module';
 import { RecordsModule } from './records/records.module';
@@ -52,6 +53,7 @@ export class AppModule implements NestModule {
         RecordsModule,
         PendingDeletesModule,
         LiveExportModule,
+        McpModule,
         ConsoleModule,
         OAuthConsoleModule.forRoot(config),
         ...extraModules,
@@ -63,7 +65,8 @@ export class AppModule implements NestModule {
 
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(HttpMetricsMiddleware).forRoutes('{*splat}');
-    // The console's pages post HTML forms, parsed by its own middleware (ConsoleFormMiddleware).
-    consumer.apply(JsonBodyMiddleware).exclude('app/{*path}').forRoutes('{*splat}');
+    // The console's pages post HTML forms, parsed by its own middleware (ConsoleFormMiddleware); so does an
+    // OAuth client at the token endpoint (OAuthTokenFormMiddleware).
+    consumer.apply(JsonBodyMiddleware).exclude('app/{*path}', 'oauth/token').forRoutes('{*splat}');
   }
 }

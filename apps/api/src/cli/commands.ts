@@ -18,6 +18,7 @@ import {
   usageLine,
 } from './args';
 import { masterKeyRotate } from './master-key-command';
+import { MCP_BRIDGE_USAGE } from './mcp-bridge';
 
 function jsonObject(text: string, name: string): Record<string, unknown> {
   let value: unknown;
@@ -176,9 +177,7 @@ export const COMMANDS: Record<string, Command> = {
 
 /** Every command with its options: what the CLI prints when it does not know what it was asked. */
 export function usageText(): string {
-  return `Commands:\n  ${Object.entries(COMMANDS)
-    .map(([name, c]) => usageLine(name, c.options))
-    .join('\n  ')}`;
+  return `Commands:\n  ${[...Object.entries(COMMANDS).map(([name, c]) => usageLine(name, c.options)), MCP_BRIDGE_USAGE].join('\n  ')}`;
 }
 
 /** The command the words name, with the options given checked against its list. */

@@ -5,6 +5,7 @@ import { DomainError } from '@lockstep/contracts';
 import { parseArgs, UsageError } from './args';
 import { CliModule } from './cli.module';
 import { findCommand } from './commands';
+import { runMcpBridge } from './mcp-bridge';
 
 /**
  * Operator CLI: `npm run -s lockstep -- <command>`. Prints JSON on stdout; on error a clear message on
@@ -14,6 +15,11 @@ import { findCommand } from './commands';
 async function main(argv: string[]): Promise<number> {
   const { words, options } = parseArgs(argv);
   try {
+    // The stdio bridge speaks MCP on stdout and needs no store: it runs without the service's settings.
+    if (words.length === 1 && words[0] === 'mcp') {
+      await runMcpBridge(options, process.env);
+      return 0;
+    }
     const { command, values } = findCommand(words, options);
     const config = loadConfig(resolveLocalEnv(process.env));
     const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), {

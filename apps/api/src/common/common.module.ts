@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
-import { ApiAuthGuard } from './auth/api-auth.guard';
+import { ApiAuthenticator, ApiAuthGuard } from './auth/api-auth.guard';
 import { RateLimitService } from './auth/rate-limit.service';
 import { ErrorFilter } from './errors/error.filter';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -16,6 +16,7 @@ import { RedisModule } from './redis/redis.module';
   imports: [RedisModule, ApiKeysModule],
   controllers: [MetricsController, OpenApiController],
   providers: [
+    ApiAuthenticator,
     RateLimitService,
     CursorService,
     IdempotencyInterceptor,
@@ -26,6 +27,7 @@ import { RedisModule } from './redis/redis.module';
     { provide: APP_FILTER, useClass: ErrorFilter },
   ],
   exports: [
+    ApiAuthenticator,
     RateLimitService,
     CursorService,
     IdempotencyInterceptor,

@@ -40,6 +40,13 @@ export class DiscoveryController {
       `console: ${this.config.publicUrl}/app/settings/api-keys (scopes: read < operate < readwrite; optionally limited to one sync).`,
       'A 401 carries a `required_action` to relay to that person.',
       '',
+      '## MCP server (for agents)',
+      `Model Context Protocol tools (\`sync_*\`, \`live_export_*\`; the same operations as the REST API): ${this.config.publicUrl}/mcp`,
+      '(Streamable HTTP, stateless; `Authorization: Bearer <API_KEY>`, same scopes and rate budget as REST).',
+      'Client configuration: {"mcpServers": {"lockstep": {"type": "http", "url": "' +
+        `${this.config.publicUrl}/mcp` +
+        '", "headers": {"Authorization": "Bearer <API_KEY>"}}}}',
+      '',
       '## Conventions',
       '- JSON bodies, snake_case fields; errors are `{error: {type, code, message, doc_url, details?, required_action?}}`: branch on `code`.',
       '- Lists are pages `{data, has_more, next_cursor}`; pass `next_cursor` back as `cursor`.',

@@ -34,12 +34,14 @@ import { LiveExportsService } from './live-exports.service';
     LiveExportMappingsService,
     LiveExportRunsService,
   ],
-  // The console's live export pages go through the same services (access and plan gate, PATCH's checks, runs).
+  // The console's live export pages and the MCP tools go through the same services (access and plan gate,
+  // PATCH's checks, mappings, runs).
   exports: [
     LiveExportAccess,
     LiveExportLinks,
     LiveExportConnections,
     LiveExportsService,
+    LiveExportMappingsService,
     LiveExportRunsService,
   ],
 })

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode, scopeAllows, type Scope } from '@lockstep/contracts';
 import { ApiKeysService, type AuthenticatedKey } from '../../api-keys/api-keys.service';
+import type { AuthContext } from './auth-context';
 import {
   NOT_FOR_SYNC_RESTRICTED,
   PUBLIC_ROUTE,
@@ -20,29 +21,79 @@ export function defaultScope(method: string, path: string): Scope {
   return 'readwrite';
 }
 
+/** What one endpoint asks of a key beyond being valid: its decorators (`auth.decorators.ts`). */
+export interface EndpointRequirement {
+  scope: Scope;
+  notForSyncRestricted: boolean;
+  requiresSubscription: boolean;
+}
+
+/** The requirement an endpoint's decorators state (handler, then class); `scope` falls back to `defaultScope`. */
+export function endpointRequirement(
+  reflector: Reflector,
+  targetsOf: Parameters<Reflector['getAllAndOverride']>[1],
+  method: string,
+  path: string,
+): EndpointRequirement {
+  return {
+    scope: reflector.getAllAndOverride<Scope>(REQUIRED_SCOPE, targetsOf) ?? defaultScope(method, path),
+    notForSyncRestricted: reflector.getAllAndOverride<boolean>(NOT_FOR_SYNC_RESTRICTED, targetsOf) === true,
+    requiresSubscription: reflector.getAllAndOverride<boolean>(REQUIRES_SUBSCRIPTION, targetsOf) === true,
+  };
+}
+
 /**
- * Authentication and authorization of spec section 5, in this order: bearer key (401), rate limit (429),
- * account admitted to the API (403), scope (403), one-sync key limits (403), subscription (403).
+ * The endpoint checks of spec section 5 after the key is admitted, in this order: scope (403), one-sync key
+ * limits (403), subscription (403). Answers who is calling.
+ */
+export function authorize(admitted: AuthenticatedKey, needs: EndpointRequirement): AuthContext {
+  const { key, account } = admitted;
+  if (!scopeAllows(key.scope, needs.scope)) {
+    throw new DomainError(
+      ErrorCode.InsufficientScope,
+      `This endpoint needs the "${needs.scope}" scope; the key has "${key.scope}".`,
+      {
+        required_scope: needs.scope,
+        key_scope: key.scope,
+      },
+    );
+  }
+  if (key.syncId && needs.notForSyncRestricted) {
+    throw new DomainError(
+      ErrorCode.SyncRestrictedKey,
+      `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about one existing sync.`,
+    );
+  }
+  if (account.subscription !== 'active' && needs.requiresSubscription) {
+    throw new DomainError(
+      ErrorCode.SubscriptionRequired,
+      'The account has no subscription permitting creating or changing syncs.',
+    );
+  }
+  return {
+    accountId: account.id,
+    keyId: key.id,
+    scope: key.scope,
+    syncId: key.syncId,
+    plan: account.plan,
+  };
+}
+
+/**
+ * Admits the bearer key of a request, in this order: bearer key (401), rate limit (429, every admitted request
+ * counts against its key's budget), account admitted to the API (403). Shared by the REST guard and the MCP
+ * endpoint, so both answer and count alike.
  */
 @Injectable()
-export class ApiAuthGuard implements CanActivate {
+export class ApiAuthenticator {
   constructor(
-    private readonly reflector: Reflector,
     private readonly config: AppConfig,
     private readonly keys: ApiKeysService,
     private readonly rateLimit: RateLimitService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') return true;
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
-    const request = context.switchToHttp().getRequest<Request>();
-    const response = context.switchToHttp().getResponse<Response>();
-    const needed =
-      this.reflector.getAllAndOverride<Scope>(REQUIRED_SCOPE, targets) ??
-      defaultScope(request.method, request.path);
-
+  /** `needed` is named by the 401's `required_action` (the smallest scope a new key needs). */
+  async authenticate(request: Request, response: Response, needed: Scope): Promise<AuthenticatedKey> {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') {
       throw new DomainError(
@@ -62,8 +113,6 @@ export class ApiAuthGuard implements CanActivate {
         apiKeyAction(this.config.publicUrl, needed),
       );
     }
-    const { key, account } = admitted.found;
-
     const budget = admitted.consumed?.state;
     if (budget) {
       for (const [name, value] of Object.entries(RateLimitService.headers(budget)))
@@ -78,43 +127,10 @@ export class ApiAuthGuard implements CanActivate {
         );
       }
     }
-
-    if (!account.apiEnabled) {
+    if (!admitted.found.account.apiEnabled) {
       throw new DomainError(ErrorCode.PublicApiNotEnabled, 'This account is not yet admitted to the API.');
     }
-    if (!scopeAllows(key.scope, needed)) {
-      throw new DomainError(
-        ErrorCode.InsufficientScope,
-        `This endpoint needs the "${needed}" scope; the key has "${key.scope}".`,
-        {
-          required_scope: needed,
-          key_scope: key.scope,
-        },
-      );
-    }
-    if (key.syncId && this.reflector.getAllAndOverride<boolean>(NOT_FOR_SYNC_RESTRICTED, targets)) {
-      throw new DomainError(
-        ErrorCode.SyncRestrictedKey,
-        `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about one existing sync.`,
-      );
-    }
-    if (
-      account.subscription !== 'active' &&
-      this.reflector.getAllAndOverride<boolean>(REQUIRES_SUBSCRIPTION, targets)
-    ) {
-      throw new DomainError(
-        ErrorCode.SubscriptionRequired,
-        'The account has no subscription permitting creating or changing syncs.',
-      );
-    }
-    request.auth = {
-      accountId: account.id,
-      keyId: key.id,
-      scope: key.scope,
-      syncId: key.syncId,
-      plan: account.plan,
-    };
-    return true;
+    return admitted.found;
   }
 
   /**
@@ -133,5 +149,26 @@ export class ApiAuthGuard implements CanActivate {
       found,
       consumed: early && found.key.id === cachedId ? early : await this.rateLimit.consume(found.key.id),
     };
+  }
+}
+
+/** Authentication and authorization of spec section 5 for every REST endpoint not marked `@Public()`. */
+@Injectable()
+export class ApiAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: ApiAuthenticator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const needs = endpointRequirement(this.reflector, targets, request.method, request.path);
+    const admitted = await this.authenticator.authenticate(request, response, needs.scope);
+    request.auth = authorize(admitted, needs);
+    return true;
   }
 }

@@ -146,7 +146,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       'Two-way data sync between connected apps, and scheduled one-way live exports. Every request carries ' +
         '`Authorization: Bearer <API_KEY>`; keys are created by a person in the console. Errors have the shape ' +
         '`{error: {type, code, message, doc_url, details?, required_action?}}`; lists are pages ' +
-        '`{data, has_more, next_cursor}`. 120 requests per minute per key (`RateLimit-*` headers on every response).',
+        '`{data, has_more, next_cursor}`. 120 requests per minute per key (`RateLimit-*` headers on every response). ' +
+        'Agents can call the same operations as MCP tools (`sync_*`, `live_export_*`): a Model Context ' +
+        'Protocol server (Streamable HTTP, stateless) is served at `/mcp` on the origin serving this document ' +
+        '(outside `/v1`), with the same keys, scopes and rate budget.',
     )
     .setVersion('1')
     .setLicense('Proprietary', `${config.publicUrl}/`)
