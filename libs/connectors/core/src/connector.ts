@@ -68,6 +68,12 @@ export interface ConnectContext {
    * Absent in tests and tools: an app connector then keeps them in its process. Database connectors ignore it.
    */
   shared?: ConnectorCoordination;
+  /**
+   * The service's settings an app connector reads (its base-URL setting, `AIRTABLE_API_URL`), by setting name;
+   * the API and the worker pass them from their config, so no connector reads `process.env`. A setting that is
+   * absent takes the connector's default. Database connectors ignore it.
+   */
+  settings?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The tag every connector's change capture records for Lockstep's writes (without a `writeOrigin`). */
@@ -167,6 +173,11 @@ export interface ReadPageOptions {
   pageSize: number;
   /** Field remote ids to read (default: every readable field). */
   fields?: string[];
+  /**
+   * Only the records of this view (spec 2.7 `views`, a `TableInfo.views` option value), for connectors with
+   * `capabilities.views`; others ignore it.
+   */
+  view?: string | null;
 }
 
 export interface RecordPage {
