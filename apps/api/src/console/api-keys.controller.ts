@@ -88,81 +88,49 @@ export class ApiKeysConsoleController {
     ]);
     const { created } = input;
     const body = html`<h1>API keys</h1>
-      <p class="lead">
-        Keys let an agent or a script use Lockstep's API (<code>Authorization: Bearer &lt;key&gt;</code>).
-        Give each its own key with the smallest scope it needs.
-      </p>
-      ${
-        created
-          ? html`<section class="card" aria-labelledby="new-key">
-              <h2 id="new-key">Your new key "${created.name}"</h2>
-              <p class="warning">Copy the secret now: it is shown only once and cannot be recovered.</p>
-              <p class="secret" id="new-secret">${created.secret}</p>
-              <dl class="facts">
-                <dt>Scope</dt>
-                <dd>${created.scope}</dd>
-                <dt>Limited to</dt>
-                <dd>${created.sync_id ?? 'all syncs'}</dd>
-              </dl>
-            </section>`
-          : null
-      }
-      <section class="card" aria-labelledby="create-key">
-        <h2 id="create-key">Create a key</h2>
-        <form method="post" action="/app/settings/api-keys">
-          ${csrfInput(session)}
-          <label for="key-name"
-            >Name <span class="hint">So you recognise it later, for example the agent's name.</span></label
-          >
-          <input id="key-name" name="name" type="text" required maxlength="100" value="${input.name ?? ''}" />
-          <fieldset>
-            <legend>Scope</legend>
-            ${SCOPES.map(
-              (scope) =>
-                html`<label class="choice"
-                  ><input
-                    type="radio"
-                    name="scope"
-                    value="${scope}"
-                    ${scope === input.scope ? html` checked` : null}
-                  />
-                  ${SCOPE_HELP[scope]}</label
-                >`,
-            )}
-          </fieldset>
-          <label for="key-sync"
-            >Limit to one sync <span class="hint">Optional. A limited key sees only that sync.</span></label
-          >
-          <select id="key-sync" name="sync">
-            <option value="">All syncs</option>
-            ${syncs.data.map((sync) => html`<option value="${sync.id}">${sync.name} (${sync.id})</option>`)}
-          </select>
-          <div class="actions"><button type="submit">Create key</button></div>
-        </form>
-      </section>
-      <section aria-labelledby="your-keys">
-        <h2 id="your-keys">Your keys</h2>
-        ${
-          keys.length === 0
-            ? html`<p class="muted">No keys yet.</p>`
-            : html`<table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Limited to</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">State</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${keys.map((key) => this.row(session, key))}
-                </tbody>
-              </table>`
-        }
-      </section>`;
+<p class="lead">Keys let an agent or a script use Lockstep's API (<code>Authorization: Bearer &lt;key&gt;</code>). Give each its own key with the smallest scope it needs.</p>
+${
+  created
+    ? html`<section class="card" aria-labelledby="new-key">
+  <h2 id="new-key">Your new key "${created.name}"</h2>
+  <p class="warning">Copy the secret now: it is shown only once and cannot be recovered.</p>
+  <p class="secret" id="new-secret">${created.secret}</p>
+  <dl class="facts"><dt>Scope</dt><dd>${created.scope}</dd><dt>Limited to</dt><dd>${created.sync_id ?? 'all syncs'}</dd></dl>
+</section>`
+    : null
+}
+<section class="card" aria-labelledby="create-key">
+<h2 id="create-key">Create a key</h2>
+<form method="post" action="/app/settings/api-keys">
+  ${csrfInput(session)}
+  <label for="key-name">Name <span class="hint">So you recognise it later, for example the agent's name.</span></label>
+  <input id="key-name" name="name" type="text" required maxlength="100" value="${input.name ?? ''}">
+  <fieldset>
+    <legend>Scope</legend>
+    ${SCOPES.map(
+      (scope) =>
+        html`<label class="choice"><input type="radio" name="scope" value="${scope}"${scope === input.scope ? html` checked` : null}> ${SCOPE_HELP[scope]}</label>`,
+    )}
+  </fieldset>
+  <label for="key-sync">Limit to one sync <span class="hint">Optional. A limited key sees only that sync.</span></label>
+  <select id="key-sync" name="sync">
+    <option value="">All syncs</option>
+    ${syncs.data.map((sync) => html`<option value="${sync.id}">${sync.name} (${sync.id})</option>`)}
+  </select>
+  <div class="actions"><button type="submit">Create key</button></div>
+</form>
+</section>
+<section aria-labelledby="your-keys">
+<h2 id="your-keys">Your keys</h2>
+${
+  keys.length === 0
+    ? html`<p class="muted">No keys yet.</p>`
+    : html`<table>
+  <thead><tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Limited to</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>${keys.map((key) => this.row(session, key))}</tbody>
+</table>`
+}
+</section>`;
     sendPage(
       response,
       status,
@@ -172,23 +140,17 @@ export class ApiKeysConsoleController {
 
   private row(session: ConsoleSession, key: ApiKeyView) {
     return html`<tr data-key="${key.id}">
-      <td>${key.name}<br /><code>${key.id}</code></td>
-      <td>${key.scope}</td>
-      <td>${key.sync_id ? html`<a href="/app/syncs/${key.sync_id}">${key.sync_id}</a>` : 'all syncs'}</td>
-      <td>${when(key.created_at)}</td>
-      <td>${when(key.last_used_at, 'never')}</td>
-      <td>${key.revoked_at ? html`${badge('revoked')} ${when(key.revoked_at)}` : badge('active')}</td>
-      <td>
-        ${
-          key.revoked_at
-            ? null
-            : html`<form method="post" action="/app/settings/api-keys/${key.id}/revoke" class="inline">
-                ${csrfInput(session)}<button type="submit" class="danger" aria-label="Revoke key ${key.name}">
-                  Revoke
-                </button>
-              </form>`
-        }
-      </td>
-    </tr>`;
+  <td>${key.name}<br><code>${key.id}</code></td>
+  <td>${key.scope}</td>
+  <td>${key.sync_id ? html`<a href="/app/syncs/${key.sync_id}">${key.sync_id}</a>` : 'all syncs'}</td>
+  <td>${when(key.created_at)}</td>
+  <td>${when(key.last_used_at, 'never')}</td>
+  <td>${key.revoked_at ? html`${badge('revoked')} ${when(key.revoked_at)}` : badge('active')}</td>
+  <td>${
+    key.revoked_at
+      ? null
+      : html`<form method="post" action="/app/settings/api-keys/${key.id}/revoke" class="inline">${csrfInput(session)}<button type="submit" class="danger" aria-label="Revoke key ${key.name}">Revoke</button></form>`
+  }</td>
+</tr>`;
   }
 }

@@ -286,7 +286,7 @@ export const Form = createParamDecorator(
 
 /** The hidden CSRF field for a form of the signed-in person. */
 export function csrfInput(session: ConsoleSession): SafeHtml {
-  return html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}" />`;
+  return html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">`;
 }
 
 // ---- rendering ----
@@ -315,9 +315,7 @@ export function errorPage(
   return layout({
     title,
     session,
-    body: html`<h1>${title}</h1>
-      <p class="lead">${message}</p>
-      <p><a class="button secondary" href="/app">Back to your syncs</a></p>`,
+    body: html`<h1>${title}</h1><p class="lead">${message}</p><p><a class="button secondary" href="/app">Back to your syncs</a></p>`,
   });
 }
 

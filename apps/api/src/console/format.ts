@@ -33,18 +33,12 @@ export function sideLabel(side: string): string {
 export function direction(value: string | undefined): SafeHtml {
   switch (value) {
     case 'left_to_right':
-      return html`<span class="arrow" title="left to right"
-        >→<span class="visually-hidden"> left to right</span></span
-      >`;
+      return html`<span class="arrow" title="left to right">→<span class="visually-hidden"> left to right</span></span>`;
     case 'right_to_left':
-      return html`<span class="arrow" title="right to left"
-        >←<span class="visually-hidden"> right to left</span></span
-      >`;
+      return html`<span class="arrow" title="right to left">←<span class="visually-hidden"> right to left</span></span>`;
     case 'both':
     case 'two_way':
-      return html`<span class="arrow" title="both ways"
-        >⇄<span class="visually-hidden"> both ways</span></span
-      >`;
+      return html`<span class="arrow" title="both ways">⇄<span class="visually-hidden"> both ways</span></span>`;
     case 'invalid':
       return html`<span class="badge bad">invalid</span>`;
     default:

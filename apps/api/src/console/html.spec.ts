@@ -20,11 +20,7 @@ describe('console html template', () => {
   });
 
   it('joins arrays and renders null, undefined and false as nothing (0 and true as text)', () => {
-    expect(
-      html`<ul>
-        ${['<a>', html`<li>b</li>`]}
-      </ul>`.value,
-    ).toBe('<ul>&lt;a&gt;<li>b</li></ul>');
+    expect(html`<ul>${['<a>', html`<li>b</li>`]}</ul>`.value).toBe('<ul>&lt;a&gt;<li>b</li></ul>');
     expect(html`${null}${undefined}${false}|${0}|${true}`.value).toBe('|0|true');
   });
 

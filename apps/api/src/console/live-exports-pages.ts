@@ -56,7 +56,7 @@ export function sideWord(side: LiveExportSide): string {
 export function connectLinks(dto: LiveExportDto): SafeHtml {
   const actions = dto.pending_actions.filter((action) => action.type === 'user_authorization');
   if (actions.length === 0) return html`<span class="muted">Nothing</span>`;
-  return html`${actions.map((action, i) => html`${i > 0 ? html`<br />` : null}<a href="${localPath(action.url)}">Connect the ${action.side ?? ''}</a>`)}`;
+  return html`${actions.map((action, i) => html`${i > 0 ? html`<br>` : null}<a href="${localPath(action.url)}">Connect the ${action.side ?? ''}</a>`)}`;
 }
 
 function statusBadge(dto: LiveExportDto): SafeHtml {
@@ -66,52 +66,26 @@ function statusBadge(dto: LiveExportDto): SafeHtml {
 
 export function listBody(rows: LiveExportRow[], nextCursor: string | null): SafeHtml {
   return html`<h1>Your live exports</h1>
-    <p class="lead">
-      A live export copies tables of a source app into a database you own, on a schedule. Live exports are
-      created and mapped over the API (<code>POST /v1/live-export/live-exports</code>) by you or your agent,
-      with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.
-    </p>
-    ${
-      rows.length === 0
-        ? html`<p id="no-live-exports">No live exports yet.</p>`
-        : html`<table id="live-exports">
-            <caption class="visually-hidden">
-              Live exports, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Live export</th>
-                <th scope="col">Source → destination</th>
-                <th scope="col">Saved</th>
-                <th scope="col">Schedule</th>
-                <th scope="col">Last run</th>
-                <th scope="col">Needs you</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows.map(
-                (row) =>
-                  html`<tr>
-                    <td><a href="/app/live-exports/${row.dto.id}">${row.dto.name}</a></td>
-                    <td>
-                      ${row.sourceName}${row.dto.source.base ? html` · <code>${row.dto.source.base}</code>` : null}
-                      <span aria-hidden="true">→</span><span class="visually-hidden"> to </span>
-                      ${row.destinationName}${row.dto.destination.location ? html` · <code>${row.dto.destination.location}</code>` : null}
-                    </td>
-                    <td>${statusBadge(row.dto)}</td>
-                    <td>
-                      ${row.dto.status === 'draft' ? html`<span class="muted">—</span>` : cadenceText(row.schedule)}
-                    </td>
-                    <td>
-                      ${row.lastRun ? html`${runState(row.lastRun.state)} ${when(row.lastRun.at)}` : html`<span class="muted">No runs yet</span>`}
-                    </td>
-                    <td>${connectLinks(row.dto)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }
-    ${nextCursor ? html`<p><a class="button secondary" href="/app/live-exports?cursor=${encodeURIComponent(nextCursor)}">Older live exports</a></p>` : null}`;
+<p class="lead">A live export copies tables of a source app into a database you own, on a schedule. Live exports are created and mapped over the API (<code>POST /v1/live-export/live-exports</code>) by you or your agent, with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>
+${
+  rows.length === 0
+    ? html`<p id="no-live-exports">No live exports yet.</p>`
+    : html`<table id="live-exports">
+  <caption class="visually-hidden">Live exports, newest first</caption>
+  <thead><tr><th scope="col">Live export</th><th scope="col">Source → destination</th><th scope="col">Saved</th><th scope="col">Schedule</th><th scope="col">Last run</th><th scope="col">Needs you</th></tr></thead>
+  <tbody>${rows.map(
+    (row) => html`<tr>
+    <td><a href="/app/live-exports/${row.dto.id}">${row.dto.name}</a></td>
+    <td>${row.sourceName}${row.dto.source.base ? html` · <code>${row.dto.source.base}</code>` : null} <span aria-hidden="true">→</span><span class="visually-hidden"> to </span> ${row.destinationName}${row.dto.destination.location ? html` · <code>${row.dto.destination.location}</code>` : null}</td>
+    <td>${statusBadge(row.dto)}</td>
+    <td>${row.dto.status === 'draft' ? html`<span class="muted">—</span>` : cadenceText(row.schedule)}</td>
+    <td>${row.lastRun ? html`${runState(row.lastRun.state)} ${when(row.lastRun.at)}` : html`<span class="muted">No runs yet</span>`}</td>
+    <td>${connectLinks(row.dto)}</td>
+  </tr>`,
+  )}</tbody>
+</table>`
+}
+${nextCursor ? html`<p><a class="button secondary" href="/app/live-exports?cursor=${encodeURIComponent(nextCursor)}">Older live exports</a></p>` : null}`;
 }
 
 export interface OverviewInput {
@@ -132,26 +106,12 @@ function sideCard(
   const action = dto.pending_actions.find((a) => a.type === 'user_authorization' && a.side === side);
   const where =
     side === 'source'
-      ? html`<dt>Base</dt>
-          <dd>
-            ${dto.source.base ? html`<code>${dto.source.base}</code>` : html`<span class="muted">chosen when connected</span>`}
-          </dd>`
-      : html`<dt>Location</dt>
-          <dd>
-            ${dto.destination.location ? html`<code>${dto.destination.location}</code>` : html`<span class="muted">not set</span>`}${dto.destination.location_kind ? html` <span class="muted">(${dto.destination.location_kind})</span>` : null}
-          </dd>`;
-  return html`<div class="card" id="side-${side}">
-    <h2>${side === 'source' ? 'Source' : 'Destination'}</h2>
-    <dl class="facts">
-      <dt>App</dt>
-      <dd>${declaration?.displayName ?? s.connector}</dd>
-      <dt>Connected</dt>
-      <dd>
-        ${s.connected ? html`${badge('ok', 'connected')} ${when(s.connected_at)}` : html`${badge('draft', 'not connected')}${action ? html` <a href="${localPath(action.url)}">Connect the ${side}</a>` : null}`}
-      </dd>
-      ${where}
-    </dl>
-  </div>`;
+      ? html`<dt>Base</dt><dd>${dto.source.base ? html`<code>${dto.source.base}</code>` : html`<span class="muted">chosen when connected</span>`}</dd>`
+      : html`<dt>Location</dt><dd>${dto.destination.location ? html`<code>${dto.destination.location}</code>` : html`<span class="muted">not set</span>`}${dto.destination.location_kind ? html` <span class="muted">(${dto.destination.location_kind})</span>` : null}</dd>`;
+  return html`<div class="card" id="side-${side}"><h2>${side === 'source' ? 'Source' : 'Destination'}</h2>
+<dl class="facts"><dt>App</dt><dd>${declaration?.displayName ?? s.connector}</dd>
+<dt>Connected</dt><dd>${s.connected ? html`${badge('ok', 'connected')} ${when(s.connected_at)}` : html`${badge('draft', 'not connected')}${action ? html` <a href="${localPath(action.url)}">Connect the ${side}</a>` : null}`}</dd>
+${where}</dl></div>`;
 }
 
 export function overviewBody(input: OverviewInput): SafeHtml {
@@ -160,109 +120,44 @@ export function overviewBody(input: OverviewInput): SafeHtml {
   const fieldCount = tables.reduce((n, table) => n + table.fields.length, 0);
   const actions = dto.pending_actions.filter((a) => a.type === 'user_authorization');
   return html`<p class="muted"><a href="/app/live-exports">Live exports</a> / ${dto.name}</p>
-    <h1>${dto.name}</h1>
-    <p>${statusBadge(dto)} <span class="muted">Created ${when(dto.created_at)}</span></p>
-    ${
-      actions.length > 0
-        ? html`<section class="card" aria-labelledby="todo">
-            <h2 id="todo">Waiting for you</h2>
-            <ul>
-              ${actions.map(
-                (action) =>
-                  html`<li>
-                    <a href="${localPath(action.url)}"
-                      >Connect the ${action.side ?? ''}
-                      (${(action.side === 'source' ? input.source : input.destination)?.displayName ?? action.connector ?? ''})</a
-                    >
-                  </li>`,
-              )}
-            </ul>
-          </section>`
-        : null
-    }
-    <section class="grid" aria-label="Sides">
-      ${sideCard(dto, 'source', input.source)}${sideCard(dto, 'destination', input.destination)}
-    </section>
-    <section aria-labelledby="mappings">
-      <h2 id="mappings">Mappings</h2>
-      <p id="mappings-summary">
-        ${tables.length === 0 ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST .../save).' : `${tables.length} table(s), ${fieldCount} field(s) mapped.`}
-        Version
-        ${dto.mappings_version}${dto.saved_version !== null ? html`, saved version ${dto.saved_version} (${when(dto.saved_at)})` : ', never saved'}.
-        ${dto.unsaved_changes && dto.saved_version !== null ? html`<strong>Unsaved changes:</strong> runs use the saved version until the next save.` : null}
-      </p>
-      ${
-        tables.length > 0
-          ? html`<table id="mapped-tables">
-              <caption class="visually-hidden">
-                Mapped tables
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Source table</th>
-                  <th scope="col">Destination table</th>
-                  <th scope="col">Fields</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${tables.map(
-                  (table) =>
-                    html`<tr>
-                      <td><code>${table.source_table}</code></td>
-                      <td><code>${table.destination_table}</code></td>
-                      <td>
-                        ${table.fields.map((f, i) => html`${i > 0 ? ', ' : null}${f.destination_field}`)}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-          : null
-      }
-    </section>
-    <section aria-labelledby="schedule">
-      <h2 id="schedule">Schedule</h2>
-      <p id="schedule-text">
-        ${dto.status === 'draft' ? 'A schedule needs a saved live export.' : input.schedule ? html`${cadenceText({ cadence: input.schedule.cadence, enabled: input.schedule.enabled, timeOfDay: input.schedule.time_of_day, timezone: input.schedule.timezone })}${input.schedule.next_run_at ? html`; next run ${when(input.schedule.next_run_at)}` : null}.` : 'No schedule yet (PATCH .../schedule sets one); runs start only when triggered.'}
-      </p>
-    </section>
-    <section aria-labelledby="runs">
-      <h2 id="runs">Latest runs</h2>
-      ${
-        input.runs.length === 0
-          ? html`<p class="muted" id="no-runs">No runs yet.</p>`
-          : html`<table id="run-list">
-              <caption class="visually-hidden">
-                The 10 latest runs, newest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Queued</th>
-                  <th scope="col">Trigger</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Rows read</th>
-                  <th scope="col">Written</th>
-                  <th scope="col">Removed</th>
-                  <th scope="col">Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${input.runs.map(
-                  (run) =>
-                    html`<tr>
-                      <td>${when(run.queued_at)}</td>
-                      <td>${run.trigger}${run.forced ? ' (forced)' : ''}</td>
-                      <td>${runState(run.state)}</td>
-                      <td>${run.rows_read}</td>
-                      <td>${run.rows_written}</td>
-                      <td>${run.rows_removed}</td>
-                      <td>${run.error ? html`<code>${run.error.code}</code> ${run.error.message}` : null}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-    </section>`;
+<h1>${dto.name}</h1>
+<p>${statusBadge(dto)} <span class="muted">Created ${when(dto.created_at)}</span></p>
+${
+  actions.length > 0
+    ? html`<section class="card" aria-labelledby="todo"><h2 id="todo">Waiting for you</h2><ul>${actions.map(
+        (action) =>
+          html`<li><a href="${localPath(action.url)}">Connect the ${action.side ?? ''} (${(action.side === 'source' ? input.source : input.destination)?.displayName ?? action.connector ?? ''})</a></li>`,
+      )}</ul></section>`
+    : null
+}
+<section class="grid" aria-label="Sides">${sideCard(dto, 'source', input.source)}${sideCard(dto, 'destination', input.destination)}</section>
+<section aria-labelledby="mappings"><h2 id="mappings">Mappings</h2>
+<p id="mappings-summary">${tables.length === 0 ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST .../save).' : `${tables.length} table(s), ${fieldCount} field(s) mapped.`}
+Version ${dto.mappings_version}${dto.saved_version !== null ? html`, saved version ${dto.saved_version} (${when(dto.saved_at)})` : ', never saved'}.
+${dto.unsaved_changes && dto.saved_version !== null ? html`<strong>Unsaved changes:</strong> runs use the saved version until the next save.` : null}</p>
+${
+  tables.length > 0
+    ? html`<table id="mapped-tables"><caption class="visually-hidden">Mapped tables</caption>
+<thead><tr><th scope="col">Source table</th><th scope="col">Destination table</th><th scope="col">Fields</th></tr></thead>
+<tbody>${tables.map((table) => html`<tr><td><code>${table.source_table}</code></td><td><code>${table.destination_table}</code></td><td>${table.fields.map((f, i) => html`${i > 0 ? ', ' : null}${f.destination_field}`)}</td></tr>`)}</tbody></table>`
+    : null
+}
+</section>
+<section aria-labelledby="schedule"><h2 id="schedule">Schedule</h2>
+<p id="schedule-text">${dto.status === 'draft' ? 'A schedule needs a saved live export.' : input.schedule ? html`${cadenceText({ cadence: input.schedule.cadence, enabled: input.schedule.enabled, timeOfDay: input.schedule.time_of_day, timezone: input.schedule.timezone })}${input.schedule.next_run_at ? html`; next run ${when(input.schedule.next_run_at)}` : null}.` : 'No schedule yet (PATCH .../schedule sets one); runs start only when triggered.'}</p>
+</section>
+<section aria-labelledby="runs"><h2 id="runs">Latest runs</h2>
+${
+  input.runs.length === 0
+    ? html`<p class="muted" id="no-runs">No runs yet.</p>`
+    : html`<table id="run-list"><caption class="visually-hidden">The 10 latest runs, newest first</caption>
+<thead><tr><th scope="col">Queued</th><th scope="col">Trigger</th><th scope="col">State</th><th scope="col">Rows read</th><th scope="col">Written</th><th scope="col">Removed</th><th scope="col">Error</th></tr></thead>
+<tbody>${input.runs.map(
+        (run) =>
+          html`<tr><td>${when(run.queued_at)}</td><td>${run.trigger}${run.forced ? ' (forced)' : ''}</td><td>${runState(run.state)}</td><td>${run.rows_read}</td><td>${run.rows_written}</td><td>${run.rows_removed}</td><td>${run.error ? html`<code>${run.error.code}</code> ${run.error.message}` : null}</td></tr>`,
+      )}</tbody></table>`
+}
+</section>`;
 }
 
 export interface ConnectInput {
@@ -281,37 +176,19 @@ export function connectBody(session: ConsoleSession, input: ConnectInput): SafeH
   const { dto, side, declaration } = input;
   const action = `/app/live-exports/${dto.id}/connect/${side}`;
   const values = input.values ?? {};
-  const head = html`<p class="muted">
-      <a href="/app/live-exports">Live exports</a> / <a href="/app/live-exports/${dto.id}">${dto.name}</a> /
-      connect ${side}
-    </p>
-    <h1>Connect the ${side} of "${dto.name}"</h1>
-    <p class="lead">
-      ${side === 'source' ? html`The source is the app the live export reads tables from.` : html`The destination is the database the live export creates its tables in and writes rows to.`}
-    </p>
-    ${input.error ? html`<p class="error" role="alert" id="connect-error">${input.error}</p>` : null}`;
+  const head = html`<p class="muted"><a href="/app/live-exports">Live exports</a> / <a href="/app/live-exports/${dto.id}">${dto.name}</a> / connect ${side}</p>
+<h1>Connect the ${side} of "${dto.name}"</h1>
+<p class="lead">${side === 'source' ? html`The source is the app the live export reads tables from.` : html`The destination is the database the live export creates its tables in and writes rows to.`}</p>
+${input.error ? html`<p class="error" role="alert" id="connect-error">${input.error}</p>` : null}`;
   if (input.connected) {
-    return html`${head}
-      <p class="notice" role="status" id="already-connected">
-        The ${side} is connected to ${declaration.displayName}. Its credentials cannot be replaced; to use
-        other credentials, create a new live export.
-      </p>
-      <p><a class="button secondary" href="/app/live-exports/${dto.id}">Back to the live export</a></p>`;
+    return html`${head}<p class="notice" role="status" id="already-connected">The ${side} is connected to ${declaration.displayName}. Its credentials cannot be replaced; to use other credentials, create a new live export.</p>
+<p><a class="button secondary" href="/app/live-exports/${dto.id}">Back to the live export</a></p>`;
   }
   if (declaration.auth.method !== 'api_key') {
-    return html`${head}
-      <section class="card" aria-labelledby="oauth" id="oauth-unavailable">
-        <h2 id="oauth">${declaration.displayName} needs browser sign-in</h2>
-        <p>
-          ${declaration.displayName} is connected by signing in to it in the browser. Browser sign-in for live
-          export sides is not available in this version of Lockstep, so this ${side} cannot be connected yet.
-        </p>
-        <p>
-          To go on, create a live export whose ${side} uses an app connected with credentials (for example
-          PostgreSQL or MySQL/MariaDB), or use a sync, whose sides support browser sign-in.
-        </p>
-        <p><a class="button secondary" href="/app/live-exports/${dto.id}">Back to the live export</a></p>
-      </section>`;
+    return html`${head}<section class="card" aria-labelledby="oauth" id="oauth-unavailable"><h2 id="oauth">${declaration.displayName} needs browser sign-in</h2>
+<p>${declaration.displayName} is connected by signing in to it in the browser. Browser sign-in for live export sides is not available in this version of Lockstep, so this ${side} cannot be connected yet.</p>
+<p>To go on, create a live export whose ${side} uses an app connected with credentials (for example PostgreSQL or MySQL/MariaDB), or use a sync, whose sides support browser sign-in.</p>
+<p><a class="button secondary" href="/app/live-exports/${dto.id}">Back to the live export</a></p></section>`;
   }
   const fields = declaration.auth.fields;
   const pickerLabel = side === 'source' ? 'Base' : 'Location';
@@ -319,52 +196,27 @@ export function connectBody(session: ConsoleSession, input: ConnectInput): SafeH
     side === 'source'
       ? 'The schema (PostgreSQL) or database (MySQL) the tables are read from, as your credentials reach it.'
       : 'The schema (PostgreSQL) or database (MySQL) the live export creates its tables in.';
-  return html`${head}
-    <section class="card" aria-labelledby="creds">
-      <h2 id="creds">${declaration.displayName} credentials</h2>
-      <form method="post" action="${action}">
-        ${csrfInput(session)}
-        ${fields.map((field) => {
-          const inputId = `auth-${field.id}`;
-          return html`<label for="${inputId}"
-              >${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-              <span class="hint"
-                ><a href="${field.help.url}" target="_blank" rel="noopener noreferrer"
-                  >${field.help.label}</a
-                ></span
-              ></label
-            >
-            ${
-              field.options
-                ? html`<select id="${inputId}" name="auth_${field.id}">
-                    ${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}" ${values[field.id] === o ? html` selected` : null}>${o}</option>`)}
-                  </select>`
-                : html`<input
-                    id="${inputId}"
-                    name="auth_${field.id}"
-                    type="${field.secret === false ? 'text' : 'password'}"
-                    placeholder="${field.placeholder}"
-                    autocomplete="off"
-                    ${field.optional ? null : html` required`}
-                    value="${values[field.id] ?? ''}"
-                  />`
-            }`;
-        })}
-        ${
-          input.choices
-            ? html`<input type="hidden" name="step" value="connect" />
-                <label for="pick">${pickerLabel} <span class="hint">${pickerHint}</span></label>
-                <select id="pick" name="${side === 'source' ? 'base' : 'location'}" required>
-                  ${input.choices.map((c) => html`<option value="${c.id}" ${c.id === input.chosen ? html` selected` : null}>${c.name}</option>`)}
-                </select>
-                <div class="actions"><button type="submit">Connect</button></div>`
-            : html`<input type="hidden" name="step" value="list" />
-                <div class="actions">
-                  <button type="submit">
-                    ${side === 'source' ? 'Check and list bases' : 'Check and list locations'}
-                  </button>
-                </div>`
-        }
-      </form>
-    </section>`;
+  return html`${head}<section class="card" aria-labelledby="creds"><h2 id="creds">${declaration.displayName} credentials</h2>
+<form method="post" action="${action}">
+  ${csrfInput(session)}
+  ${fields.map((field) => {
+    const inputId = `auth-${field.id}`;
+    return html`<label for="${inputId}">${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
+  <span class="hint"><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span></label>
+  ${
+    field.options
+      ? html`<select id="${inputId}" name="auth_${field.id}">${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}"${values[field.id] === o ? html` selected` : null}>${o}</option>`)}</select>`
+      : html`<input id="${inputId}" name="auth_${field.id}" type="${field.secret === false ? 'text' : 'password'}" placeholder="${field.placeholder}" autocomplete="off"${field.optional ? null : html` required`} value="${values[field.id] ?? ''}">`
+  }`;
+  })}
+  ${
+    input.choices
+      ? html`<input type="hidden" name="step" value="connect">
+  <label for="pick">${pickerLabel} <span class="hint">${pickerHint}</span></label>
+  <select id="pick" name="${side === 'source' ? 'base' : 'location'}" required>${input.choices.map((c) => html`<option value="${c.id}"${c.id === input.chosen ? html` selected` : null}>${c.name}</option>`)}</select>
+  <div class="actions"><button type="submit">Connect</button></div>`
+      : html`<input type="hidden" name="step" value="list">
+  <div class="actions"><button type="submit">${side === 'source' ? 'Check and list bases' : 'Check and list locations'}</button></div>`
+  }
+</form></section>`;
 }

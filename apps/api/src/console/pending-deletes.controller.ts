@@ -84,36 +84,22 @@ export class PendingDeletesConsoleController {
       );
       const pairs = await this.recordTables.pairs(sync);
       body = html`${this.heading(id, sync.name)}
-        <nav class="tabs" aria-label="Held deletes">
-          <a href="${base}" ${ignored ? null : html` aria-current="page"`}>Waiting for review</a>
-          <a href="${base}?tab=ignored" ${ignored ? html` aria-current="page"` : null}>Ignored</a>
-        </nav>
-        ${
-          page.data.length === 0
-            ? html`<p class="muted" id="empty">
-                ${ignored ? 'No ignored deletes.' : 'Nothing is waiting for review.'}
-              </p>`
-            : html`<table>
-                <thead>
-                  <tr>
-                    <th scope="col">Record</th>
-                    <th scope="col">Missing on</th>
-                    <th scope="col">Table</th>
-                    <th scope="col">Detected missing</th>
-                    ${ignored ? html`<th scope="col">Ignored</th>` : null}
-                    <th scope="col">Decide</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${page.data.map((entry) => this.row(session, id, entry, tableName(pairs, tables.get(entry.record_id), entry.missing_side), ignored))}
-                </tbody>
-              </table>`
-        }
-        ${page.has_more && page.next_cursor ? html`<p><a href="${base}?${ignored ? 'tab=ignored&' : ''}cursor=${encodeURIComponent(page.next_cursor)}">Older</a></p>` : null}`;
+<nav class="tabs" aria-label="Held deletes">
+  <a href="${base}"${ignored ? null : html` aria-current="page"`}>Waiting for review</a>
+  <a href="${base}?tab=ignored"${ignored ? html` aria-current="page"` : null}>Ignored</a>
+</nav>
+${
+  page.data.length === 0
+    ? html`<p class="muted" id="empty">${ignored ? 'No ignored deletes.' : 'Nothing is waiting for review.'}</p>`
+    : html`<table>
+  <thead><tr><th scope="col">Record</th><th scope="col">Missing on</th><th scope="col">Table</th><th scope="col">Detected missing</th>${ignored ? html`<th scope="col">Ignored</th>` : null}<th scope="col">Decide</th></tr></thead>
+  <tbody>${page.data.map((entry) => this.row(session, id, entry, tableName(pairs, tables.get(entry.record_id), entry.missing_side), ignored))}</tbody>
+</table>`
+}
+${page.has_more && page.next_cursor ? html`<p><a href="${base}?${ignored ? 'tab=ignored&' : ''}cursor=${encodeURIComponent(page.next_cursor)}">Older</a></p>` : null}`;
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== ErrorCode.DeleteApprovalDisabled) throw error;
-      body = html`${this.heading(id, sync.name)}
-        <p class="notice">This sync applies deletes automatically, so nothing is held for review.</p>`;
+      body = html`${this.heading(id, sync.name)}<p class="notice">This sync applies deletes automatically, so nothing is held for review.</p>`;
     }
     sendPage(response, 200, layout({ title: 'Pending deletes', session, nav: 'syncs', body, notice }));
   }
@@ -132,43 +118,25 @@ export class PendingDeletesConsoleController {
     const status = await this.records.status(auth, recordId, { sync: id, table: undefined });
     const held = status.pending_delete;
     const body = html`${this.heading(id, sync.name)}
-      <section class="card" aria-labelledby="held">
-        <h2 id="held">${status.name ?? recordId}</h2>
-        ${
-          held
-            ? html`<dl class="facts">
-                  <dt>State</dt>
-                  <dd>${badge(held.state)}</dd>
-                  <dt>Missing on</dt>
-                  <dd>
-                    the ${held.missing_side}
-                    side${status.table[held.missing_side as 'left' | 'right'] ? html` (table ${status.table[held.missing_side as 'left' | 'right']!.name})` : null}
-                  </dd>
-                  <dt>Surviving copy</dt>
-                  <dd>
-                    ${held.record ? html`<a href="/app/syncs/${id}/records/${recordId}?side=${held.delete_from_side}">${held.record.name ?? held.record.remote_id}</a> on the ${held.delete_from_side} side` : 'none'}
-                  </dd>
-                  <dt>Detected missing</dt>
-                  <dd>${when(held.pending_since)}</dd>
-                  ${
-                    held.ignored_at
-                      ? html`<dt>Ignored</dt>
-                          <dd>${when(held.ignored_at)}</dd>`
-                      : null
-                  }
-                </dl>
-                <div class="actions">${this.buttons(session, id, recordId, held.state)}</div>`
-            : html`<p>No delete of this record is waiting for a decision.</p>`
-        }
-        ${
-          status.pending_delete_events.length
-            ? html`<h3>History</h3>
-                <ul>
-                  ${status.pending_delete_events.map((event) => html`<li>${event.kind} ${when(event.at)}${event.actor ? ` by ${event.actor}` : ''}</li>`)}
-                </ul>`
-            : null
-        }
-      </section>`;
+<section class="card" aria-labelledby="held"><h2 id="held">${status.name ?? recordId}</h2>
+${
+  held
+    ? html`<dl class="facts">
+  <dt>State</dt><dd>${badge(held.state)}</dd>
+  <dt>Missing on</dt><dd>the ${held.missing_side} side${status.table[held.missing_side as 'left' | 'right'] ? html` (table ${status.table[held.missing_side as 'left' | 'right']!.name})` : null}</dd>
+  <dt>Surviving copy</dt><dd>${held.record ? html`<a href="/app/syncs/${id}/records/${recordId}?side=${held.delete_from_side}">${held.record.name ?? held.record.remote_id}</a> on the ${held.delete_from_side} side` : 'none'}</dd>
+  <dt>Detected missing</dt><dd>${when(held.pending_since)}</dd>
+  ${held.ignored_at ? html`<dt>Ignored</dt><dd>${when(held.ignored_at)}</dd>` : null}
+</dl>
+<div class="actions">${this.buttons(session, id, recordId, held.state)}</div>`
+    : html`<p>No delete of this record is waiting for a decision.</p>`
+}
+${
+  status.pending_delete_events.length
+    ? html`<h3>History</h3><ul>${status.pending_delete_events.map((event) => html`<li>${event.kind} ${when(event.at)}${event.actor ? ` by ${event.actor}` : ''}</li>`)}</ul>`
+    : null
+}
+</section>`;
     sendPage(response, 200, layout({ title: 'Held delete', session, nav: 'syncs', body, notice }));
   }
 
@@ -197,14 +165,9 @@ export class PendingDeletesConsoleController {
   }
 
   private heading(id: string, name: string): SafeHtml {
-    return html`<p class="muted">
-        <a href="/app">Syncs</a> / <a href="/app/syncs/${id}">${name}</a> / pending deletes
-      </p>
-      <h1>Deletes held for review</h1>
-      <p class="lead">
-        A record disappeared on one side. Approve to delete the other copy too, Ignore to keep it, or Restore
-        to re-create the missing copy.
-      </p>`;
+    return html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${id}">${name}</a> / pending deletes</p>
+<h1>Deletes held for review</h1>
+<p class="lead">A record disappeared on one side. Approve to delete the other copy too, Ignore to keep it, or Restore to re-create the missing copy.</p>`;
   }
 
   private row(
@@ -216,16 +179,13 @@ export class PendingDeletesConsoleController {
   ): SafeHtml {
     const name = entry.record?.name ?? entry.record?.remote_id ?? entry.record_id;
     return html`<tr data-record="${entry.record_id}">
-      <td>
-        <a href="/app/syncs/${syncId}/pending-deletes/${entry.record_id}">${name}</a
-        >${entry.record ? html`<br /><span class="muted">kept on the ${entry.record.side} side as <code>${entry.record.remote_id}</code></span>` : null}
-      </td>
-      <td>${entry.missing_side}</td>
-      <td>${table}</td>
-      <td>${when(entry.pending_since)}</td>
-      ${ignored ? html`<td>${when(entry.ignored_at)}</td>` : null}
-      <td><div class="actions">${this.buttons(session, syncId, entry.record_id, entry.state, name)}</div></td>
-    </tr>`;
+  <td><a href="/app/syncs/${syncId}/pending-deletes/${entry.record_id}">${name}</a>${entry.record ? html`<br><span class="muted">kept on the ${entry.record.side} side as <code>${entry.record.remote_id}</code></span>` : null}</td>
+  <td>${entry.missing_side}</td>
+  <td>${table}</td>
+  <td>${when(entry.pending_since)}</td>
+  ${ignored ? html`<td>${when(entry.ignored_at)}</td>` : null}
+  <td><div class="actions">${this.buttons(session, syncId, entry.record_id, entry.state, name)}</div></td>
+</tr>`;
   }
 
   private buttons(
@@ -243,20 +203,7 @@ export class PendingDeletesConsoleController {
           : [];
     return allowed.map(
       (decision) =>
-        html`<form
-          method="post"
-          action="/app/syncs/${syncId}/pending-deletes/${recordId}/${decision}"
-          class="inline"
-        >
-          ${csrfInput(session)}<button
-            type="submit"
-            class="${DECISIONS[decision].style}"
-            title="${DECISIONS[decision].help}"
-            aria-label="${DECISIONS[decision].label}: ${name}"
-          >
-            ${DECISIONS[decision].label}
-          </button>
-        </form>`,
+        html`<form method="post" action="/app/syncs/${syncId}/pending-deletes/${recordId}/${decision}" class="inline">${csrfInput(session)}<button type="submit" class="${DECISIONS[decision].style}" title="${DECISIONS[decision].help}" aria-label="${DECISIONS[decision].label}: ${name}">${DECISIONS[decision].label}</button></form>`,
     );
   }
 }

@@ -189,109 +189,48 @@ export class ReviewConsoleController {
     if (loadError) blockers.push(loadError);
     const canStart = blockers.length === 0;
 
-    const body = html`<p class="muted">
-        <a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review
-      </p>
-      <h1>Review and start "${sync.name}"</h1>
-      ${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))}
-      <section class="grid" aria-label="Sides">
-        ${SIDES.map((side) => {
-          const s = sync[side];
-          return html`<div class="card">
-            <h2>${sideLabel(side)} side</h2>
-            ${
-              s
-                ? html`<dl class="facts">
-                    <dt>App</dt>
-                    <dd>${s.connector_name}</dd>
-                    <dt>Base</dt>
-                    <dd><code>${s.base.name}</code></dd>
-                    <dt>Credentials</dt>
-                    <dd>${s.auth_status === 'ok' ? badge('ok') : badge('error', s.auth_error ?? 'error')}</dd>
-                  </dl>`
-                : html`<p>
-                    ${badge('draft', 'not connected')}
-                    <a href="/app/syncs/${sync.id}/connect/${side}">Connect the ${side} side</a>
-                  </p>`
-            }
-          </div>`;
-        })}
-      </section>
-      <section aria-labelledby="validation">
-        <h2 id="validation">Validation</h2>
-        ${errors.length === 0 && warnings.length === 0 && bothConnected && !loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
-        ${
-          errors.length > 0
-            ? html`<div class="error" role="alert">
-                <strong>${errors.length} error(s)</strong>
-                <ul id="validation-errors">
-                  ${errors.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}
-                </ul>
-              </div>`
-            : null
-        }
-        ${
-          warnings.length > 0
-            ? html`<div class="warning">
-                <strong>${warnings.length} warning(s)</strong>
-                <ul id="validation-warnings">
-                  ${warnings.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}
-                </ul>
-              </div>`
-            : null
-        }
-      </section>
-      <form method="post" action="/app/syncs/${sync.id}/review">
-        ${csrfInput(session)}
-        <section aria-labelledby="tables">
-          <h2 id="tables">Mapped tables</h2>
-          ${pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
-          ${pairs.map((pair) => this.pairSection(pair, previews.get(pair.index), input.choices))}
-        </section>
-        <fieldset>
-          <legend>Deletes</legend>
-          <label class="choice"
-            ><input
-              type="radio"
-              name="delete_approval"
-              value="review_required"
-              ${input.choices.deleteApproval === 'review_required' ? html` checked` : null}
-            />
-            Hold deletes for my review (recommended)</label
-          >
-          <label class="choice"
-            ><input
-              type="radio"
-              name="delete_approval"
-              value="auto_approve"
-              ${input.choices.deleteApproval === 'auto_approve' ? html` checked` : null}
-            />
-            Apply deletes automatically</label
-          >
-        </fieldset>
-        ${
-          blockers.length > 0
-            ? html`<div class="warning" id="start-blockers">
-                <strong>Start is not possible yet:</strong>
-                <ul>
-                  ${blockers.map((b) => html`<li>${b}</li>`)}
-                </ul>
-              </div>`
-            : null
-        }
-        <div class="actions">
-          <button
-            type="submit"
-            name="action"
-            value="start"
-            id="start"
-            ${canStart ? null : html` disabled aria-describedby="start-blockers"`}
-          >
-            Start sync
-          </button>
-          ${isDraft && pairs.length > 0 ? html`<button type="submit" name="action" value="preview" class="secondary">Update preview</button>` : null}
-        </div>
-      </form>`;
+    const body = html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review</p>
+<h1>Review and start "${sync.name}"</h1>
+${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))}
+<section class="grid" aria-label="Sides">
+${SIDES.map((side) => {
+  const s = sync[side];
+  return html`<div class="card"><h2>${sideLabel(side)} side</h2>${
+    s
+      ? html`<dl class="facts"><dt>App</dt><dd>${s.connector_name}</dd><dt>Base</dt><dd><code>${s.base.name}</code></dd><dt>Credentials</dt><dd>${s.auth_status === 'ok' ? badge('ok') : badge('error', s.auth_error ?? 'error')}</dd></dl>`
+      : html`<p>${badge('draft', 'not connected')} <a href="/app/syncs/${sync.id}/connect/${side}">Connect the ${side} side</a></p>`
+  }</div>`;
+})}
+</section>
+<section aria-labelledby="validation"><h2 id="validation">Validation</h2>
+${errors.length === 0 && warnings.length === 0 && bothConnected && !loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
+${
+  errors.length > 0
+    ? html`<div class="error" role="alert"><strong>${errors.length} error(s)</strong><ul id="validation-errors">${errors.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}</ul></div>`
+    : null
+}
+${
+  warnings.length > 0
+    ? html`<div class="warning"><strong>${warnings.length} warning(s)</strong><ul id="validation-warnings">${warnings.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}</ul></div>`
+    : null
+}
+</section>
+<form method="post" action="/app/syncs/${sync.id}/review">
+${csrfInput(session)}
+<section aria-labelledby="tables"><h2 id="tables">Mapped tables</h2>
+${pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
+${pairs.map((pair) => this.pairSection(pair, previews.get(pair.index), input.choices))}
+</section>
+<fieldset><legend>Deletes</legend>
+  <label class="choice"><input type="radio" name="delete_approval" value="review_required"${input.choices.deleteApproval === 'review_required' ? html` checked` : null}> Hold deletes for my review (recommended)</label>
+  <label class="choice"><input type="radio" name="delete_approval" value="auto_approve"${input.choices.deleteApproval === 'auto_approve' ? html` checked` : null}> Apply deletes automatically</label>
+</fieldset>
+${blockers.length > 0 ? html`<div class="warning" id="start-blockers"><strong>Start is not possible yet:</strong><ul>${blockers.map((b) => html`<li>${b}</li>`)}</ul></div>` : null}
+<div class="actions">
+  <button type="submit" name="action" value="start" id="start"${canStart ? null : html` disabled aria-describedby="start-blockers"`}>Start sync</button>
+  ${isDraft && pairs.length > 0 ? html`<button type="submit" name="action" value="preview" class="secondary">Update preview</button>` : null}
+</div>
+</form>`;
     sendPage(
       response,
       status,
@@ -313,57 +252,30 @@ export class ReviewConsoleController {
       c ? `${c.capped ? 'more than ' : ''}${c.records}` : '?';
     const selected = choices.match[pair.index] ?? '';
     return html`<div class="card" id="pair-${pair.index}">
-      <h3>${pair.leftTable} ${direction(pair.direction)} ${pair.rightTable}</h3>
-      <table>
-        <caption class="visually-hidden">
-          Fields of ${pair.leftTable} and ${pair.rightTable}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Left field</th>
-            <th scope="col">Direction</th>
-            <th scope="col">Right field</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${pair.fields.map(
-            (field) =>
-              html`<tr>
-                <td>${field.left}</td>
-                <td>${direction(field.direction)}</td>
-                <td>${field.right}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      ${
-        preview
-          ? html`<p class="preview">
-                Initial sync preview: <strong>${count(counts!.left)}</strong> record(s) on the left,
-                <strong>${count(counts!.right)}</strong> on the
-                right${preview.matched !== null ? html`; <strong>${preview.matched}</strong> match on the chosen field` : null}.
-                ${!both ? html`Every record is copied to the other side where the direction allows.` : preview.matched === null ? html`Both sides hold data: pick a match field so the same record is not created twice.` : html`Matched records are linked, the others are copied.`}
-              </p>
-              ${preview.error ? html`<p class="error">${preview.error}</p>` : null}`
-          : null
-      }
-      ${
-        both
-          ? html`<label for="match-${pair.index}"
-                >Match field
-                <span class="hint">Records with equal values are treated as the same record.</span></label
-              >
-              <select id="match-${pair.index}" name="match_${pair.index}">
-                <option value="">No match field (copy every record)</option>
-                ${pair.fields.map((field) => html`<option value="${matchValue(field)}" ${matchValue(field) === selected ? html` selected` : null}>${field.left} = ${field.right}</option>`)}
-              </select>
-              <fieldset>
-                <legend>When matched records differ, which side wins?</legend>
-                ${(['left', 'right'] as const).map((side) => html`<label class="choice"><input type="radio" name="prefer_${pair.index}" value="${side}" ${(choices.prefer[pair.index] ?? 'left') === side ? html` checked` : null} /> ${sideLabel(side)} (${side === 'left' ? pair.leftTable : pair.rightTable})</label>`)}
-              </fieldset>`
-          : null
-      }
-    </div>`;
+<h3>${pair.leftTable} ${direction(pair.direction)} ${pair.rightTable}</h3>
+<table><caption class="visually-hidden">Fields of ${pair.leftTable} and ${pair.rightTable}</caption>
+<thead><tr><th scope="col">Left field</th><th scope="col">Direction</th><th scope="col">Right field</th></tr></thead>
+<tbody>${pair.fields.map((field) => html`<tr><td>${field.left}</td><td>${direction(field.direction)}</td><td>${field.right}</td></tr>`)}</tbody></table>
+${
+  preview
+    ? html`<p class="preview">Initial sync preview: <strong>${count(counts!.left)}</strong> record(s) on the left, <strong>${count(counts!.right)}</strong> on the right${preview.matched !== null ? html`; <strong>${preview.matched}</strong> match on the chosen field` : null}.
+${!both ? html`Every record is copied to the other side where the direction allows.` : preview.matched === null ? html`Both sides hold data: pick a match field so the same record is not created twice.` : html`Matched records are linked, the others are copied.`}</p>
+${preview.error ? html`<p class="error">${preview.error}</p>` : null}`
+    : null
+}
+${
+  both
+    ? html`<label for="match-${pair.index}">Match field <span class="hint">Records with equal values are treated as the same record.</span></label>
+<select id="match-${pair.index}" name="match_${pair.index}">
+  <option value="">No match field (copy every record)</option>
+  ${pair.fields.map((field) => html`<option value="${matchValue(field)}"${matchValue(field) === selected ? html` selected` : null}>${field.left} = ${field.right}</option>`)}
+</select>
+<fieldset><legend>When matched records differ, which side wins?</legend>
+  ${(['left', 'right'] as const).map((side) => html`<label class="choice"><input type="radio" name="prefer_${pair.index}" value="${side}"${(choices.prefer[pair.index] ?? 'left') === side ? html` checked` : null}> ${sideLabel(side)} (${side === 'left' ? pair.leftTable : pair.rightTable})</label>`)}
+</fieldset>`
+    : null
+}
+</div>`;
   }
 
   /** Records per side (up to PREVIEW_CAP) and, with a match field, how many values occur once on each side and match. */
@@ -527,91 +439,57 @@ export class ReviewConsoleController {
     const canChoose = loaded.sync.status === 'draft';
     const action = `/app/syncs/${sync.id}/connect/${side}`;
     const values = input.values ?? {};
-    const body = html`<p class="muted">
-        <a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / connect ${side}
-      </p>
-      <h1>Connect the ${side} side of "${sync.name}"</h1>
-      ${connected && entity ? html`<p class="notice" role="status">This side is connected to ${this.catalog.find(entity.connector)?.displayName ?? entity.connector} (base <code>${entity.baseName ?? entity.baseId ?? ''}</code>). Connecting again replaces its credentials.</p>` : null}
-      ${
-        canChoose
-          ? html`<form method="get" action="${action}" class="card">
-              <label for="connector">App</label>
-              <select id="connector" name="connector">
-                ${choices.map((c) => html`<option value="${c.type}" ${c.type === declaration?.type ? html` selected` : null}>${c.displayName}</option>`)}
-              </select>
-              <div class="actions"><button type="submit" class="secondary">Choose app</button></div>
-            </form>`
-          : null
-      }
-      ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
-      ${
-        !declaration
-          ? html`<p>Pick the app to connect.</p>`
-          : declaration.auth.method === 'oauth'
-            ? html`<section class="card" aria-labelledby="oauth">
-                <h2 id="oauth">${declaration.displayName}</h2>
-                <p>
-                  You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you
-                  come back here afterwards.
-                </p>
-                <form method="post" action="/app/oauth/start">
-                  ${csrfInput(session)}
-                  <input type="hidden" name="sync" value="${sync.id}" />
-                  <input type="hidden" name="side" value="${side}" />
-                  <input type="hidden" name="connector" value="${declaration.type}" />
-                  <button type="submit">Sign in with ${declaration.displayName}</button>
-                </form>
-              </section>`
-            : html`<section class="card" aria-labelledby="creds">
-                <h2 id="creds">${declaration.displayName} credentials</h2>
-                <form method="post" action="${action}">
-                  ${csrfInput(session)}
-                  <input type="hidden" name="connector" value="${declaration.type}" />
-                  ${declaration.auth.fields.map((field) => {
-                    const inputId = `auth-${field.id}`;
-                    return html`<label for="${inputId}"
-                        >${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-                        <span class="hint"
-                          ><a href="${field.help.url}" target="_blank" rel="noopener noreferrer"
-                            >${field.help.label}</a
-                          ></span
-                        ></label
-                      >
-                      ${
-                        field.options
-                          ? html`<select id="${inputId}" name="auth_${field.id}">
-                              ${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}" ${values[field.id] === o ? html` selected` : null}>${o}</option>`)}
-                            </select>`
-                          : html`<input
-                              id="${inputId}"
-                              name="auth_${field.id}"
-                              type="${field.secret === false ? 'text' : 'password'}"
-                              placeholder="${field.placeholder}"
-                              autocomplete="off"
-                              ${field.optional ? null : html` required`}
-                              value="${values[field.id] ?? ''}"
-                            />`
-                      }`;
-                  })}
-                  ${
-                    input.bases
-                      ? html`<input type="hidden" name="step" value="connect" />
-                          <label for="base"
-                            >Base
-                            <span class="hint"
-                              >The schema or database to sync, as your credentials reach it.</span
-                            ></label
-                          >
-                          <select id="base" name="base" required>
-                            ${input.bases.map((base) => html`<option value="${base.id}">${base.name}</option>`)}
-                          </select>
-                          <div class="actions"><button type="submit">Connect</button></div>`
-                      : html`<input type="hidden" name="step" value="bases" />
-                          <div class="actions"><button type="submit">Check and list bases</button></div>`
-                  }
-                </form>
-              </section>`
-      }`;
+    const body = html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / connect ${side}</p>
+<h1>Connect the ${side} side of "${sync.name}"</h1>
+${connected && entity ? html`<p class="notice" role="status">This side is connected to ${this.catalog.find(entity.connector)?.displayName ?? entity.connector} (base <code>${entity.baseName ?? entity.baseId ?? ''}</code>). Connecting again replaces its credentials.</p>` : null}
+${
+  canChoose
+    ? html`<form method="get" action="${action}" class="card">
+  <label for="connector">App</label>
+  <select id="connector" name="connector">${choices.map((c) => html`<option value="${c.type}"${c.type === declaration?.type ? html` selected` : null}>${c.displayName}</option>`)}</select>
+  <div class="actions"><button type="submit" class="secondary">Choose app</button></div>
+</form>`
+    : null
+}
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
+${
+  !declaration
+    ? html`<p>Pick the app to connect.</p>`
+    : declaration.auth.method === 'oauth'
+      ? html`<section class="card" aria-labelledby="oauth"><h2 id="oauth">${declaration.displayName}</h2>
+<p>You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you come back here afterwards.</p>
+<form method="post" action="/app/oauth/start">
+  ${csrfInput(session)}
+  <input type="hidden" name="sync" value="${sync.id}">
+  <input type="hidden" name="side" value="${side}">
+  <input type="hidden" name="connector" value="${declaration.type}">
+  <button type="submit">Sign in with ${declaration.displayName}</button>
+</form></section>`
+      : html`<section class="card" aria-labelledby="creds"><h2 id="creds">${declaration.displayName} credentials</h2>
+<form method="post" action="${action}">
+  ${csrfInput(session)}
+  <input type="hidden" name="connector" value="${declaration.type}">
+  ${declaration.auth.fields.map((field) => {
+    const inputId = `auth-${field.id}`;
+    return html`<label for="${inputId}">${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
+  <span class="hint"><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span></label>
+  ${
+    field.options
+      ? html`<select id="${inputId}" name="auth_${field.id}">${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}"${values[field.id] === o ? html` selected` : null}>${o}</option>`)}</select>`
+      : html`<input id="${inputId}" name="auth_${field.id}" type="${field.secret === false ? 'text' : 'password'}" placeholder="${field.placeholder}" autocomplete="off"${field.optional ? null : html` required`} value="${values[field.id] ?? ''}">`
+  }`;
+  })}
+  ${
+    input.bases
+      ? html`<input type="hidden" name="step" value="connect">
+  <label for="base">Base <span class="hint">The schema or database to sync, as your credentials reach it.</span></label>
+  <select id="base" name="base" required>${input.bases.map((base) => html`<option value="${base.id}">${base.name}</option>`)}</select>
+  <div class="actions"><button type="submit">Connect</button></div>`
+      : html`<input type="hidden" name="step" value="bases">
+  <div class="actions"><button type="submit">Check and list bases</button></div>`
+  }
+</form></section>`
+}`;
     sendPage(
       response,
       status,

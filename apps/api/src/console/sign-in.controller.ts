@@ -112,31 +112,20 @@ export class SignInController {
       layout({
         title: 'Sign in',
         body: html`<div class="card narrow">
-          <h1>Sign in to Lockstep</h1>
-          ${signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
-          ${input.error ? html`<p class="error" role="alert" id="sign-in-error">${input.error}</p>` : null}
-          <form method="post" action="/app/sign-in">
-            <input type="hidden" name="${CSRF_FIELD}" value="${csrf}" />
-            <input type="hidden" name="next" value="${input.next}" />
-            <label for="email">Email</label>
-            <input
-              id="email"
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value="${input.email ?? ''}"
-              ${input.error ? html` aria-describedby="sign-in-error"` : null}
-              autofocus
-            />
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required />
-            <div class="actions"><button type="submit">Sign in</button></div>
-          </form>
-          <p class="muted">
-            Accounts are created by the operator of this Lockstep (<code>lockstep account create</code>).
-          </p>
-        </div>`,
+<h1>Sign in to Lockstep</h1>
+${signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
+${input.error ? html`<p class="error" role="alert" id="sign-in-error">${input.error}</p>` : null}
+<form method="post" action="/app/sign-in">
+  <input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
+  <input type="hidden" name="next" value="${input.next}">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ''}"${input.error ? html` aria-describedby="sign-in-error"` : null} autofocus>
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <div class="actions"><button type="submit">Sign in</button></div>
+</form>
+<p class="muted">Accounts are created by the operator of this Lockstep (<code>lockstep account create</code>).</p>
+</div>`,
       }),
     );
   }

@@ -12,13 +12,13 @@ export function failurePage(
     session,
     nav: 'syncs',
     body: html`<section class="narrow">
-      <h1>${input.title}</h1>
-      <p class="lead">${input.message}</p>
-      <div class="actions">
-        ${input.retryUrl ? html`<a class="button" href="${input.retryUrl}">Try again</a>` : null}
-        <a class="button secondary" href="/app">Back to your syncs</a>
-      </div>
-    </section>`,
+<h1>${input.title}</h1>
+<p class="lead">${input.message}</p>
+<div class="actions">
+  ${input.retryUrl ? html`<a class="button" href="${input.retryUrl}">Try again</a>` : null}
+  <a class="button secondary" href="/app">Back to your syncs</a>
+</div>
+</section>`,
   });
 }
 
@@ -39,29 +39,20 @@ export function basePickerPage(
     session,
     nav: 'syncs',
     body: html`<section class="narrow">
-      <h1>Choose what to sync</h1>
-      <p class="lead">
-        You are signed in to ${input.connectorName}. Pick the base the ${input.side} side of
-        “${input.syncName}” uses.
-      </p>
-      <form class="card" method="post" action="/app/oauth/base">
-        ${csrfInput(session)}
-        <input type="hidden" name="flow" value="${input.handle}" />
-        <fieldset>
-          <legend>${input.connectorName} bases this account reaches</legend>
-          ${input.bases.map(
-            (base, index) =>
-              html`<label class="choice"
-                ><input type="radio" name="base" value="${base.id}" ${index === 0 ? html` checked` : null} />
-                ${base.name} <span class="muted">(${base.id})</span></label
-              >`,
-          )}
-        </fieldset>
-        <div class="actions">
-          <button type="submit">Use this base</button>
-          <a class="button secondary" href="${input.cancelUrl}">Cancel</a>
-        </div>
-      </form>
-    </section>`,
+<h1>Choose what to sync</h1>
+<p class="lead">You are signed in to ${input.connectorName}. Pick the base the ${input.side} side of “${input.syncName}” uses.</p>
+<form class="card" method="post" action="/app/oauth/base">
+  ${csrfInput(session)}
+  <input type="hidden" name="flow" value="${input.handle}">
+  <fieldset>
+    <legend>${input.connectorName} bases this account reaches</legend>
+    ${input.bases.map(
+      (base, index) =>
+        html`<label class="choice"><input type="radio" name="base" value="${base.id}"${index === 0 ? html` checked` : null}> ${base.name} <span class="muted">(${base.id})</span></label>`,
+    )}
+  </fieldset>
+  <div class="actions"><button type="submit">Use this base</button> <a class="button secondary" href="${input.cancelUrl}">Cancel</a></div>
+</form>
+</section>`,
   });
 }
