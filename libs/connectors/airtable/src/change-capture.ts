@@ -112,7 +112,7 @@ export async function deleteWebhook(api: AirtableApi, baseId: string, webhookId:
 /** https://airtable.com/developers/web/api/refresh-a-webhook, when less than the margin is left. */
 async function refreshIfDue(api: AirtableApi, baseId: string, webhook: WebhookInfo): Promise<void> {
   const expires = webhook.expirationTime ? Date.parse(webhook.expirationTime) : Number.NaN;
-  if (!Number.isNaN(expires) && expires - Date.now() > REFRESH_MARGIN_MS) return;
+  if (!Number.isNaN(expires) && expires - api.now() > REFRESH_MARGIN_MS) return;
   await api.request({
     method: 'POST',
     path: `/v0/bases/${enc(baseId)}/webhooks/${enc(webhook.id)}/refresh`,
@@ -146,7 +146,12 @@ export async function readChanges(
   options: ReadChangesOptions,
 ): Promise<ChangeBatch> {
   const from = decodeCheckpoint(since);
-  const webhook = await findWebhook(api, baseId, table.id);
+  let webhook = await findWebhook(api, baseId, table.id);
+  if (!webhook && from.w !== null) {
+    // Capture was installed and the webhook is gone (it expired while nobody read it): install it again.
+    await createWebhook(api, baseId, table.id);
+    webhook = await findWebhook(api, baseId, table.id);
+  }
   if (!webhook) return { changes: [], checkpoint: encodeCheckpoint({ w: null, c: 1, k: 0 }), hasMore: false };
   await refreshIfDue(api, baseId, webhook);
   // A checkpoint of another (expired, removed) webhook: the log starts again now; the full scan catches up.

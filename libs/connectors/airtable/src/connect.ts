@@ -2,14 +2,15 @@
 import type { ConnectContext, Credentials } from '@lockstep/connectors-core';
 import { AirtableConnection } from './connection';
 import { parseCredentials } from './credentials';
-import { AirtableApi } from './db';
+import { AirtableApi, type AirtableApiOptions } from './db';
 
 export async function connectAirtable(
   credentials: Credentials,
   base: string | null,
   context: ConnectContext,
+  options: AirtableApiOptions = {},
 ): Promise<AirtableConnection> {
   const settings = parseCredentials(credentials, context);
   const trimmed = base?.trim();
-  return new AirtableConnection(new AirtableApi(settings, context), trimmed ? trimmed : null);
+  return new AirtableConnection(new AirtableApi(settings, context, options), trimmed ? trimmed : null);
 }

@@ -130,7 +130,11 @@ export class AirtableConnection implements Connection {
       const existing = await schema.find(name);
       if (existing) return tableInfo(existing);
       const tables = await schema.all();
-      const bodies = orderForCreate(fields.map((field) => nativeField(field, tables)));
+      // Every created table has the service id field, so creates into it are idempotent from the start.
+      const bodies = [
+        ...orderForCreate(fields.map((field) => nativeField(field, tables))),
+        { ...setup.SERVICE_ID_FIELD },
+      ];
       const created = await requests.createTable(this.api, schema.baseId, name, bodies);
       schema.invalidate();
       return tableInfo(created);

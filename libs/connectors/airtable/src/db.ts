@@ -14,16 +14,25 @@ export interface AirtableRequest extends Omit<RequestOptions, 'rules'> {
   baseId?: string | null;
 }
 
+export interface AirtableApiOptions {
+  timeoutMs?: number;
+  lookup?: (host: string) => Promise<string[]>;
+  /** The clock webhook expiry is judged by (tests: the simulator's); default `Date.now`. */
+  now?: () => number;
+}
+
 /** What every request helper (`sql.ts`) takes: one call, budgets chosen by base. */
 export class AirtableApi {
   readonly client: HttpClient;
+  readonly now: () => number;
   private readonly rulesByBase = new Map<string, RateRule[]>();
 
   constructor(
     private readonly settings: AirtableSettings,
     context: ConnectContext,
-    options: { timeoutMs?: number; lookup?: (host: string) => Promise<string[]> } = {},
+    options: AirtableApiOptions = {},
   ) {
+    this.now = options.now ?? Date.now;
     this.client = new HttpClient({
       baseUrl: settings.apiUrl,
       egress: context.egress,

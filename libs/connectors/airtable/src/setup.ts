@@ -16,6 +16,13 @@ import { SERVICE_ID_FIELD_NAME } from './types';
 const SERVICE_ID_DESCRIPTION =
   'Written by Lockstep when it creates a record, so a retried create never makes a duplicate. Do not edit.';
 
+/** The service id field as created (by `prepareTable`, and with every table the connector creates). */
+export const SERVICE_ID_FIELD = Object.freeze({
+  name: SERVICE_ID_FIELD_NAME,
+  type: 'singleLineText',
+  description: SERVICE_ID_DESCRIPTION,
+});
+
 export async function prepareTable(
   api: AirtableApi,
   schema: SchemaCache,
@@ -25,11 +32,15 @@ export async function prepareTable(
   let table = await schema.table(idOrName);
   let service = serviceIdField(table);
   if (!service) {
-    service = await createField(api, schema.baseId, table.id, {
-      name: SERVICE_ID_FIELD_NAME,
-      type: 'singleLineText',
-      description: SERVICE_ID_DESCRIPTION,
-    });
+    service = await createField(api, schema.baseId, table.id, { ...SERVICE_ID_FIELD }).catch(
+      async (error: unknown) => {
+        // Another holder added it meanwhile (Airtable refuses a second field of that name): adopt theirs.
+        schema.invalidate();
+        const added = serviceIdField(await schema.table(idOrName));
+        if (added) return added;
+        throw error;
+      },
+    );
     schema.invalidate();
     table = await schema.table(table.id);
   }
