@@ -92,7 +92,7 @@ describe('tables, views and fields', () => {
       typeDetails: { target_table: people.id, allows_multiple_values: true },
     });
     expect(byName['Stage']).toMatchObject({ typeClass: 'select', typeDetails: { options: ['new', 'won'] } });
-    expect(byName['Cost']).toMatchObject({ typeClass: 'decimal', typeDetails: { precision: 2 } });
+    expect(byName['Cost']).toMatchObject({ typeClass: 'decimal', typeDetails: { scale: 2 } });
     expect(byName['At']).toMatchObject({ typeClass: 'timestamp', typeDetails: { time_zone: 'utc' } });
     for (const name of ['Total', 'Sum', 'Links', 'Names', 'Created', 'Modified', 'Creator', 'Editor']) {
       expect(byName[name]).toMatchObject({ read: true, write: false });

@@ -28,8 +28,9 @@ function choices(spec: FieldSpec) {
   return { choices: names.map((name) => ({ name })) };
 }
 
+/** Digits after the point: the counterpart's `scale` (2 without one), at most Airtable's 8. */
 function precision(spec: FieldSpec): number {
-  const scale = spec.typeDetails?.scale ?? spec.typeDetails?.precision;
+  const scale = spec.typeDetails?.scale;
   const digits = typeof scale === 'number' && Number.isInteger(scale) && scale >= 0 ? scale : 2;
   return Math.min(digits, MAX_PRECISION);
 }

@@ -93,11 +93,13 @@ export function choicesOf(spec: TypeSpec): string[] {
 export function typeDetailsOf(spec: TypeSpec): Record<string, unknown> | null {
   const options = spec.options ?? {};
   switch (spec.type) {
+    // Airtable's `precision` is the digits after the point: the SDK's `scale` (its `precision` counts every
+    // digit, which Airtable does not bound: a double holds about 15).
     case 'number':
     case 'percent':
-      return { precision: precisionOf(spec), scale: precisionOf(spec) };
+      return { scale: precisionOf(spec) };
     case 'currency':
-      return { precision: precisionOf(spec), scale: precisionOf(spec), symbol: options.symbol ?? null };
+      return { scale: precisionOf(spec), symbol: options.symbol ?? null };
     case 'rating':
       return { max: options.max ?? null };
     case 'duration':
