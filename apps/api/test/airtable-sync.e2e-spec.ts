@@ -4,16 +4,13 @@
  * (the operator CLI stands in for the console), and the real worker process carries it against the Airtable
  * simulator that `AIRTABLE_API_URL` points at. Edits on both sides converge; a delete is held for review.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { AirtableSimulator } from '@lockstep/connector-airtable/testing';
-import { cli } from './support/cli';
+import { type AirtableSync, startAirtableSync } from './support/airtable-sync';
 import { waitUntil } from './support/live-sync';
 import { scratchPg, type ScratchPg } from './support/scratch-dbs';
-import { bearer, createTestApp, TEST_MASTER_KEY, type TestApp } from './support/test-app';
+import { bearer, createTestApp, type TestApp } from './support/test-app';
 
-const ROOT = join(__dirname, '..', '..', '..');
 const TOKEN = 'patSYNCTEST.0123456789';
 type SimBase = ReturnType<AirtableSimulator['addBase']>;
 type SimTable = SimBase['tables'][number];
@@ -23,9 +20,7 @@ describe('a PostgreSQL <-> Airtable sync through the API and the worker', () => 
   let pg: ScratchPg;
   let simulator: AirtableSimulator;
   let base: SimBase;
-  let worker: ChildProcess | null = null;
-  let syncId: string;
-  let write: string;
+  let sync: AirtableSync;
 
   const airtable = (): SimTable => base.tables.find((table) => table.name === 'Contacts')!;
   const byName = (name: string) =>
@@ -42,66 +37,27 @@ describe('a PostgreSQL <-> Airtable sync through the API and the worker', () => 
       CREATE TABLE contacts (id serial PRIMARY KEY, name text, score numeric(10,2));
       INSERT INTO contacts (name, score) VALUES ('Ada', 1.50), ('Grace', 2.25), ('Linus', 3.00);
     `);
-    const accountId = (await t.account()).id;
-    write = await t.key(accountId, 'readwrite');
-    const created = await t
-      .http()
-      .post('/v1/sync/syncs')
-      .set(bearer(write))
-      .send({
-        name: 'Contacts',
-        left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema },
-        right: { connector: 'airtable', auth: { apiKey: TOKEN }, base: 'CRM' },
-      })
-      .expect(201);
-    syncId = created.body.id;
-    const put = await t
-      .http()
-      .put(`/v1/sync/syncs/${syncId}/mappings`)
-      .set(bearer(write))
-      .send({
-        tables: [
-          {
-            left_table: 'contacts',
-            right_table: { create: { name: 'Contacts' } },
-            direction: 'two_way',
-            fields: [
-              { left_field: 'name', right_field: { create: { name: 'Name' } } },
-              { left_field: 'score', right_field: { create: { name: 'Score' } } },
-            ],
-          },
-        ],
-      });
-    if (put.status !== 200) throw new Error(`mappings PUT: ${put.status} ${JSON.stringify(put.body)}`);
-    const started = cli('sync', 'start', '--id', syncId);
-    if (started.code !== 0) throw new Error(`sync start: ${started.stderr}`);
-    worker = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
-      env: {
-        ...process.env,
-        LOCKSTEP_MASTER_KEY: TEST_MASTER_KEY,
-        ENGINE_ACCOUNT_ID: accountId,
-        ENGINE_LEASE_SECONDS: '3',
-        AIRTABLE_API_URL: simulator.url,
-        LOG_LEVEL: process.env['ENGINE_TEST_LOG'] ?? 'silent',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    sync = await startAirtableSync(t, {
+      pg,
+      token: TOKEN,
+      base: 'CRM',
+      apiUrl: simulator.url,
+      tables: [
+        {
+          left_table: 'contacts',
+          right_table: { create: { name: 'Contacts' } },
+          direction: 'two_way',
+          fields: [
+            { left_field: 'name', right_field: { create: { name: 'Name' } } },
+            { left_field: 'score', right_field: { create: { name: 'Score' } } },
+          ],
+        },
+      ],
     });
-    const db = t.app.get(DataSource);
-    await waitUntil(
-      'the initial sync to finish',
-      async () =>
-        (await db.query(`SELECT initial_sync_phase AS phase FROM syncs WHERE id = $1`, [syncId]))[0]
-          ?.phase === 'done',
-      90_000,
-    );
   }, 120_000);
 
   afterAll(async () => {
-    if (worker && worker.exitCode === null) {
-      const exited = new Promise((resolve) => worker!.once('exit', resolve));
-      worker.kill('SIGTERM');
-      await exited;
-    }
+    await sync?.stop();
     await pg?.drop().catch(() => undefined);
     await t?.close();
     await simulator?.close();
@@ -143,7 +99,7 @@ describe('a PostgreSQL <-> Airtable sync through the API and the worker', () => 
     // the count of operations stays put once the edits are carried.
     const db = t.app.get(DataSource);
     const count = async () =>
-      Number((await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [syncId]))[0].n);
+      Number((await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [sync.id]))[0].n);
     const settled = await count();
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(await count()).toBe(settled);
@@ -156,7 +112,7 @@ describe('a PostgreSQL <-> Airtable sync through the API and the worker', () => 
       'the held delete',
       async () => {
         const body = (
-          await t.http().get(`/v1/sync/pending-deletes?sync=${syncId}`).set(bearer(write)).expect(200)
+          await t.http().get(`/v1/sync/pending-deletes?sync=${sync.id}`).set(bearer(sync.key)).expect(200)
         ).body;
         return body.data.length > 0 ? body.data : null;
       },

@@ -114,6 +114,36 @@ describe('change capture by webhook payloads', () => {
     expect(changes.map((change) => change.remoteId)).toEqual([after]);
   });
 
+  it('reads changes through a view: a record outside it is reported deleted', async () => {
+    const sim = table('Viewed feed');
+    const [title] = sim.fields.map((field) => field.id);
+    sim.views.push({
+      id: 'viwKEEPONLY00000',
+      name: 'Kept',
+      type: 'grid',
+      filter: (record) => String(record.fields[title!]).startsWith('keep'),
+    });
+    const connection = await connect();
+    await connection.prepareTable(sim.id, { changeCapture: true });
+    const since = await connection.currentCheckpoint(sim.id);
+    const kept = at.simulator.outside.insert(at.base, sim.id, { Title: 'keep me' });
+    const other = at.simulator.outside.insert(at.base, sim.id, { Title: 'other' });
+    const batch = await connection.readChanges(sim.id, since, { limit: 10, view: 'viwKEEPONLY00000' });
+    expect(batch.changes.map((change) => [change.kind, change.remoteId])).toEqual([
+      ['upsert', kept],
+      ['delete', other],
+    ]);
+    // Leaving the view reads as a delete; without the view it is an update.
+    at.simulator.outside.update(at.base, sim.id, kept, { Title: 'left the view' });
+    const left = await connection.readChanges(sim.id, batch.checkpoint, {
+      limit: 10,
+      view: 'viwKEEPONLY00000',
+    });
+    expect(left.changes.map((change) => [change.kind, change.remoteId])).toEqual([['delete', kept]]);
+    const whole = await connection.readChanges(sim.id, batch.checkpoint, { limit: 10 });
+    expect(whole.changes.map((change) => [change.kind, change.remoteId])).toEqual([['upsert', kept]]);
+  });
+
   it('removes the webhook at teardown and keeps the data, idempotently', async () => {
     const sim = table('Torn down');
     const connection = await connect();

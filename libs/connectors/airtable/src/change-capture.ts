@@ -12,7 +12,7 @@
  */
 import type { Change, ChangeBatch, ReadChangesOptions } from '@lockstep/connectors-core';
 import type { AirtableApi } from './db';
-import { readByIds } from './records';
+import { rawByIds, toSourceRecord } from './records';
 import type { AirtableTable } from './sql';
 
 export const REFRESH_MARGIN_MS = 3 * 24 * 3600_000;
@@ -186,21 +186,24 @@ export async function readChanges(
       break;
     }
   }
-  const changes = await toChanges(api, baseId, table, [...seen.values()]);
+  const changes = await toChanges(api, baseId, table, [...seen.values()], options.view ?? null);
   return { changes, checkpoint: encodeCheckpoint({ w: webhook.id, c: cursor, k: skip }), hasMore };
 }
 
-/** Upserts carry the record as it is now; a record gone since is reported deleted. */
+/**
+ * Upserts carry the record as it is now; a record gone since, or outside `view` (it left what the sync sees,
+ * as a full scan through the view would find), is reported deleted.
+ */
 async function toChanges(
   api: AirtableApi,
   baseId: string,
   table: AirtableTable,
   entries: { id: string; deleted: boolean; at: string }[],
+  view: string | null,
 ): Promise<Change[]> {
   const upserts = entries.filter((entry) => !entry.deleted).map((entry) => entry.id);
-  const records = new Map(
-    (upserts.length > 0 ? await readByIds(api, baseId, table, upserts) : []).map((r) => [r.remoteId, r]),
-  );
+  const raw = upserts.length > 0 ? await rawByIds(api, baseId, table, upserts, view) : [];
+  const records = new Map(raw.map((record) => [record.id, toSourceRecord(table, record)]));
   return entries.map((entry): Change => {
     const record = entry.deleted ? undefined : records.get(entry.id);
     const at = new Date(Date.parse(entry.at) || Date.now()).toISOString();

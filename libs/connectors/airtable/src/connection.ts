@@ -80,9 +80,9 @@ export class AirtableConnection implements Connection {
     );
   }
 
-  readByIds(table: string, remoteIds: string[]): Promise<SourceRecord[]> {
+  readByIds(table: string, remoteIds: string[], options?: { view?: string | null }): Promise<SourceRecord[]> {
     return this.withTable(table, 'Reading records', (base, info) =>
-      records.readByIds(this.api, base, info, remoteIds),
+      records.readByIds(this.api, base, info, remoteIds, options?.view ?? null),
     );
   }
 

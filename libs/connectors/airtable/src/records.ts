@@ -63,17 +63,18 @@ export async function readPage(
   };
 }
 
-/** Every record a formula selects (a few hundred at most: the formula names them). */
+/** Every record a formula selects (a few hundred at most: the formula names them), within `view` if given. */
 async function readWhere(
   api: AirtableApi,
   baseId: string,
   table: AirtableTable,
   formula: string,
+  view: string | null = null,
 ): Promise<AirtableRecord[]> {
   const records: AirtableRecord[] = [];
   let offset: string | null = null;
   do {
-    const page = await listRecords(api, baseId, table.id, { offset, filterByFormula: formula });
+    const page = await listRecords(api, baseId, table.id, { offset, filterByFormula: formula, view });
     records.push(...page.records);
     offset = page.offset ?? null;
   } while (offset);
@@ -86,18 +87,22 @@ function chunks<T>(items: T[], size: number): T[][] {
   return result;
 }
 
-/** Raw records by id, in no particular order; ids that do not exist are absent. */
+/**
+ * Raw records by id, in no particular order; ids that do not exist (or, with `view`, are not in that view) are
+ * absent.
+ */
 export async function rawByIds(
   api: AirtableApi,
   baseId: string,
   table: AirtableTable,
   remoteIds: string[],
+  view: string | null = null,
 ): Promise<AirtableRecord[]> {
   const wanted = [...new Set(remoteIds.filter((id) => /^rec[A-Za-z0-9]+$/.test(id)))];
   const records: AirtableRecord[] = [];
   for (const group of chunks(wanted, IDS_PER_FORMULA)) {
     const terms = group.map((id) => `RECORD_ID() = ${formulaString(id)}`);
-    records.push(...(await readWhere(api, baseId, table, `OR(${terms.join(', ')})`)));
+    records.push(...(await readWhere(api, baseId, table, `OR(${terms.join(', ')})`, view)));
   }
   return records;
 }
@@ -107,8 +112,9 @@ export async function readByIds(
   baseId: string,
   table: AirtableTable,
   remoteIds: string[],
+  view: string | null = null,
 ): Promise<SourceRecord[]> {
-  const records = await rawByIds(api, baseId, table, remoteIds);
+  const records = await rawByIds(api, baseId, table, remoteIds, view);
   return records.map((record) => toSourceRecord(table, record));
 }
 

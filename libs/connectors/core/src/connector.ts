@@ -207,6 +207,11 @@ export interface ChangeBatch {
 
 export interface ReadChangesOptions {
   limit: number;
+  /**
+   * Only the records of this view (spec 2.7), for connectors with `capabilities.views`: a changed record that is
+   * not in the view is reported as a delete (it left what the sync sees), as a full scan through the view would.
+   */
+  view?: string | null;
   /** Leave out changes Lockstep's own writes made (default false). */
   ignoreOwnWrites?: boolean;
 }
@@ -306,8 +311,16 @@ export interface Connection {
    * the pages.
    */
   countRecords?(tableRemoteId: string): Promise<number>;
-  /** Records by remote id; missing ids are simply absent from the result. */
-  readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]>;
+  /**
+   * Records by remote id; missing ids are simply absent from the result. With `view` (connectors with
+   * `capabilities.views`), records outside that view are absent too: what a mapped view does not show is gone
+   * for the sync.
+   */
+  readByIds(
+    tableRemoteId: string,
+    remoteIds: string[],
+    options?: { view?: string | null },
+  ): Promise<SourceRecord[]>;
   /** Finds records by service id (to adopt rows a crashed create already wrote). */
   readByServiceIds(tableRemoteId: string, serviceIds: string[]): Promise<SourceRecord[]>;
 
