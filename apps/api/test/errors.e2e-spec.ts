@@ -140,6 +140,19 @@ describe('the common error shape (spec 7.1) for bad input and failures', () => {
       'placeholder',
     ]);
     expect(Object.keys(postgres.auth).sort()).toEqual(['fields', 'method']);
+    // Airtable: a pasted personal access token (spec 2.6: listed as api_key, the secret flag never sent).
+    const airtable = res.body.data.find((c: { type: string }) => c.type === 'airtable');
+    expect(airtable).toMatchObject({ type: 'airtable', available: true, auth: { method: 'api_key' } });
+    expect(airtable.auth.fields).toEqual([
+      {
+        id: 'apiKey',
+        label: 'Personal access token',
+        optional: false,
+        placeholder: 'pat...',
+        options: null,
+        help: { label: expect.any(String), url: 'https://airtable.com/create/tokens' },
+      },
+    ]);
   });
 
   it('sends no ETag but the mappings revision: none on lists, errors, discovery, health or the console', async () => {

@@ -107,6 +107,14 @@ export class AppConfig {
   @Transform(toBool)
   EGRESS_ALLOW_LOOPBACK = true;
 
+  /** Airtable connector: the Web API's origin (a proxy; the tests' simulator). */
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'AIRTABLE_API_URL must be an http(s) URL' })
+  AIRTABLE_API_URL = 'https://api.airtable.com';
+
+  /** Airtable connector: the origin of its OAuth endpoints (browser sign-in, token refresh). */
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'AIRTABLE_OAUTH_URL must be an http(s) URL' })
+  AIRTABLE_OAUTH_URL = 'https://airtable.com';
+
   /** Engine: seconds between full-scan reconciliations of each synced table (the change feed's safety net). */
   @Transform(toInt)
   @IsInt()
@@ -216,6 +224,11 @@ export class AppConfig {
   @Transform(toBool)
   LIVE_EXPORT_TEST_CLOCK = false;
 
+  /** The settings connectors read (`ConnectContext.settings`): their base URLs. */
+  get connectorSettings(): Readonly<Record<string, string>> {
+    return { AIRTABLE_API_URL: this.AIRTABLE_API_URL, AIRTABLE_OAUTH_URL: this.AIRTABLE_OAUTH_URL };
+  }
+
   get publicUrl(): string {
     return this.PUBLIC_URL ?? `http://localhost:${this.PORT}`;
   }
@@ -228,7 +241,7 @@ export class AppConfig {
 export const CONFIG_SETTINGS = Object.keys(new AppConfig()) as readonly ConfigSetting[];
 
 /** A setting's name (`publicUrl` is derived from PUBLIC_URL and PORT, not a setting). */
-export type ConfigSetting = Exclude<keyof AppConfig & string, 'publicUrl'>;
+export type ConfigSetting = Exclude<keyof AppConfig & string, 'publicUrl' | 'connectorSettings'>;
 
 export class ConfigError extends Error {}
 

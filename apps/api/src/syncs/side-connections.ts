@@ -59,6 +59,7 @@ export class SideConnections {
         },
         poolSize: 2,
         shared: this.shared,
+        settings: this.config.connectorSettings,
       });
       return await work(connection);
     } catch (error) {

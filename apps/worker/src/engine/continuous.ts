@@ -38,13 +38,13 @@ export async function pollChanges(ctx: EngineContext, checkpoints: Checkpoints):
     for (;;) {
       const batches: Partial<Record<SideName, ChangeBatch>> = {};
       for (const side of SIDES) {
-        const table = sideEnd(pair, side).remoteId;
+        const { remoteId: table, view } = sideEnd(pair, side);
         const since =
           checkpoints[side][table] ??
           (await ctx.sides[side].use((connection) => connection.currentCheckpoint(table)));
         checkpoints[side][table] = since;
         batches[side] = await ctx.sides[side].use((connection) =>
-          connection.readChanges(table, since, { limit: ctx.pageSize, ignoreOwnWrites: true }),
+          connection.readChanges(table, since, { limit: ctx.pageSize, ignoreOwnWrites: true, view }),
         );
       }
       const observations: Observation[] = [];
@@ -105,10 +105,10 @@ export async function fullScanStep(ctx: EngineContext, state: ScanState): Promis
   const pair: PairPlan | undefined = ctx.plan.pairs[state.pair];
   if (!pair) return null;
   const side = state.side;
-  const table = sideEnd(pair, side).remoteId;
+  const { remoteId: table, view } = sideEnd(pair, side);
   const fields = pair.fields.map((field) => fieldEnd(field, side).remoteId);
   const page = await ctx.sides[side].use((connection) =>
-    connection.readPage(table, { after: state.cursor, pageSize: ctx.pageSize }),
+    connection.readPage(table, { after: state.cursor, pageSize: ctx.pageSize, view }),
   );
   const ids = page.records.map((record) => record.remoteId);
   if (ids.length > 0) {

@@ -144,6 +144,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
           allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
         },
         shared: this.coordination.shared,
+        connectorSettings: this.config.connectorSettings,
         publicUrl: this.config.publicUrl,
         pageSize: this.config.ENGINE_PAGE_SIZE,
         writeBatch: this.config.ENGINE_WRITE_BATCH,

@@ -173,6 +173,7 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
         after,
         pageSize: Math.max(ctx.pageSize, 2000),
         fields: field ? [field] : [],
+        view: sideEnd(pair, side).view,
       }),
     );
   // Without a match field, or when one side is empty, there is nothing to pair up: the pass only counts.
@@ -318,10 +319,17 @@ function readNow(
   side: SideName,
   table: string,
   cursor: string | null,
+  view: string | null,
 ): Promise<RecordPage> {
   return ctx.sides[side].use((connection) =>
-    connection.readPage(table, { after: cursor, pageSize: ctx.pageSize }),
+    connection.readPage(table, { after: cursor, pageSize: ctx.pageSize, view }),
   );
+}
+
+/** The view pair `index` reads on `side` (null: the whole table). */
+function viewOf(ctx: EngineContext, side: SideName, index: number): string | null {
+  const pair = ctx.plan.pairs[index];
+  return pair ? sideEnd(pair, side).view : null;
 }
 
 async function readPage(
@@ -338,14 +346,14 @@ async function readPage(
     ahead?.key === `${index}|${table}|${cursor ?? ''}` && Date.now() - ahead.at < 30_000
       ? await ahead.page
       : null;
-  return page ?? readNow(ctx, side, table, cursor);
+  return page ?? readNow(ctx, side, table, cursor, viewOf(ctx, side, index));
 }
 
 function prefetch(ctx: EngineContext, side: SideName, table: string, index: number, cursor: string): void {
   prefetched.set(ctx.sides[side], {
     key: `${index}|${table}|${cursor}`,
     at: Date.now(),
-    page: readNow(ctx, side, table, cursor).catch(() => null),
+    page: readNow(ctx, side, table, cursor, viewOf(ctx, side, index)).catch(() => null),
   });
 }
 

@@ -53,6 +53,8 @@ export interface TableEnd {
   name: string;
   readOnly: boolean;
   deleteBehavior: RecordDeleteBehavior;
+  /** The mapped view (spec 2.8): only its records are read on this side; null for the whole table. */
+  view: string | null;
 }
 
 export interface PairPlan {
@@ -112,6 +114,7 @@ export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncP
         name: table.name,
         readOnly: table.read_only,
         deleteBehavior: pair[side].recordDeleteBehavior,
+        view: pair[side].view,
       };
     };
     const left = end('left');

@@ -79,7 +79,7 @@ async function runEntries(
       .map((link) => remoteOf(link, side)!);
     if (ids.length === 0) continue;
     const found = await ctx.sides[side].use((connection) =>
-      connection.readByIds(sideEnd(pair, side).remoteId, ids),
+      connection.readByIds(sideEnd(pair, side).remoteId, ids, { view: sideEnd(pair, side).view }),
     );
     for (const record of found) reads[side].set(record.remoteId, record);
   }

@@ -26,6 +26,8 @@ export class SideSession {
     private readonly cipher: CredentialCipher,
     private readonly egress: EgressSettings,
     private readonly shared?: ConnectorCoordination,
+    /** The service's settings connectors read (`ConnectContext.settings`). */
+    private readonly settings?: Readonly<Record<string, string>>,
   ) {}
 
   get connector(): string {
@@ -87,6 +89,7 @@ export class SideSession {
       egress: this.egress,
       poolSize: 1,
       ...shared,
+      ...(this.settings ? { settings: this.settings } : {}),
       ...(writeOrigin ? { writeOrigin } : {}),
     });
   }

@@ -71,6 +71,8 @@ export interface RunnerSettings {
   egress: EgressSettings;
   /** The rate budgets and locks shared through Redis (`ConnectContext.shared`). */
   shared?: ConnectorCoordination;
+  /** The service's settings connectors read (`ConnectContext.settings`: base URLs). */
+  connectorSettings?: Readonly<Record<string, string>>;
   publicUrl: string;
   pageSize: number;
   writeBatch: number;
@@ -194,6 +196,7 @@ export class SyncRunner {
           this.cipher,
           this.settings.egress,
           this.settings.shared,
+          this.settings.connectorSettings,
         ),
         right: new SideSession(
           this.syncId,
@@ -202,6 +205,7 @@ export class SyncRunner {
           this.cipher,
           this.settings.egress,
           this.settings.shared,
+          this.settings.connectorSettings,
         ),
       };
     } else {

@@ -280,6 +280,7 @@ export class RunExecutor {
       poolSize,
       writeOrigin: `live-export:${liveExportId}`,
       ...(this.shared ? { shared: this.shared } : {}),
+      settings: this.config.connectorSettings,
     });
   }
 

@@ -79,6 +79,7 @@ export class SyncsProcessor {
           poolSize: 1,
           writeOrigin: syncId,
           shared: this.coordination.shared,
+          settings: this.config.connectorSettings,
         });
         try {
           for (const table of tables) {

@@ -68,6 +68,12 @@ export interface ConnectContext {
    * Absent in tests and tools: an app connector then keeps them in its process. Database connectors ignore it.
    */
   shared?: ConnectorCoordination;
+  /**
+   * The service's settings an app connector reads (its base-URL setting, `AIRTABLE_API_URL`), by setting name;
+   * the API and the worker pass them from their config, so no connector reads `process.env`. A setting that is
+   * absent takes the connector's default. Database connectors ignore it.
+   */
+  settings?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The tag every connector's change capture records for Lockstep's writes (without a `writeOrigin`). */
@@ -167,6 +173,11 @@ export interface ReadPageOptions {
   pageSize: number;
   /** Field remote ids to read (default: every readable field). */
   fields?: string[];
+  /**
+   * Only the records of this view (spec 2.7 `views`, a `TableInfo.views` option value), for connectors with
+   * `capabilities.views`; others ignore it.
+   */
+  view?: string | null;
 }
 
 export interface RecordPage {
@@ -196,6 +207,11 @@ export interface ChangeBatch {
 
 export interface ReadChangesOptions {
   limit: number;
+  /**
+   * Only the records of this view (spec 2.7), for connectors with `capabilities.views`: a changed record that is
+   * not in the view is reported as a delete (it left what the sync sees), as a full scan through the view would.
+   */
+  view?: string | null;
   /** Leave out changes Lockstep's own writes made (default false). */
   ignoreOwnWrites?: boolean;
 }
@@ -295,8 +311,16 @@ export interface Connection {
    * the pages.
    */
   countRecords?(tableRemoteId: string): Promise<number>;
-  /** Records by remote id; missing ids are simply absent from the result. */
-  readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]>;
+  /**
+   * Records by remote id; missing ids are simply absent from the result. With `view` (connectors with
+   * `capabilities.views`), records outside that view are absent too: what a mapped view does not show is gone
+   * for the sync.
+   */
+  readByIds(
+    tableRemoteId: string,
+    remoteIds: string[],
+    options?: { view?: string | null },
+  ): Promise<SourceRecord[]>;
   /** Finds records by service id (to adopt rows a crashed create already wrote). */
   readByServiceIds(tableRemoteId: string, serviceIds: string[]): Promise<SourceRecord[]>;
 

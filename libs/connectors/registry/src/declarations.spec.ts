@@ -17,8 +17,12 @@ import { CONNECTORS, findConnector } from './index';
 describe('the connector catalogue without drivers', () => {
   it('lists the built-in declarations, loading no driver', () => {
     expect(CONNECTORS.map((connector) => connector.type)).toEqual(
-      expect.arrayContaining(['postgres', 'mysql']),
+      expect.arrayContaining(['postgres', 'mysql', 'airtable']),
     );
+    expect(findConnector('airtable')?.auth).toMatchObject({
+      method: 'api_key',
+      fields: [{ id: 'apiKey', label: 'Personal access token', secret: true }],
+    });
     expect(findConnector('mysql')?.capabilities.liveExport.locationKind).toBe('database');
   });
 

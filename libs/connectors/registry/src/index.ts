@@ -4,7 +4,8 @@
  * connector plugins (`CONNECTOR_PLUGINS`, see `loadConnectorPlugins`), registered once at boot.
  *
  * Built-ins come from each package's `/declaration` entry, which loads its driver only on the first
- * `connect()`: importing this catalogue loads no `pg` or `mysql2` (declarations.spec.ts).
+ * `connect()`: importing this catalogue loads no `pg` or `mysql2`, nor an app connector's HTTP code
+ * (declarations.spec.ts).
  */
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -19,11 +20,12 @@ import {
 } from '@lockstep/connectors-core';
 import { postgresConnector } from '@lockstep/connector-postgres/declaration';
 import { mysqlConnector } from '@lockstep/connector-mysql/declaration';
+import { airtableConnector } from '@lockstep/connector-airtable/declaration';
 import { declarationProblems } from './validate';
 
 export { declarationProblems } from './validate';
 
-const BUILT_IN: readonly ConnectorDeclaration[] = [postgresConnector, mysqlConnector];
+const BUILT_IN: readonly ConnectorDeclaration[] = [postgresConnector, mysqlConnector, airtableConnector];
 
 const registered: ConnectorDeclaration[] = [...BUILT_IN];
 

@@ -30,8 +30,9 @@
  * `ls_fields`, `ls_paging`, `ls_batch`, `ls_serviceid`, `ls_serviceid_pk`, `ls_created_ids`, `ls_changes`,
  * `ls_changes_nopk` (plus whatever the fixture references).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe as jestDescribe, expect, it as jestIt } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { format } from 'node:util';
 import type { CanonicalValue, TypeClass } from '@lockstep/domain';
 import type {
   Change,
@@ -141,7 +142,38 @@ function roundTripValues(column: FixtureColumn): { write: CanonicalValue; read: 
   return values;
 }
 
+type Block = (name: string, ...rest: never[]) => void;
+
+/**
+ * `describe` / `it` that skip the blocks `notApplicable` names, with the reason in the title (shown by Jest as
+ * skipped, never as passed). A `.each` row is named by its title with the row's values in the `%s`
+ * placeholders, as Jest names it.
+ */
+function applicable<T extends typeof jestIt | typeof jestDescribe>(
+  block: T,
+  notApplicable: Readonly<Record<string, string>>,
+): T {
+  const run = (name: string, ...rest: never[]) => {
+    const reason = notApplicable[name];
+    if (reason !== undefined) return (block.skip as Block)(`${name} [not applicable: ${reason}]`, ...rest);
+    return (block as unknown as Block)(name, ...rest);
+  };
+  const each =
+    (rows: readonly unknown[]) =>
+    (title: string, body: (...args: unknown[]) => unknown, timeout?: number) => {
+      const placeholders = (title.match(/%[sdifjoO]/g) ?? []).length;
+      for (const row of rows) {
+        const args = Array.isArray(row) ? (row as unknown[]) : [row];
+        const name = format(title, ...args.slice(0, placeholders));
+        run(name, (() => body(...args)) as never, timeout as never);
+      }
+    };
+  return Object.assign(run, { each, skip: block.skip, only: block.only }) as unknown as T;
+}
+
 export function runConnectorContractSuite(harness: ContractHarness): void {
+  const describe = applicable(jestDescribe, harness.notApplicable ?? {});
+  const it = applicable(jestIt, harness.notApplicable ?? {});
   const title = harness.name ?? harness.declaration.type;
   const context: ConnectContext = harness.context ?? { egress: DEFAULT_EGRESS_POLICY };
   const timeoutMs = harness.changeTimeoutMs ?? 10_000;

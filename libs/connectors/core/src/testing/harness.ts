@@ -94,6 +94,14 @@ export interface ContractHarness {
 
   /** How long to wait for a change to show up in `readChanges` or `watch` (default 10 s). */
   changeTimeoutMs?: number;
+
+  /**
+   * Tests or describe blocks (by exact title) that check a database's semantics the app does not have (a unique
+   * key column, a column length limit, own writes left out of the change log), with the reason. They are
+   * reported as skipped with the reason in their title; the connector's own specs cover the app's behaviour
+   * instead. Database connectors leave it out.
+   */
+  notApplicable?: Readonly<Record<string, string>>;
 }
 
 /** A field spec to create for one canonical class and values that must round-trip through it. */

@@ -1,0 +1,216 @@
+/**
+ * An Airtable connection: one HTTP client (`db.ts`) per (token, base). The base is an Airtable base, given by
+ * id (`app...`) or exact name; tables and fields are addressed by Airtable's ids (`tbl...`, `fld...`; exact
+ * names are accepted too) and records by theirs (`rec...`). The base schema is cached briefly (`schema.ts`).
+ *
+ * This class implements the SDK's `Connection` and delegates: records.ts (reads), writes.ts (writes),
+ * schema.ts and native-types.ts (descriptions, created tables and fields), change-capture.ts (webhooks),
+ * setup.ts (prepare, unprepare), sql.ts (the requests). Every call translates errors (errors.ts) in `guard`.
+ */
+import {
+  type BaseInfo,
+  type ChangeBatch,
+  type Connection,
+  ConnectorError,
+  type FieldInfo,
+  type FieldSpec,
+  type PreparedTable,
+  type PrepareOptions,
+  type ReadChangesOptions,
+  type ReadPageOptions,
+  type RecordCreate,
+  type RecordPage,
+  type RecordUpdate,
+  type SourceRecord,
+  type TableInfo,
+  type WriteResult,
+} from '@lockstep/connectors-core';
+import { collectAll } from '@lockstep/connectors-http';
+import * as capture from './change-capture';
+import type { AirtableApi } from './db';
+import { translateAirtableError } from './errors';
+import { checkName, nativeField, orderForCreate } from './native-types';
+import * as records from './records';
+import { fieldInfos, SchemaCache, tableInfo } from './schema';
+import * as setup from './setup';
+import * as requests from './sql';
+import { describeField } from './types';
+import { checkScopes } from './scopes';
+import * as writes from './writes';
+
+export class AirtableConnection implements Connection {
+  readonly type = 'airtable';
+  private schemaCache: SchemaCache | null = null;
+
+  constructor(
+    private readonly api: AirtableApi,
+    private readonly baseRef: string | null,
+  ) {}
+
+  checkCredentials(): Promise<void> {
+    return this.guard('Checking the token', () => checkScopes(this.api, this.baseRef));
+  }
+
+  listBases(): Promise<BaseInfo[]> {
+    return this.guard('Listing bases', async () => {
+      const bases = await collectAll(requests.basePages(this.api));
+      return bases.map((base) => ({ id: base.id, name: base.name }));
+    });
+  }
+
+  listTables(): Promise<TableInfo[]> {
+    return this.guard('Listing tables', async () => (await (await this.schema()).all()).map(tableInfo));
+  }
+
+  listFields(table: string): Promise<FieldInfo[]> {
+    return this.guard(`Listing fields of "${table}"`, async () =>
+      fieldInfos(await (await this.schema()).table(table)),
+    );
+  }
+
+  readPage(table: string, options: ReadPageOptions): Promise<RecordPage> {
+    return this.withTable(table, 'Reading records', (base, info) =>
+      records.readPage(this.api, base, info, options),
+    );
+  }
+
+  countRecords(table: string): Promise<number> {
+    return this.withTable(table, 'Counting records', (base, info) =>
+      records.countRecords(this.api, base, info),
+    );
+  }
+
+  readByIds(table: string, remoteIds: string[], options?: { view?: string | null }): Promise<SourceRecord[]> {
+    return this.withTable(table, 'Reading records', (base, info) =>
+      records.readByIds(this.api, base, info, remoteIds, options?.view ?? null),
+    );
+  }
+
+  readByServiceIds(table: string, serviceIds: string[]): Promise<SourceRecord[]> {
+    return this.withTable(table, 'Reading records by service id', (base, info) =>
+      records.readByServiceIds(this.api, base, info, serviceIds),
+    );
+  }
+
+  currentCheckpoint(table: string): Promise<string> {
+    return this.withTable(table, 'Reading the change position', (base, info) =>
+      capture.currentCheckpoint(this.api, base, info),
+    );
+  }
+
+  readChanges(table: string, since: string, options: ReadChangesOptions): Promise<ChangeBatch> {
+    return this.withTable(table, 'Reading changes', (base, info) =>
+      capture.readChanges(this.api, base, info, since, options),
+    );
+  }
+
+  createRecords(table: string, rows: RecordCreate[]): Promise<WriteResult[]> {
+    return this.withTable(table, 'Creating records', (base, info) =>
+      writes.createRecords(this.api, base, info, rows),
+    );
+  }
+
+  updateRecords(table: string, rows: RecordUpdate[]): Promise<WriteResult[]> {
+    return this.withTable(table, 'Updating records', (base, info) =>
+      writes.updateRecords(this.api, base, info, rows),
+    );
+  }
+
+  deleteRecords(table: string, remoteIds: string[]): Promise<WriteResult[]> {
+    return this.withTable(table, 'Deleting records', (base, info) =>
+      writes.deleteRecords(this.api, base, info, remoteIds),
+    );
+  }
+
+  createTable(name: string, fields: FieldSpec[]): Promise<TableInfo> {
+    return this.guard(`Creating table "${name}"`, async () => {
+      checkName(name, 'Table');
+      fields.forEach((field) => checkName(field.name, 'Field'));
+      const schema = await this.schema();
+      const existing = await schema.find(name);
+      if (existing) return tableInfo(existing);
+      const tables = await schema.all();
+      // Every created table has the service id field, so creates into it are idempotent from the start.
+      const bodies = [
+        ...orderForCreate(fields.map((field) => nativeField(field, tables))),
+        { ...setup.SERVICE_ID_FIELD },
+      ];
+      const created = await requests.createTable(this.api, schema.baseId, name, bodies);
+      schema.invalidate();
+      return tableInfo(created);
+    });
+  }
+
+  createField(table: string, spec: FieldSpec): Promise<FieldInfo> {
+    return this.guard(`Creating field "${spec.name}"`, async () => {
+      checkName(spec.name, 'Field');
+      const schema = await this.schema();
+      const info = await schema.table(table);
+      const existing = info.fields.find((field) => field.name === spec.name);
+      if (existing) return describeField(existing, info.primaryFieldId);
+      const body = nativeField(spec, await schema.all());
+      const created = await requests.createField(this.api, schema.baseId, info.id, body);
+      schema.invalidate();
+      return describeField(created, info.primaryFieldId);
+    });
+  }
+
+  prepareTable(table: string, options: PrepareOptions): Promise<PreparedTable> {
+    return this.guard(`Preparing table "${table}"`, async () =>
+      setup.prepareTable(this.api, await this.schema(), table, options),
+    );
+  }
+
+  unprepareTable(table: string): Promise<void> {
+    return this.guard(`Removing the setup of table "${table}"`, async () =>
+      setup.unprepareTable(this.api, await this.schema(), table),
+    );
+  }
+
+  async close(): Promise<void> {
+    // Nothing to release: the HTTP client keeps no connection of its own past a request.
+  }
+
+  /** The base's schema cache, resolving a base given by name to its id (once). */
+  private async schema(): Promise<SchemaCache> {
+    if (this.schemaCache) return this.schemaCache;
+    if (!this.baseRef) throw new ConnectorError('not_found', 'No Airtable base was given');
+    const baseId = await this.resolveBase(this.baseRef);
+    this.schemaCache = new SchemaCache(this.api, baseId);
+    return this.schemaCache;
+  }
+
+  /**
+   * A base by id (`app...`) or exact name. Airtable answers a base the token cannot see with the same 403 as a
+   * missing scope, so the list of bases tells a base that is not there (`not_found`) from a scope.
+   */
+  private async resolveBase(ref: string): Promise<string> {
+    const bases = await collectAll(requests.basePages(this.api));
+    const found = bases.find((base) => base.id === ref) ?? bases.find((base) => base.name === ref);
+    if (!found) {
+      throw new ConnectorError('not_found', `The base "${ref}" does not exist or the token cannot reach it`, {
+        appCode: 'INVALID_PERMISSIONS_OR_MODEL_NOT_FOUND',
+      });
+    }
+    return found.id;
+  }
+
+  private withTable<T>(
+    table: string,
+    what: string,
+    action: (baseId: string, info: requests.AirtableTable) => Promise<T>,
+  ): Promise<T> {
+    return this.guard(`${what} of "${table}"`, async () => {
+      const schema = await this.schema();
+      return action(schema.baseId, await schema.table(table));
+    });
+  }
+
+  private async guard<T>(context: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      throw translateAirtableError(error, { secrets: this.api.secrets, context });
+    }
+  }
+}
