@@ -1,3 +1,4 @@
+import type { AuthFieldDeclaration } from '@lockstep/connectors-core';
 import { html, type SafeHtml } from './html';
 
 /** A timestamp for people: `2026-01-31 12:00 UTC` in a `<time>` element (machine value in `datetime`). */
@@ -57,4 +58,37 @@ export function value(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
   return JSON.stringify(v);
+}
+
+/**
+ * The inputs of a connector's credential fields (`auth_<id>` form names), each with its label and help link:
+ * a select for a field with options, else a text input (password unless the field is not secret).
+ */
+export function credentialInputs(fields: AuthFieldDeclaration[], values: Record<string, string>): SafeHtml[] {
+  return fields.map((field) => {
+    const inputId = `auth-${field.id}`;
+    const option = (o: string) =>
+      html`<option value="${o}" ${values[field.id] === o ? html` selected` : null}>${o}</option>`;
+    return html`<label for="${inputId}"
+        >${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
+        <span class="hint"
+          ><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span
+        ></label
+      >
+      ${
+        field.options
+          ? html`<select id="${inputId}" name="auth_${field.id}">
+              ${field.optional ? html`<option value="">—</option>` : null}${field.options.map(option)}
+            </select>`
+          : html`<input
+              id="${inputId}"
+              name="auth_${field.id}"
+              type="${field.secret === false ? 'text' : 'password'}"
+              placeholder="${field.placeholder}"
+              autocomplete="off"
+              ${field.optional ? null : html` required`}
+              value="${values[field.id] ?? ''}"
+            />`
+      }`;
+  });
 }

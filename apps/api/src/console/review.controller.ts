@@ -22,7 +22,7 @@ import {
   sendPage,
   Session,
 } from './console-session';
-import { badge, direction, sideLabel } from './format';
+import { badge, credentialInputs, direction, sideLabel } from './format';
 import { html, type SafeHtml } from './html';
 import { layout } from './layout';
 import { pendingActions } from './syncs.controller';
@@ -567,32 +567,7 @@ export class ReviewConsoleController {
                 <form method="post" action="${action}">
                   ${csrfInput(session)}
                   <input type="hidden" name="connector" value="${declaration.type}" />
-                  ${declaration.auth.fields.map((field) => {
-                    const inputId = `auth-${field.id}`;
-                    return html`<label for="${inputId}"
-                        >${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-                        <span class="hint"
-                          ><a href="${field.help.url}" target="_blank" rel="noopener noreferrer"
-                            >${field.help.label}</a
-                          ></span
-                        ></label
-                      >
-                      ${
-                        field.options
-                          ? html`<select id="${inputId}" name="auth_${field.id}">
-                              ${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}" ${values[field.id] === o ? html` selected` : null}>${o}</option>`)}
-                            </select>`
-                          : html`<input
-                              id="${inputId}"
-                              name="auth_${field.id}"
-                              type="${field.secret === false ? 'text' : 'password'}"
-                              placeholder="${field.placeholder}"
-                              autocomplete="off"
-                              ${field.optional ? null : html` required`}
-                              value="${values[field.id] ?? ''}"
-                            />`
-                      }`;
-                  })}
+                  ${credentialInputs(declaration.auth.fields, values)}
                   ${
                     input.bases
                       ? html`<input type="hidden" name="step" value="connect" />

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ExportMappingsDocumentDto, ExportValidationResultDto, SaveDto } from '@lockstep/contracts';
+import { LIVE_EXPORT_MAPPING_FAULTS } from '@lockstep/domain';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { NotForSyncRestrictedKeys, RequiredScope } from '../common/auth/auth.decorators';
 import { ApiErrors } from '../common/openapi/api-errors';
@@ -72,20 +73,7 @@ export class LiveExportMappingsController {
   @ApiBody({ type: ExportMappingsDocumentDto })
   @ApiOkResponse({ type: ExportMappingsDocumentDto, headers: ETAG_HEADER })
   @ApiErrors({
-    400: [
-      'invalid_request',
-      'invalid_mappings',
-      'unknown_source_table',
-      'unknown_source_field',
-      'duplicate_source_table',
-      'duplicate_destination_table',
-      'duplicate_field_name',
-      'multiple_primary_fields',
-      'empty_table_mapping',
-      'existing_field_not_supported',
-      'applied_table_not_editable',
-      'connection_failed',
-    ],
+    400: ['invalid_request', 'invalid_mappings', ...LIVE_EXPORT_MAPPING_FAULTS, 'connection_failed'],
     403: ['live_export_unavailable'],
     404: ['not_found'],
     409: ['auth_required'],
@@ -141,15 +129,7 @@ export class LiveExportMappingsController {
     400: [
       'empty_mappings',
       'invalid_location',
-      'unknown_source_table',
-      'unknown_source_field',
-      'duplicate_source_table',
-      'duplicate_destination_table',
-      'duplicate_field_name',
-      'multiple_primary_fields',
-      'empty_table_mapping',
-      'existing_field_not_supported',
-      'applied_table_not_editable',
+      ...LIVE_EXPORT_MAPPING_FAULTS,
       'connector_not_supported',
       'connection_failed',
     ],

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { MappingsDocumentDto, ValidateRequestDto, ValidationResultDto } from '@lockstep/contracts';
+import { PUT_ERROR_CODES } from '@lockstep/domain';
 import { Auth, type AuthContext } from '../common/auth/auth-context';
 import { RequiredScope, RequiresSubscription } from '../common/auth/auth.decorators';
 import { Idempotent } from '../common/idempotency/idempotency.interceptor';
@@ -85,12 +86,7 @@ export class MappingsController {
   @ApiErrors({
     400: [
       'invalid_mappings',
-      'unknown_table',
-      'unknown_field',
-      'table_ambiguous',
-      'view_required',
-      'view_not_found',
-      'view_not_supported',
+      ...PUT_ERROR_CODES,
       'create_failed',
       'table_setup_failed',
       'invalid_idempotency_key',

@@ -3,7 +3,7 @@
  * `ConnectorDeclaration` made with `defineConnector()`; the registry (`libs/connectors/registry`) lists them.
  * Everything the API, the engine and live export do to an app goes through a `Connection`.
  */
-import type { CanonicalValue, TypeClass } from '@lockstep/domain';
+import type { CanonicalValue, RemoteField, TypeClass } from '@lockstep/domain';
 import type { ConnectorCoordination } from './coordination';
 import type { EgressPolicy } from './egress';
 import type { LiveExportTarget } from './live-export';
@@ -29,6 +29,30 @@ export type ConnectorAuthDeclaration =
       /** OAuth 2.0 authorization-code (PKCE) endpoints used by the console's browser sign-in. */
       oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
     };
+
+/** The credential field of a database connector whose one credential is a connection string. */
+export const CONNECTION_STRING_FIELD = 'connectionString';
+
+/** The auth of a database connector: one secret connection string, with an example and where its format is described. */
+export function connectionStringAuth(
+  placeholder: string,
+  help: { label: string; url: string },
+): { method: 'api_key'; fields: AuthFieldDeclaration[] } {
+  return {
+    method: 'api_key',
+    fields: [
+      {
+        id: CONNECTION_STRING_FIELD,
+        label: 'Connection string',
+        optional: false,
+        placeholder,
+        options: null,
+        help,
+        secret: true,
+      },
+    ],
+  };
+}
 
 export type ChangeDetectionMode = 'change_feed' | 'incremental' | 'full_scan';
 
@@ -133,23 +157,8 @@ export interface TableInfo {
   readOnly: boolean;
 }
 
-export interface FieldInfo {
-  remoteId: string;
-  name: string;
-  /** The connector's own type name (`varchar(40)`, `timestamp with time zone`, `enum`...). */
-  type: string;
-  typeClass: TypeClass;
-  read: boolean;
-  write: boolean;
-  required: boolean;
-  primary: boolean;
-  /**
-   * Spec 2.7 `type_details` (snake_case keys), or null: `display_name`, `allows_multiple_values`, and for
-   * the engine `options` (select / multi_select), `element_class` (array), `target_table` (relation),
-   * `precision`/`scale`/`max_length` where the type has them.
-   */
-  typeDetails: Record<string, unknown> | null;
-}
+/** A field as the connector describes it (the schema cache keeps it as it is, with a service id). */
+export type FieldInfo = RemoteField;
 
 /** A record as a connector reads it: values keyed by field remote id, in canonical form. */
 export interface SourceRecord {

@@ -219,6 +219,74 @@ export interface LiveExportTarget extends Partial<LiveExportSource>, Partial<Liv
   ): Promise<{ upserted: number; deleted: number }>;
 }
 
+/** A live export target whose optional full scan is present. */
+export type ExportTargetTables = LiveExportTarget & Required<Pick<LiveExportTarget, 'scanExportHashes'>>;
+
+/**
+ * A connector's live export object made of its two halves: the destination tables (`target`) and the source
+ * reads (`source`), each method delegating. A connector extends it and adds its source change capture.
+ */
+export abstract class DelegatingLiveExport implements LiveExportTarget, LiveExportSource {
+  protected constructor(
+    private readonly target: ExportTargetTables,
+    private readonly source: LiveExportSource,
+  ) {}
+
+  provisionExportTable(spec: ExportTableSpec): Promise<ProvisionResult> {
+    return this.target.provisionExportTable(spec);
+  }
+
+  inspectExportTable(name: string): Promise<ExportTableInfo | null> {
+    return this.target.inspectExportTable(name);
+  }
+
+  readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage> {
+    return this.target.readExportHashes(name, options);
+  }
+
+  writeExportBatch(
+    name: string,
+    batch: ExportBatch,
+    options: ExportWriteOptions = {},
+  ): Promise<{ upserted: number; deleted: number }> {
+    return this.target.writeExportBatch(name, batch, options);
+  }
+
+  scanExportHashes(
+    name: string,
+    onRow: (id: string, hash: string | null) => void,
+    options: ExportWriteOptions = {},
+  ): Promise<number> {
+    return this.target.scanExportHashes(name, onRow, options);
+  }
+
+  readSourceHashes(
+    name: string,
+    options: ExportSourceOptions & { after?: string | null; limit: number },
+  ): Promise<ExportSourcePage<ExportSourceHash>> {
+    return this.source.readSourceHashes(name, options);
+  }
+
+  scanSourceHashes(
+    name: string,
+    options: ExportSourceOptions & { signal?: AbortSignal },
+    onRow: (id: string, hash: string) => void,
+  ): Promise<number> {
+    return this.source.scanSourceHashes(name, options, onRow);
+  }
+
+  readSourceRows(
+    name: string,
+    options: ExportSourceOptions & { after?: string | null; limit: number },
+  ): Promise<ExportSourcePage<ExportSourceRow>> {
+    return this.source.readSourceRows(name, options);
+  }
+
+  readSourceRowsById(name: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]> {
+    return this.source.readSourceRowsById(name, ids, options);
+  }
+}
+
 /** Thrown by `writeExportBatch` when its signal aborted it; the batch was rolled back. */
 export class ExportAbortedError extends Error {
   constructor() {

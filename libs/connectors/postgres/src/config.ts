@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import {
   assertHostAllowed,
+  CONNECTION_STRING_FIELD,
   ConnectorError,
   credentialSecrets,
   type ConnectContext,
@@ -16,7 +17,7 @@ import {
 import { parse } from 'pg-connection-string';
 import type { ClientConfig, CustomTypesConfig } from 'pg';
 
-export const CONNECTION_STRING_FIELD = 'connectionString';
+export { CONNECTION_STRING_FIELD };
 
 /** Every value arrives as PostgreSQL's text output; types.ts converts it to the canonical form. */
 const rawText = ((_oid: number) => (value: string) => value) as unknown as CustomTypesConfig['getTypeParser'];

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional } from 'class-validator';
-import { LIVE_EXPORT_CADENCES } from '@lockstep/domain';
+import { LIVE_EXPORT_CADENCES, LIVE_EXPORT_ISSUE_CODES } from '@lockstep/domain';
 import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Omittable, Text } from './input-rules';
 import { PendingActionDto } from './sync.dto';
 
@@ -443,19 +443,7 @@ export class ExportMappingsDocumentDto {
 
 export class ExportValidationIssueDto {
   @ApiProperty({
-    enum: [
-      'unknown_source_table',
-      'unknown_source_field',
-      'duplicate_source_table',
-      'duplicate_destination_table',
-      'duplicate_field_name',
-      'multiple_primary_fields',
-      'empty_table_mapping',
-      'existing_field_not_supported',
-      'applied_table_not_editable',
-      'auth_required',
-      'internal',
-    ],
+    enum: [...LIVE_EXPORT_ISSUE_CODES],
   })
   code: string;
   @ApiProperty() message: string;

@@ -65,18 +65,23 @@ export interface LiveExportMappingsInput {
   }>;
 }
 
-export type LiveExportIssueCode =
-  | 'unknown_source_table'
-  | 'unknown_source_field'
-  | 'duplicate_source_table'
-  | 'duplicate_destination_table'
-  | 'duplicate_field_name'
-  | 'multiple_primary_fields'
-  | 'empty_table_mapping'
-  | 'existing_field_not_supported'
-  | 'applied_table_not_editable'
-  | 'auth_required'
-  | 'internal';
+/** Faults of a mappings document itself: a save that finds one is refused with it (400). */
+export const LIVE_EXPORT_MAPPING_FAULTS = [
+  'unknown_source_table',
+  'unknown_source_field',
+  'duplicate_source_table',
+  'duplicate_destination_table',
+  'duplicate_field_name',
+  'multiple_primary_fields',
+  'empty_table_mapping',
+  'existing_field_not_supported',
+  'applied_table_not_editable',
+] as const;
+
+/** Every code a live export validation issue carries: the document's faults, or why it could not be checked. */
+export const LIVE_EXPORT_ISSUE_CODES = [...LIVE_EXPORT_MAPPING_FAULTS, 'auth_required', 'internal'] as const;
+
+export type LiveExportIssueCode = (typeof LIVE_EXPORT_ISSUE_CODES)[number];
 
 export interface LiveExportIssue {
   code: LiveExportIssueCode;
