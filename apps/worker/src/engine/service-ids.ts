@@ -32,10 +32,11 @@ const marks = new Map<string, string>();
 const VARIANT = ['8', '9', 'a', 'b'];
 
 /**
- * How a run derives its ids. 1: the rest of the id hashes run, pair, side and remote id. 2 (runs prepared by this
- * release on): ids in the order of the source's keys where the remote id is a plain integer (the common primary
- * key), so that the copies' ids are inserted in order into the store's and the target's service-id indexes
- * instead of at random places; a run keeps its scheme when it resumes, so a replayed page derives the same ids.
+ * How a run derives its ids. 1: the rest of the id hashes run, pair, side and remote id (a run whose progress
+ * has no `id_scheme`). 2 (every run prepared now): ids in the order of the source's keys where the remote id is
+ * a plain integer (the common primary key), so that the copies' ids are inserted in order into the store's and
+ * the target's service-id indexes instead of at random places. A run keeps its scheme when it resumes, so a
+ * replayed page derives the same ids.
  */
 export type IdScheme = 1 | 2;
 

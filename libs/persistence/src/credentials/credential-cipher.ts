@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@lockstep/config';
 
-/** Sealed by a release before key ids: version byte | IV | tag | data; opened by trying every configured key. */
+/** Without a key id: version byte | IV | tag | data; still opened, by trying every configured key. */
 const LEGACY_VERSION = 1;
 /** version byte | 8-byte key id | IV | tag | data. */
 const VERSION = 2;
