@@ -92,7 +92,10 @@ export enum ErrorCode {
   RunInProgress = 'run_in_progress',
   RunNotActive = 'run_not_active',
   PlanRequired = 'plan_required',
-  /** Live export mappings: two entries write the same destination table (not in spec 7.2; documented in OpenAPI). */
+  /**
+   * Live export mappings: two entries write the same destination table (not in spec 7.2; documented in
+   * OpenAPI).
+   */
   DuplicateDestinationTable = 'duplicate_destination_table',
   // Validation issue codes of 7.3 (returned inside validation results and `details.issues`)
   IncompatibleFieldTypes = 'incompatible_field_types',

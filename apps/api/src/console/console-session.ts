@@ -185,7 +185,10 @@ export class ConsoleSessionService {
     return fresh;
   }
 
-  /** Same-origin check of a POST: `Origin` (or `Referer`) must be PUBLIC_URL's origin when the browser sends one. */
+  /**
+   * Same-origin check of a POST: `Origin` (or `Referer`) must be PUBLIC_URL's origin when the browser sends
+   * one.
+   */
   sameOrigin(request: Request): boolean {
     const expected = new URL(this.config.publicUrl).origin;
     if (request.headers['sec-fetch-site'] === 'cross-site') return false;
@@ -229,7 +232,8 @@ export const csrfRefused = (): ConsolePageError =>
 
 /**
  * Every console route: a signed-in session (otherwise a redirect to the sign-in page with `next`), and on
- * every POST the same-origin check and the session's CSRF token in the form's `_csrf` field (403 page otherwise).
+ * every POST the same-origin check and the session's CSRF token in the form's `_csrf` field (403 page
+ * otherwise).
  */
 @Injectable()
 export class ConsoleGuard implements CanActivate {

@@ -179,7 +179,8 @@ export class LiveExportsConsoleController {
         this.renderConnect(response, session, 200, { ...page, values, choices });
         return;
       }
-      // Step 2: the same call as PATCH /v1/live-export/live-exports/{id} with `{source: {auth, base}}` or `{destination: {auth, location}}`.
+      // Step 2: the same call as PATCH /v1/live-export/live-exports/{id} with `{source: {auth, base}}` or
+      // `{destination: {auth, location}}`.
       await this.exports.update(
         auth,
         page.dto.id,

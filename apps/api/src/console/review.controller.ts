@@ -126,7 +126,8 @@ export class ReviewConsoleController {
       const [leftField, ...rest] = value.split('=');
       return { tablePair: Number(pair), leftField: leftField ?? '', rightField: rest.join('=') };
     });
-    // One winning side for the whole start (the engine takes one); a per-table choice of right wins if any says so.
+    // One winning side for the whole start (the engine takes one); a per-table choice of right wins if any
+    // says so.
     const preferences = Object.values(choices.prefer);
     const prefer = preferences.includes('right') && !preferences.includes('left') ? 'right' : 'left';
     try {
@@ -366,7 +367,10 @@ export class ReviewConsoleController {
     </div>`;
   }
 
-  /** Records per side (up to PREVIEW_CAP) and, with a match field, how many values occur once on each side and match. */
+  /**
+   * Records per side (up to PREVIEW_CAP) and, with a match field, how many values occur once on each side and
+   * match.
+   */
   private async preview(loaded: LoadedSync, pair: PairView, match: string | undefined): Promise<PairPreview> {
     const result: PairPreview = { counts: { left: null, right: null }, matched: null, error: null };
     const field = match ? pair.fields.find((f) => matchValue(f) === match) : undefined;

@@ -77,7 +77,10 @@ export function pendingActions(actions: PendingActionDto[]): SafeHtml {
   </section>`;
 }
 
-/** The syncs list, the sync overview (status, issues with Retry, operations, initial sync progress) and record pages. */
+/**
+ * The syncs list, the sync overview (status, issues with Retry, operations, initial sync progress) and record
+ * pages.
+ */
 @ConsoleController()
 export class SyncsConsoleController {
   constructor(

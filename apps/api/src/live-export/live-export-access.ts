@@ -65,8 +65,8 @@ export class LiveExportLinks {
 /**
  * Who may use live export and which live exports a caller sees. Live export needs a plan that includes it and
  * an active subscription (`libs/domain/src/live-export/availability.ts`): otherwise writes are
- * `403 live_export_unavailable` and live export ids are `404 not_found` (spec 7.2). One-sync keys are refused on
- * every live export endpoint by the guard (`@NotForSyncRestrictedKeys()` on each controller).
+ * `403 live_export_unavailable` and live export ids are `404 not_found` (spec 7.2). One-sync keys are refused
+ * on every live export endpoint by the guard (`@NotForSyncRestrictedKeys()` on each controller).
  */
 @Injectable()
 export class LiveExportAccess {
@@ -102,7 +102,10 @@ export class LiveExportAccess {
     return gate;
   }
 
-  /** The caller's live export; `404 not_found` for another account's, an unknown id, or when live export is unavailable. */
+  /**
+   * The caller's live export; `404 not_found` for another account's, an unknown id, or when live export is
+   * unavailable.
+   */
   async load(
     auth: AuthContext,
     id: string,

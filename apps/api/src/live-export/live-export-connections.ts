@@ -18,8 +18,8 @@ export function connectorRoles(declaration: ConnectorDeclaration): LiveExportSid
 
 /**
  * Connections to the two apps of a live export (egress policy from config; always closed). Connector failures
- * become `400 connection_failed` with the app's reason (credentials never in the message): on create and PATCH
- * nothing is stored then; on reads with stored credentials it means they stopped working.
+ * become `400 connection_failed` with the app's reason (credentials never in the message): on create and
+ * PATCH nothing is stored then; on reads with stored credentials it means they stopped working.
  */
 @Injectable()
 export class LiveExportConnections {
@@ -51,7 +51,10 @@ export class LiveExportConnections {
     return declaration;
   }
 
-  /** `auth` of an api_key connector checked against its declared fields (`invalid_request` naming each problem). */
+  /**
+   * `auth` of an api_key connector checked against its declared fields (`invalid_request` naming each
+   * problem).
+   */
   credentialsFrom(
     declaration: ConnectorDeclaration,
     auth: Record<string, unknown>,
@@ -135,7 +138,10 @@ export class LiveExportConnections {
     );
   }
 
-  /** The destination with its stored credentials; the connection's base is `location` (default: the stored one). */
+  /**
+   * The destination with its stored credentials; the connection's base is `location` (default: the stored
+   * one).
+   */
   withDestination<T>(
     entity: LiveExportEntity,
     work: (connection: Connection) => Promise<T>,
@@ -165,7 +171,9 @@ export function toConnectionFailed(error: unknown, side: LiveExportSide): unknow
   return error;
 }
 
-/** A location named by id, else by unique exact name; `invalid_location` listing the offered ones otherwise. */
+/**
+ * A location named by id, else by unique exact name; `invalid_location` listing the offered ones otherwise.
+ */
 export function resolveLocation(locations: BaseInfo[], wanted: string): BaseInfo {
   const byId = locations.find((location) => location.id === wanted);
   if (byId) return byId;

@@ -135,7 +135,9 @@ export class LiveExportMappingsService {
     return { document, version: expected + 1 };
   }
 
-  /** Side-effect free: `{valid, issues}`; a failure of validation itself is the issue `internal`, never a 500. */
+  /**
+   * Side-effect free: `{valid, issues}`; a failure of validation itself is the issue `internal`, never a 500.
+   */
   async validate(auth: AuthContext, id: string, body: unknown): Promise<ExportValidationResultDto> {
     const { entity } = await this.access.load(auth, id, 'read');
     const candidate = candidateOf(body);
@@ -214,8 +216,9 @@ export class LiveExportMappingsService {
       entity,
       async (connection) => {
         const target = this.target(connection);
-        // Before touching anything: an existing table must already be writable by the export (the hidden columns
-        // in place, not a view, the columns it keeps still of a compatible type). Someone else's table is refused.
+        // Before touching anything: an existing table must already be writable by the export (the hidden
+        // columns in place, not a view, the columns it keeps still of a compatible type). Someone else's
+        // table is refused.
         for (const table of plan.tables) {
           const info = await target.inspectExportTable(table.destinationTable);
           if (!info) continue;
@@ -327,7 +330,10 @@ export class LiveExportMappingsService {
     return connection.liveExport;
   }
 
-  /** Connector refusals while creating tables: the app's reason, as `unprocessable` (a name or type it will not take). */
+  /**
+   * Connector refusals while creating tables: the app's reason, as `unprocessable` (a name or type it will
+   * not take).
+   */
   private async provision<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();

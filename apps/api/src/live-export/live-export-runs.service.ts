@@ -57,8 +57,8 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 
 /**
  * Schedule (GET/PATCH), trigger, runs listing, run, cancel. The worker executes runs and fires schedules
- * (`apps/worker/src/live-export/`); this side records intent: a `queued` run plus its Bull job, a schedule row,
- * a cancel request.
+ * (`apps/worker/src/live-export/`); this side records intent: a `queued` run plus its Bull job, a schedule
+ * row, a cancel request.
  */
 @Injectable()
 export class LiveExportRunsService {
@@ -210,7 +210,10 @@ export class LiveExportRunsService {
     return toRunDto(await this.loadRun(auth, runId, 'read'), this.links);
   }
 
-  /** Queued: canceled at once. Running: `cancel_requested_at` is set and the worker stops within a second. Finished: `409 run_not_active`. */
+  /**
+   * Queued: canceled at once. Running: `cancel_requested_at` is set and the worker stops within a second.
+   * Finished: `409 run_not_active`.
+   */
   async cancel(auth: AuthContext, runId: string): Promise<RunDto> {
     const run = await this.loadRun(auth, runId, 'write');
     const queued = await this.runs.cancelQueued(run.id);

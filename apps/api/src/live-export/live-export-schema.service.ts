@@ -91,7 +91,9 @@ export class LiveExportSchemaService {
     };
   }
 
-  /** `409 auth_required` (type `requires_action`, with the connect action) while a side has no credentials. */
+  /**
+   * `409 auth_required` (type `requires_action`, with the connect action) while a side has no credentials.
+   */
   requireConnected(entity: LiveExportEntity, side: LiveExportSide): void {
     const connected =
       side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;

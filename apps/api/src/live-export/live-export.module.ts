@@ -34,7 +34,8 @@ import { LiveExportsService } from './live-exports.service';
     LiveExportMappingsService,
     LiveExportRunsService,
   ],
-  // The console's live export pages go through the same services (access and plan gate, PATCH's checks, runs).
+  // The console's live export pages go through the same services (access and plan gate, PATCH's checks,
+  // runs).
   exports: [
     LiveExportAccess,
     LiveExportLinks,

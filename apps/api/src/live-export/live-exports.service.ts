@@ -55,8 +55,8 @@ function refuseSourceLocation(location: unknown): void {
 
 /**
  * Live exports (spec 2.15, 4.8): create (every check before anything is stored), list, get, PATCH (rename,
- * complete a withheld side, set the location), DELETE (the export, its schedule and runs go; destination tables
- * stay).
+ * complete a withheld side, set the location), DELETE (the export, its schedule and runs go; destination
+ * tables stay).
  */
 @Injectable()
 export class LiveExportsService {
@@ -194,7 +194,8 @@ export class LiveExportsService {
       if (location && location.id !== entity.destinationLocation) set.destinationLocation = location.id;
     }
     if (Object.keys(set).length === 0) return this.dto(entity);
-    // A location change after a save is an unsaved change: runs keep the saved plan's location until the next save.
+    // A location change after a save is an unsaved change: runs keep the saved plan's location until the next
+    // save.
     const bump = set.destinationLocation !== undefined && entity.savedVersion !== null;
     await this.dataSource.transaction((m) => new LiveExportStore(m).update(entity.id, set, bump));
     return this.dto(await this.exports.get(entity.id));

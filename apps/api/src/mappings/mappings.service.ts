@@ -258,7 +258,10 @@ export class MappingsService {
     };
   }
 
-  /** The schema with the fields of every table the document references fetched (spec 4.4: fetched during the call). */
+  /**
+   * The schema with the fields of every table the document references fetched (spec 4.4: fetched during the
+   * call).
+   */
   private async schemaFor(loaded: LoadedSync, document: MappingsDocument): Promise<MappingsSchema> {
     let schema = await this.loadSchema(loaded);
     const resolved = resolveMappings(document, schema);

@@ -11,7 +11,10 @@ import { SyncsService } from '../syncs/syncs.service';
 import { MappingsService } from './mappings.service';
 
 export interface StartInput {
-  /** Match field per table pair for the initial sync: pair index, left field, right field (refs as in mappings). */
+  /**
+   * Match field per table pair for the initial sync: pair index, left field, right field (refs as in
+   * mappings).
+   */
   match?: { tablePair: number; leftField: string; rightField: string }[];
   /** The side whose values win for matched records that differ (default left). */
   prefer?: 'left' | 'right';
@@ -20,8 +23,9 @@ export interface StartInput {
 /**
  * A person reviews and starts a draft (the console's "Start" button and `lockstep sync start`). Refused while
  * a side is unconnected (`auth_required`) or while the stored mappings have validation errors, nothing mapped
- * (`nothing_mapped`) included (`invalid_mappings` with `details.issues`, the issues `POST .../validate` reports). Starting makes the sync active with its
- * initial sync in `preparing`; the worker prepares and runs it.
+ * (`nothing_mapped`) included (`invalid_mappings` with `details.issues`, the issues `POST .../validate`
+ * reports). Starting makes the sync active with its initial sync in `preparing`; the worker prepares and runs
+ * it.
  */
 @Injectable()
 export class SyncStartService {
@@ -58,7 +62,8 @@ export class SyncStartService {
       );
     }
     const options: StartOptions = { prefer: input.prefer ?? 'left', match: [] };
-    // Match fields may be named as stored (prefixed ids) or as read (remote ids); the document is rendered once.
+    // Match fields may be named as stored (prefixed ids) or as read (remote ids); the document is rendered
+    // once.
     const rendered = input.match?.length ? (await this.mappings.get(auth, syncId)).document.tables : [];
     for (const match of input.match ?? []) {
       const pair = document.tables[match.tablePair];
@@ -109,8 +114,9 @@ export class SyncStartService {
         ErrorCode.Conflict,
         'The sync or its mappings changed while it was being started; review it again.',
       );
-    // A worker picks the sync up now rather than at its next tick. The sync is started either way, so the answer
-    // does not wait on an unreachable Redis for longer than a tick (every second) would take to find it.
+    // A worker picks the sync up now rather than at its next tick. The sync is started either way, so the
+    // answer does not wait on an unreachable Redis for longer than a tick (every second) would take to find
+    // it.
     const wake = this.jobs.add('syncs', SYNC_JOBS.activate, { syncId }).catch(() => undefined);
     await Promise.race([wake, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     return this.service.get(auth, syncId);

@@ -23,7 +23,9 @@ const OPEN_STATES: State[] = ['awaiting_review', 'ignored'];
 const LIST_STATES = ['awaiting_review', 'ignored'] as const;
 export const LIST_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };
 
-/** What each decision may start from, where it leads, what the engine is asked to do, and the history entry. */
+/**
+ * What each decision may start from, where it leads, what the engine is asked to do, and the history entry.
+ */
 const RULES: Record<
   PendingDeleteDecision,
   {
@@ -118,7 +120,8 @@ export class PendingDeletesService {
       const current = await this.current(decisions, syncId, recordId);
       if (decision === 'ignore' && current.state === 'ignored') return toDecisionView(current);
       if (!rule.from.includes(current.state)) throw this.notAllowed(current, decision);
-      // Conditional on the state read: of two concurrent decisions, the second updates nothing and is refused.
+      // Conditional on the state read: of two concurrent decisions, the second updates nothing and is
+      // refused.
       if (!(await decisions.decide(current.id, current.state, { to: rule.to, set: rule.set }))) {
         const now = await decisions.find(current.id);
         if (!now) throw this.notFound(syncId, recordId);
@@ -130,7 +133,10 @@ export class PendingDeletesService {
     });
   }
 
-  /** The record's open held delete or, when none is open, its latest decided one (to say why nothing is left to decide). */
+  /**
+   * The record's open held delete or, when none is open, its latest decided one (to say why nothing is left
+   * to decide).
+   */
   private async current(
     decisions: PendingDeleteDecisions,
     syncId: string,

@@ -53,9 +53,9 @@ export class RecordTables {
   }
 
   /**
-   * Every pair and side of the mappings, or only those of the `table` given: a `table_` id or a table's remote
-   * id (then exact name) of either side. A table this sync does not have is `invalid_table`; a table of the
-   * sync that no pair maps selects nothing.
+   * Every pair and side of the mappings, or only those of the `table` given: a `table_` id or a table's
+   * remote id (then exact name) of either side. A table this sync does not have is `invalid_table`; a table
+   * of the sync that no pair maps selects nothing.
    */
   async scope(sync: SyncEntity, pairs: PairTables[], table: string | undefined): Promise<TableScope[]> {
     const all = pairs.flatMap((pair) => SIDES.map((side) => ({ pair: pair.index, side })));

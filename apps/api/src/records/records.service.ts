@@ -31,7 +31,8 @@ interface Resolved {
 
 /**
  * Records of a sync (spec 2.12, 3.3, 4.6): search by id or display text, the status document, and a refetch
- * queued behind what is already queued for the record. Read from the engine's store; the worker does the work.
+ * queued behind what is already queued for the record. Read from the engine's store; the worker does the
+ * work.
  */
 @Injectable()
 export class RecordsService {
@@ -194,7 +195,10 @@ function queryParam(raw: unknown): string {
   return raw.trim();
 }
 
-/** The optional refetch body `{side}`: `invalid_side` for another side value, `invalid_request` for anything else. */
+/**
+ * The optional refetch body `{side}`: `invalid_side` for another side value, `invalid_request` for anything
+ * else.
+ */
 function refetchSide(body: unknown): SideName | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body !== 'object' || Array.isArray(body))

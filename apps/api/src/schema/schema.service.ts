@@ -180,7 +180,8 @@ export class SchemaService {
   /**
    * Table reference of the fields endpoint: a prefixed id resolves on its own side (404 when `side` says
    * otherwise); a bare string is a remote id, else an exact name unique among the searched sides' listed
-   * tables (one side with `side`, both without). The table lists searched are fetched first when never fetched.
+   * tables (one side with `side`, both without). The table lists searched are fetched first when never
+   * fetched.
    */
   private async resolveTable(
     loaded: LoadedSync,

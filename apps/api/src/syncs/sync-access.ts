@@ -53,7 +53,8 @@ export class SyncAccess {
 
   async load(auth: AuthContext, syncId: string): Promise<LoadedSync> {
     this.assertMayAsk(auth, syncId);
-    // The sides are read alongside (one round trip less); they are dropped unread when the sync is not the caller's.
+    // The sides are read alongside (one round trip less); they are dropped unread when the sync is not the
+    // caller's.
     const [sync, sides] = await Promise.all([
       this.syncs.findOneBy({ id: syncId, accountId: auth.accountId, deletedAt: IsNull() }),
       this.loadSides(syncId),
@@ -75,7 +76,9 @@ export class SyncAccess {
     return view;
   }
 
-  /** `404 not_found` as `load` says, without reading the sync: for reads that only need to know it is theirs. */
+  /**
+   * `404 not_found` as `load` says, without reading the sync: for reads that only need to know it is theirs.
+   */
   async assertVisible(auth: AuthContext, syncId: string): Promise<void> {
     this.assertMayAsk(auth, syncId);
     if (!(await isSyncVisible(this.sides.manager, auth.accountId, syncId))) throw notFound(syncId);

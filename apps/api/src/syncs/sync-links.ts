@@ -60,7 +60,10 @@ export class SyncLinks {
     return this.app(`/syncs/${syncId}/records/${recordId}?side=${side}`);
   }
 
-  /** The console page where a person approves, ignores or restores held deletes (one record, or all of a sync). */
+  /**
+   * The console page where a person approves, ignores or restores held deletes (one record, or all of a
+   * sync).
+   */
   pendingDeleteReview(syncId: string, recordId?: string): string {
     return this.app(`/syncs/${syncId}/pending-deletes${recordId ? `/${recordId}` : ''}`);
   }
@@ -87,7 +90,10 @@ export class SyncLinks {
     };
   }
 
-  /** A person reviews the mappings and starts the sync in the console (`reviewInstruction` says what that writes). */
+  /**
+   * A person reviews the mappings and starts the sync in the console (`reviewInstruction` says what that
+   * writes).
+   */
   reviewAction(syncId: string, instruction: string): PendingAction {
     return {
       type: 'user_confirmation',

@@ -7,12 +7,13 @@
  * export's rows yet (a first run), the source is streamed in keyset pages (rows with their hashes), converted
  * to the destination columns' classes (the conversion table the engine and mapping validation use) and
  * inserted. Otherwise the run reads `(id, hash)` from both sides at once, diffs them, fetches full rows only
- * for new and changed ids, upserts them, and deletes the ids the source no longer has (it streams instead when
- * most rows changed). Writes go in batches of `LIVE_EXPORT_BATCH_ROWS`, each one destination transaction,
- * while the next rows are read. Rows with a NULL `lockstep_source_id` are never read or written.
+ * for new and changed ids, upserts them, and deletes the ids the source no longer has (it streams instead
+ * when most rows changed). Writes go in batches of `LIVE_EXPORT_BATCH_ROWS`, each one destination
+ * transaction, while the next rows are read. Rows with a NULL `lockstep_source_id` are never read or written.
  *
- * Every 200 ms the run looks at its cancel flag; a cancel aborts the batch in flight (its transaction is rolled
- * back) and ends the run `canceled` within a second. Each row is therefore as before or as after the run.
+ * Every 200 ms the run looks at its cancel flag; a cancel aborts the batch in flight (its transaction is
+ * rolled back) and ends the run `canceled` within a second. Each row is therefore as before or as after the
+ * run.
  */
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -57,7 +58,10 @@ import {
 
 const PAGE_SIZE = 5000;
 const HASH_PAGE = 50_000;
-/** A run whose destination holds rows streams the whole source when more than this share of rows must be written. */
+/**
+ * A run whose destination holds rows streams the whole source when more than this share of rows must be
+ * written.
+ */
 const STREAM_ABOVE = 0.25;
 /** Changed rows fetched from the source per statement in an incremental run. */
 const FETCH_ROWS = 1000;
@@ -130,7 +134,9 @@ export class RunExecutor {
     return this.runs;
   }
 
-  /** Carries out the run if it is still queued; returns its final state (null when there was nothing to do). */
+  /**
+   * Carries out the run if it is still queued; returns its final state (null when there was nothing to do).
+   */
   async execute(runId: string): Promise<string | null> {
     const claimed = await this.runs.claim(runId);
     if (!claimed) return null;
@@ -196,8 +202,8 @@ export class RunExecutor {
 
   /**
    * Removes the change capture of a deleted export from its source database and deletes the released rows. A
-   * source that cannot be reached throws (the job retries with backoff); on the last attempt the rows go anyway
-   * and the triggers stay behind (logged, with their names, for a person to drop).
+   * source that cannot be reached throws (the job retries with backoff); on the last attempt the rows go
+   * anyway and the triggers stay behind (logged, with their names, for a person to drop).
    */
   async releaseCaptures(liveExportId: string, lastAttempt: boolean): Promise<number> {
     const released = await this.captures.released(liveExportId);
@@ -505,7 +511,10 @@ export class RunExecutor {
     return (await capture.sourceCaptureToken(table.sourceTable)) === state.token;
   }
 
-  /** Installs the capture; a source that will not take it (no trigger privilege, no usable key) is compared in full each run. */
+  /**
+   * Installs the capture; a source that will not take it (no trigger privilege, no usable key) is compared in
+   * full each run.
+   */
   private async startCapture(
     capture: LiveExportSourceCapture,
     table: LiveExportPlanTable,
@@ -571,7 +580,9 @@ export class RunExecutor {
     return checkpoint;
   }
 
-  /** Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page. */
+  /**
+   * Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page.
+   */
   private async readDestinationHashes(
     target: LiveExportTarget,
     table: LiveExportPlanTable,
@@ -638,11 +649,11 @@ export class RunExecutor {
   }
 
   /**
-   * A destination that already holds rows: scan `(id, hash)` of both sides (hashed inside the source database)
-   * at the same time, each in one statement; as soon as the destination's pairs are in, every source pair is
-   * compared on arrival and new or changed ids are fetched (full rows with their hashes) and written in chunks
-   * while the source scan goes on. Ids the source no longer has are deleted at the end. When most rows
-   * changed (a re-saved plan), the rest is streamed instead of fetched by id.
+   * A destination that already holds rows: scan `(id, hash)` of both sides (hashed inside the source
+   * database) at the same time, each in one statement; as soon as the destination's pairs are in, every
+   * source pair is compared on arrival and new or changed ids are fetched (full rows with their hashes) and
+   * written in chunks while the source scan goes on. Ids the source no longer has are deleted at the end.
+   * When most rows changed (a re-saved plan), the rest is streamed instead of fetched by id.
    */
   private async incremental(
     layer: LiveExportSource,

@@ -33,7 +33,10 @@ export type ConnectorAuthDeclaration =
 /** The credential field of a database connector whose one credential is a connection string. */
 export const CONNECTION_STRING_FIELD = 'connectionString';
 
-/** The auth of a database connector: one secret connection string, with an example and where its format is described. */
+/**
+ * The auth of a database connector: one secret connection string, with an example and where its format is
+ * described.
+ */
 export function connectionStringAuth(
   placeholder: string,
   help: { label: string; url: string },
@@ -87,9 +90,10 @@ export interface ConnectContext {
    */
   writeOrigin?: string;
   /**
-   * Rate budgets and locks shared by every connection of the service (Redis-backed in the API and the worker),
-   * so syncs, live exports and worker processes talking to one app key stay within its budget together.
-   * Absent in tests and tools: an app connector then keeps them in its process. Database connectors ignore it.
+   * Rate budgets and locks shared by every connection of the service (Redis-backed in the API and the
+   * worker), so syncs, live exports and worker processes talking to one app key stay within its budget
+   * together. Absent in tests and tools: an app connector then keeps them in its process. Database connectors
+   * ignore it.
    */
   shared?: ConnectorCoordination;
 }
@@ -98,8 +102,8 @@ export interface ConnectContext {
 export const OWN_WRITE_ORIGIN = 'lockstep';
 
 /**
- * The tag of a connection's writes in a change log: `lockstep`, or `lockstep:<writeOrigin>`, cut to `maxLength`
- * characters when the log's column is bounded.
+ * The tag of a connection's writes in a change log: `lockstep`, or `lockstep:<writeOrigin>`, cut to
+ * `maxLength` characters when the log's column is bounded.
  */
 export function writeOriginTag(
   writeOrigin: string | undefined,
@@ -131,7 +135,10 @@ export interface ConnectorDeclaration {
 
 /** Table setup in words; each completes "adds ..." / "installs ..." in a sentence. */
 export interface TableSetupDescription {
-  /** The service id column `prepareTable` adds with `serviceIdColumn` (a mappings save does it for every mapped table). */
+  /**
+   * The service id column `prepareTable` adds with `serviceIdColumn` (a mappings save does it for every
+   * mapped table).
+   */
   serviceIdColumn: string;
   /** What `prepareTable` with `changeCapture` installs (starting the sync does it). */
   changeCapture: string;
@@ -226,9 +233,9 @@ export interface RecordUpdate extends RecordWrite {
   remoteId: string;
   /**
    * A conditional update: the values (field remote id -> canonical value) the caller last read for fields of
-   * the record, as `readByIds` returns them. The connector locks the row, reads it in its write transaction and
-   * writes only if every listed field still holds its value; otherwise nothing is written to the row and its
-   * result is kind `changed` (someone edited it since the caller read it). Without it the update is
+   * the record, as `readByIds` returns them. The connector locks the row, reads it in its write transaction
+   * and writes only if every listed field still holds its value; otherwise nothing is written to the row and
+   * its result is kind `changed` (someone edited it since the caller read it). Without it the update is
    * unconditional.
    */
   expected?: Record<string, CanonicalValue>;
@@ -271,9 +278,9 @@ export interface PrepareOptions {
   /** Install change capture (triggers and change log) where the connector has a change feed. */
   changeCapture: boolean;
   /**
-   * Add the service id column (`lockstep_id`, uuid, unique, defaulted) even when the table has a single-column
-   * primary key, so a create retried after a crash adopts the row it already wrote. The remote id stays the
-   * primary key. Default false.
+   * Add the service id column (`lockstep_id`, uuid, unique, defaulted) even when the table has a
+   * single-column primary key, so a create retried after a crash adopts the row it already wrote. The remote
+   * id stays the primary key. Default false.
    */
   serviceIdColumn?: boolean;
 }
@@ -296,12 +303,15 @@ export interface Connection {
   listTables(): Promise<TableInfo[]>;
   listFields(tableRemoteId: string): Promise<FieldInfo[]>;
 
-  /** Streams a table in pages, ordered by a stable key, resumable from `after`; never the whole table in memory. */
+  /**
+   * Streams a table in pages, ordered by a stable key, resumable from `after`; never the whole table in
+   * memory.
+   */
   readPage(tableRemoteId: string, options: ReadPageOptions): Promise<RecordPage>;
   /**
-   * How many records `readPage` would stream from the table now, counted by the app (the initial sync's preview
-   * counts a side it does not match against without paging through it). Optional: without it, the engine counts
-   * the pages.
+   * How many records `readPage` would stream from the table now, counted by the app (the initial sync's
+   * preview counts a side it does not match against without paging through it). Optional: without it, the
+   * engine counts the pages.
    */
   countRecords?(tableRemoteId: string): Promise<number>;
   /** Records by remote id; missing ids are simply absent from the result. */
@@ -321,9 +331,9 @@ export interface Connection {
   /**
    * One result per input, in input order; one bad row never fails the others. A row the app refuses is
    * `{ ok: false }` with kind `invalid_data` (constraint, type, size) or another kind from the error table;
-   * an update of a record that does not exist is kind `not_found`, a conditional update of a record edited since
-   * (`RecordUpdate.expected`) is kind `changed`; deleting a record that is already gone
-   * is `ok` (the outcome the caller wanted). Throws only when the whole call failed (connection lost).
+   * an update of a record that does not exist is kind `not_found`, a conditional update of a record edited
+   * since (`RecordUpdate.expected`) is kind `changed`; deleting a record that is already gone is `ok` (the
+   * outcome the caller wanted). Throws only when the whole call failed (connection lost).
    */
   createRecords(tableRemoteId: string, rows: RecordCreate[]): Promise<WriteResult[]>;
   updateRecords(tableRemoteId: string, rows: RecordUpdate[]): Promise<WriteResult[]>;
@@ -341,7 +351,9 @@ export interface Connection {
    */
   unprepareTable(tableRemoteId: string): Promise<void>;
 
-  /** Live export destination operations (live-export.ts); present on connectors that serve as a destination. */
+  /**
+   * Live export destination operations (live-export.ts); present on connectors that serve as a destination.
+   */
   readonly liveExport?: LiveExportTarget;
 
   close(): Promise<void>;

@@ -50,8 +50,8 @@ export function isConnectorError(error: unknown): error is ConnectorError {
 }
 
 /**
- * The field of `expected` whose value `record` no longer holds (compared as canonical values), or null when it
- * holds them all: the check behind a conditional update (`RecordUpdate.expected`).
+ * The field of `expected` whose value `record` no longer holds (compared as canonical values), or null when
+ * it holds them all: the check behind a conditional update (`RecordUpdate.expected`).
  */
 export function changedField(
   record: SourceRecord,

@@ -1,8 +1,8 @@
 /**
  * The one table of the shared layer: an HTTP status or a network error code -> `ConnectorError` kind. An app
- * connector adds its own error codes (`AppErrorTable`), looked up first: the most specific code wins. A status
- * this table does not list is `invalid_data` when it is a 4xx (the app refused the request) and `transient`
- * otherwise (a later attempt may succeed); a network code it does not list is `transient`.
+ * connector adds its own error codes (`AppErrorTable`), looked up first: the most specific code wins. A
+ * status this table does not list is `invalid_data` when it is a 4xx (the app refused the request) and
+ * `transient` otherwise (a later attempt may succeed); a network code it does not list is `transient`.
  */
 import { ConnectorError, type ConnectorErrorKind, redactSecrets } from '@lockstep/connectors-core';
 
@@ -48,7 +48,9 @@ export const NETWORK_CODES: Readonly<Record<string, ConnectorErrorKind>> = Objec
   RESPONSE_TOO_LARGE: 'unsupported',
 });
 
-/** An app's own error codes (Airtable's `error.type`), and how to read code and reason from its error body. */
+/**
+ * An app's own error codes (Airtable's `error.type`), and how to read code and reason from its error body.
+ */
 export interface AppErrorTable {
   kinds: Readonly<Record<string, ConnectorErrorKind>>;
   /** The app's error code in a parsed error body (JSON when it parsed, else the text). */

@@ -37,7 +37,9 @@ export function findConnector(type: string): ConnectorDeclaration | undefined {
   return registered.find((connector) => connector.type === type);
 }
 
-/** Thrown for a plugin that cannot be loaded or declares something unsound; the message says what and where. */
+/**
+ * Thrown for a plugin that cannot be loaded or declares something unsound; the message says what and where.
+ */
 export class ConnectorPluginError extends Error {
   override name = 'ConnectorPluginError';
 }

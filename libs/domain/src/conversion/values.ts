@@ -115,7 +115,10 @@ export function decimalToInteger(decimal: Decimal): bigint {
   return rounded.negative ? -magnitude : magnitude;
 }
 
-/** Exact decimal text of a finite number (shortest round-trip digits, no exponent): 1e21 -> "1000000000000000000000". */
+/**
+ * Exact decimal text of a finite number (shortest round-trip digits, no exponent): 1e21 ->
+ * "1000000000000000000000".
+ */
 export function numberToDecimal(value: number): Decimal {
   const parsed = parseDecimal(String(value));
   if (!parsed.ok) throw new Error(`unexpected number text ${String(value)}`);
@@ -265,7 +268,10 @@ export function shiftDateTime(value: DateTimeParts, minutes: number): { date: Da
   };
 }
 
-/** The UTC wall clock of a parsed date-time: a value with an offset is moved to UTC, a wall clock is taken as UTC. */
+/**
+ * The UTC wall clock of a parsed date-time: a value with an offset is moved to UTC, a wall clock is taken as
+ * UTC.
+ */
 export function toUtc(value: DateTimeParts): { date: DateParts; time: TimeParts } {
   return shiftDateTime(value, -(value.offsetMinutes ?? 0));
 }

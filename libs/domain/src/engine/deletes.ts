@@ -45,7 +45,8 @@ export function decideDelete(input: DeleteInput): DeleteDecision {
       : input.tableDirection === 'right_to_left');
   if (!carries) return { action: 'mark_deleted', dead: true };
   if (input.otherDeleteBehavior === 'do_nothing') return { action: 'unlink' };
-  // An ignored delete stays dormant even if the sync later switches to auto_approve: a person chose to keep the copy.
+  // An ignored delete stays dormant even if the sync later switches to auto_approve: a person chose to keep
+  // the copy.
   if (input.ignored) return { action: 'dormant' };
   if (input.deleteApproval === 'review_required') return { action: 'hold' };
   return { action: 'delete', side: other };

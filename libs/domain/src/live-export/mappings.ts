@@ -1,36 +1,37 @@
 /**
- * The live export mappings document and its validation (spec 2.15, 4.8, 7.2). Pure: the caller loads the source
- * schema, the destination's existing tables and the last saved plan, and passes them in.
+ * The live export mappings document and its validation (spec 2.15, 4.8, 7.2). Pure: the caller loads the
+ * source schema, the destination's existing tables and the last saved plan, and passes them in.
  *
  * Document (JSON, snake_case):
  *
- *     { "tables": [ { "source_table": "customers",            // remote id, or an exact name unique in the source
- *                     "destination_table": "crm_customers",   // optional: defaults to the source table's name
- *                     "fields": [ { "source_field": "email",  // remote id, or an exact unique name
- *                                   "destination_field": "email_address",  // optional: the source field's name
- *                                   "primary": false } ] } ] }              // optional, default false
+ *     { "tables": [ { "source_table": "customers", // remote id, or an exact name unique in the source
+ *                     "destination_table": "crm_customers", // optional: defaults to the source table's name
+ *                     "fields": [ { "source_field": "email", // remote id, or an exact unique name
+ *                                   "destination_field": "email_address", // optional: the source field's
+ *                                   name "primary": false } ] } ] } // optional, default false
  *
- * Every destination table and column is created by the export (typed from the source); a document never points
- * at an existing destination column. Stored and returned resolved: remote ids, every name filled in.
+ * Every destination table and column is created by the export (typed from the source); a document never
+ * points at an existing destination column. Stored and returned resolved: remote ids, every name filled in.
  *
  * Rules (issue code, path):
  * - `unknown_source_table` (`tables[i]`): no source table has that remote id or that unique exact name.
  * - `duplicate_source_table` (`tables[i]`): the same source table is mapped by an earlier entry.
  * - `duplicate_destination_table` (`tables[i]`): two entries would write the same destination table.
  * - `empty_table_mapping` (`tables[i]`): `fields` is empty.
- * - `unknown_source_field` (`tables[i].fields[j]`): not an exportable field of that table (link fields, fields of
- *   unsupported types and unreadable fields are never exportable).
- * - `duplicate_field_name` (`tables[i].fields[j]`): two fields of the table would create the same column (names
- *   compare case-insensitively, as MySQL does), or the column is one of the hidden `lockstep_source_id` /
- *   `lockstep_row_hash`.
+ * - `unknown_source_field` (`tables[i].fields[j]`): not an exportable field of that table (link fields,
+ *   fields of unsupported types and unreadable fields are never exportable).
+ * - `duplicate_field_name` (`tables[i].fields[j]`): two fields of the table would create the same column
+ *   (names compare case-insensitively, as MySQL does), or the column is one of the hidden
+ *   `lockstep_source_id` / `lockstep_row_hash`.
  * - `multiple_primary_fields` (`tables[i]`): more than one `primary: true`.
- * - `existing_field_not_supported` (`tables[i].fields[j]`): the destination table already has a column of that
- *   name that the export did not create (a column of the last saved plan for this table is the export's own).
- * - `applied_table_not_editable` (`tables[i]`): the entry changes a table the last save created in the current
- *   location: it renames the destination table, or drops, renames or re-points one of its columns. Adding fields
- *   is allowed (save adds the columns); leaving the table out of the document is allowed (the export stops
- *   writing it; the table stays). A destination table of the saved plan cannot be taken over by another source
- *   table either.
+ * - `existing_field_not_supported` (`tables[i].fields[j]`): the destination table already has a column of
+ *   that name that the export did not create (a column of the last saved plan for this table is the export's
+ *   own).
+ * - `applied_table_not_editable` (`tables[i]`): the entry changes a table the last save created in the
+ *   current location: it renames the destination table, or drops, renames or re-points one of its columns.
+ *   Adding fields is allowed (save adds the columns); leaving the table out of the document is allowed (the
+ *   export stops writing it; the table stays). A destination table of the saved plan cannot be taken over by
+ *   another source table either.
  */
 import type { TypeClass } from '../types/type-class';
 import type { LiveExportPlan } from './plan';
@@ -78,7 +79,9 @@ export const LIVE_EXPORT_MAPPING_FAULTS = [
   'applied_table_not_editable',
 ] as const;
 
-/** Every code a live export validation issue carries: the document's faults, or why it could not be checked. */
+/**
+ * Every code a live export validation issue carries: the document's faults, or why it could not be checked.
+ */
 export const LIVE_EXPORT_ISSUE_CODES = [...LIVE_EXPORT_MAPPING_FAULTS, 'auth_required', 'internal'] as const;
 
 export type LiveExportIssueCode = (typeof LIVE_EXPORT_ISSUE_CODES)[number];
@@ -95,7 +98,10 @@ export interface StructuralProblem {
   message: string;
 }
 
-/** Structure only (types, unknown keys, identifier shape, limits); references are checked by `validateLiveExportMappings`. */
+/**
+ * Structure only (types, unknown keys, identifier shape, limits); references are checked by
+ * `validateLiveExportMappings`.
+ */
 export function parseLiveExportMappings(
   raw: unknown,
 ): { ok: true; document: LiveExportMappingsInput } | { ok: false; problems: StructuralProblem[] } {
@@ -220,7 +226,10 @@ export function isExportableField(field: Pick<ExportSourceField, 'typeClass' | '
 
 export interface LiveExportValidationContext {
   sourceTables: ExportSourceTable[];
-  /** Fields of each source table the document references (by remote id); a table missing here has no exportable fields known. */
+  /**
+   * Fields of each source table the document references (by remote id); a table missing here has no
+   * exportable fields known.
+   */
   sourceFields: ReadonlyMap<string, ExportSourceField[]>;
   /**
    * The destination tables that exist now in the location, by the name the document uses, with their column
@@ -233,7 +242,9 @@ export interface LiveExportValidationContext {
 }
 
 export interface LiveExportValidation {
-  /** The resolved document (remote ids, names filled in); references that did not resolve are kept as sent. */
+  /**
+   * The resolved document (remote ids, names filled in); references that did not resolve are kept as sent.
+   */
   document: LiveExportMappingsDocument;
   issues: LiveExportIssue[];
 }

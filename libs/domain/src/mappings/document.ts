@@ -6,12 +6,16 @@ import { allowedFieldDirections, Direction, DIRECTIONS, isDirection } from './di
 import { pointer, sortIssues, ValidationIssue } from './issues';
 import { SideName, SIDES } from './schema';
 
-/** `{ create: { name } }`: the service creates the table or field on that side, typed from its counterpart. */
+/**
+ * `{ create: { name } }`: the service creates the table or field on that side, typed from its counterpart.
+ */
 export interface CreateReference {
   create: { name: string };
 }
 
-/** A table or field reference: a prefixed id, a remote id or an exact name unique on that side; or a create. */
+/**
+ * A table or field reference: a prefixed id, a remote id or an exact name unique on that side; or a create.
+ */
 export type Reference = string | CreateReference;
 
 export const RECORD_DELETE_BEHAVIORS = ['sync', 'do_nothing'] as const;
@@ -324,9 +328,9 @@ class Parser {
 
 /**
  * Structural check and normalisation of a mappings document sent by a client. Every structural fault is
- * reported (code `invalid_mappings`, severity `error`, `path` a JSON pointer), not just the first. Unknown keys
- * and the read-only `filter` / `advanced_settings` are ignored. `left_view` / `right_view` at table-pair level
- * are accepted as aliases of `left.view` / `right.view`.
+ * reported (code `invalid_mappings`, severity `error`, `path` a JSON pointer), not just the first. Unknown
+ * keys and the read-only `filter` / `advanced_settings` are ignored. `left_view` / `right_view` at table-pair
+ * level are accepted as aliases of `left.view` / `right.view`.
  */
 export function parseMappings(input: unknown): ParseMappingsResult {
   const parser = new Parser();

@@ -15,7 +15,9 @@ export const PUT_BLOCKING_CODES: readonly ValidationCode[] = VALIDATION_CODES.fi
   (code) => !SAVED_WITH_THE_DOCUMENT.includes(code),
 );
 
-/** Codes a refused PUT answers with as its own error code (spec 4.4); any other refusal is `invalid_mappings`. */
+/**
+ * Codes a refused PUT answers with as its own error code (spec 4.4); any other refusal is `invalid_mappings`.
+ */
 export const PUT_ERROR_CODES = [
   'unknown_table',
   'unknown_field',
@@ -38,7 +40,8 @@ export function putBlockingIssues(issues: ValidationIssue[]): ValidationIssue[] 
 
 /**
  * The error code of a refused PUT: the first blocking issue's code when it is one the API answers with
- * directly, otherwise `invalid_mappings`; null when nothing blocks the PUT. `details.issues` carries them all.
+ * directly, otherwise `invalid_mappings`; null when nothing blocks the PUT. `details.issues` carries them
+ * all.
  */
 export function putErrorCode(issues: ValidationIssue[]): PutErrorCode | null {
   const first = putBlockingIssues(issues)[0];

@@ -2,7 +2,8 @@ import { TypeClass } from '../types/type-class';
 
 /**
  * The schema model mapping validation runs against: what the service holds in its schema cache for each side
- * (spec 2.7), in domain terms. Prefixed ids (`table_...`, `field_...`) are the service's; remote ids are the app's.
+ * (spec 2.7), in domain terms. Prefixed ids (`table_...`, `field_...`) are the service's; remote ids are the
+ * app's.
  */
 export type SideName = 'left' | 'right';
 

@@ -17,14 +17,18 @@ import { pointer, sortIssues, ValidationCode, ValidationIssue, ValidationSeverit
 import { resolveMappings, ResolvedField, ResolvedTable, ResolvedTablePair, tableOf } from './resolve';
 import { MappingsSchema, otherSide, SchemaField, SideName, SIDES } from './schema';
 
-/** The type a created field gets: its counterpart's class and details (relation targets are the other side's). */
+/**
+ * The type a created field gets: its counterpart's class and details (relation targets are the other side's).
+ */
 export function createdFieldType(counterpart: FieldTypeInfo): FieldTypeInfo {
   if (counterpart.typeDetails === null) return { typeClass: counterpart.typeClass, typeDetails: null };
   const { target_table: _table, target_field: _field, ...details } = counterpart.typeDetails;
   return { typeClass: counterpart.typeClass, typeDetails: details };
 }
 
-/** What a side of a field pair is, for direction and type checks: an existing (or adopted) field or a create. */
+/**
+ * What a side of a field pair is, for direction and type checks: an existing (or adopted) field or a create.
+ */
 interface FieldEnd {
   name: string;
   info: FieldTypeInfo;

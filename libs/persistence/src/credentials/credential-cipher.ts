@@ -59,7 +59,9 @@ export class CredentialCipher {
     this.keys = [this.current, ...(config.LOCKSTEP_MASTER_KEY_PREVIOUS ?? []).map(derive)];
   }
 
-  /** The first bytes of every ciphertext the current key seals: a stored value without them needs rotating. */
+  /**
+   * The first bytes of every ciphertext the current key seals: a stored value without them needs rotating.
+   */
   get currentPrefix(): Buffer {
     return Buffer.concat([Buffer.from([VERSION]), this.current.id]);
   }
@@ -73,8 +75,8 @@ export class CredentialCipher {
   }
 
   /**
-   * Throws when the ciphertext was tampered with or belongs to another owner, and `UnknownMasterKeyError` when
-   * the master key that sealed it is not configured.
+   * Throws when the ciphertext was tampered with or belongs to another owner, and `UnknownMasterKeyError`
+   * when the master key that sealed it is not configured.
    */
   decrypt(sealed: Buffer, owner: string): Record<string, string> {
     if (sealed.length >= 1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES && sealed[0] === VERSION) {

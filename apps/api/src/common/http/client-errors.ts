@@ -7,7 +7,8 @@ import { errorBody } from '../errors/error.filter';
 /**
  * Requests Node's HTTP parser refuses before the app sees them (a request line and headers over its size
  * limit, malformed HTTP) are answered `400 invalid_request` in the spec's error shape, not with Node's bare
- * 431 or 400. The connection is closed after the answer: the parser cannot find where the next request starts.
+ * 431 or 400. The connection is closed after the answer: the parser cannot find where the next request
+ * starts.
  */
 export function answerClientErrors(server: Server, config: AppConfig): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {

@@ -119,7 +119,8 @@ function to31(node: unknown): unknown {
   if (out.nullable === true) {
     delete out.nullable;
     if (out.$ref || out.allOf || out.oneOf) {
-      // A nullable reference: "the referenced object, or null" (a type union next to allOf would reject null).
+      // A nullable reference: "the referenced object, or null" (a type union next to allOf would reject
+      // null).
       const { description, type: _type, ...rest } = out;
       const single =
         Array.isArray(rest.allOf) && rest.allOf.length === 1 && Object.keys(rest).length === 1

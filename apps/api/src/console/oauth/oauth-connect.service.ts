@@ -57,7 +57,10 @@ const OTHER: Record<SideName, SideName> = { left: 'right', right: 'left' };
 const isOAuth = (declaration: ConnectorDeclaration | undefined): declaration is OAuthDeclaration =>
   declaration?.auth.method === 'oauth';
 
-/** The reason of a failed code exchange in words: the provider's `error` and `error_description` when it sent them. */
+/**
+ * The reason of a failed code exchange in words: the provider's `error` and `error_description` when it sent
+ * them.
+ */
 function exchangeFailure(caught: unknown): string {
   const body = caught as { error?: unknown; error_description?: unknown; message?: unknown };
   if (typeof body?.error === 'string') {
@@ -88,8 +91,8 @@ const PROVIDER_ERRORS: Record<string, string> = {
 /**
  * The console's "Connect an app" for `oauth` connectors (spec 5.8: a person signed in as the account's owner,
  * never a capability link): the OAuth 2.0 authorization-code flow with PKCE, then the side is connected the
- * way an API-key side is (credentials checked live and stored encrypted, base resolved, one-side-is-left rule,
- * the side's credential issues resolved), which removes the sync's `user_authorization` pending action.
+ * way an API-key side is (credentials checked live and stored encrypted, base resolved, one-side-is-left
+ * rule, the side's credential issues resolved), which removes the sync's `user_authorization` pending action.
  * Nothing is stored for the side unless every step succeeded.
  */
 @Injectable()
@@ -114,7 +117,10 @@ export class OAuthConnectService {
     return `/app/syncs/${syncId}/connect/${side}`;
   }
 
-  /** POST /app/oauth/start: checks the person may connect this side, stores the flow, sends the browser to the app. */
+  /**
+   * POST /app/oauth/start: checks the person may connect this side, stores the flow, sends the browser to the
+   * app.
+   */
   async start(
     session: ConsoleSession,
     sessionHash: Buffer,
@@ -128,7 +134,8 @@ export class OAuthConnectService {
     let declaration = this.catalog.find(entity.connector);
     const chosen = form['connector'];
     if (chosen && chosen !== entity.connector) {
-      // The person picked another connector for a side not connected yet (the connect page's connector choice).
+      // The person picked another connector for a side not connected yet (the connect page's connector
+      // choice).
       if (isConnected(entity))
         return failure(
           409,
@@ -200,7 +207,9 @@ export class OAuthConnectService {
     return { kind: 'redirect', location: request.url.href };
   }
 
-  /** GET /app/oauth/callback: one use of `state`, the app's answer, the code exchange, then the connection. */
+  /**
+   * GET /app/oauth/callback: one use of `state`, the app's answer, the code exchange, then the connection.
+   */
   async callback(
     session: ConsoleSession,
     sessionHash: Buffer,
@@ -477,7 +486,8 @@ export class OAuthConnectService {
         !reconnect && flow.side === 'right' && other !== null && !isConnected(other) ? 'left' : flow.side;
       const now = new Date();
       if (slot !== flow.side) {
-        // The still-unconnected left app moves to the right slot (neither has credentials, schema or engine state yet).
+        // The still-unconnected left app moves to the right slot (neither has credentials, schema or engine
+        // state yet).
         await store.updateSide(flow.syncId, 'right', {
           connector: other!.connector,
           authMethod: other!.authMethod,

@@ -194,7 +194,9 @@ export class SchemaStore {
     });
   }
 
-  /** Replaces a table's field list, with the same stable-id and orphan rules; sets its `fields_fetched_at`. */
+  /**
+   * Replaces a table's field list, with the same stable-id and orphan rules; sets its `fields_fetched_at`.
+   */
   async saveFields(tableId: string, infos: CachedFieldInfo[], fetchedAt: Date): Promise<Date> {
     return this.db.transaction(async (m) => {
       await m
@@ -264,7 +266,10 @@ function tableRow(
   };
 }
 
-/** Insert or update rows by id, writing the columns given. (The cast: TypeORM's partial type cannot express jsonb columns of `unknown` values.) */
+/**
+ * Insert or update rows by id, writing the columns given. (The cast: TypeORM's partial type cannot express
+ * jsonb columns of `unknown` values.)
+ */
 async function upsertChunks<E extends ObjectLiteral>(
   m: EntityManager,
   entity: EntityTarget<E>,
