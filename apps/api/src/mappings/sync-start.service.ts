@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { DomainError, ErrorCode, type SyncDto } from '@lockstep/contracts';
-import { isCreate, transition } from '@lockstep/domain';
+import { isCreate, type MappingsDocument, transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import { type StartOptions, SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -57,43 +57,15 @@ export class SyncStartService {
     if (errors.length > 0) {
       throw new DomainError(
         ErrorCode.InvalidMappings,
-        `The sync cannot start: ${errors.length} validation error(s), first ${errors[0]!.path}: ${errors[0]!.message}`,
+        `The sync cannot start: ${errors.length} validation error(s), ` +
+          `first ${errors[0]!.path}: ${errors[0]!.message}`,
         { issues },
       );
     }
-    const options: StartOptions = { prefer: input.prefer ?? 'left', match: [] };
-    // Match fields may be named as stored (prefixed ids) or as read (remote ids); the document is rendered
-    // once.
-    const rendered = input.match?.length ? (await this.mappings.get(auth, syncId)).document.tables : [];
-    for (const match of input.match ?? []) {
-      const pair = document.tables[match.tablePair];
-      if (!pair)
-        throw new DomainError(
-          ErrorCode.InvalidRequest,
-          `--match names table pair ${match.tablePair}, but the mappings have ${document.tables.length}.`,
-        );
-      const byId = pair.fields.some(
-        (field) =>
-          !isCreate(field.leftField) &&
-          !isCreate(field.rightField) &&
-          field.leftField === match.leftField &&
-          field.rightField === match.rightField,
-      );
-      const renderedFields = (rendered[match.tablePair]?.['fields'] ?? []) as {
-        left_field: string;
-        right_field: string;
-      }[];
-      const byRemote = renderedFields.some(
-        (field) => field.left_field === match.leftField && field.right_field === match.rightField,
-      );
-      if (!byId && !byRemote) {
-        throw new DomainError(
-          ErrorCode.InvalidRequest,
-          `Table pair ${match.tablePair} maps no field pair ${match.leftField} = ${match.rightField}; pick a mapped pair as the match field.`,
-        );
-      }
-      options.match!.push(match);
-    }
+    const options: StartOptions = {
+      prefer: input.prefer ?? 'left',
+      match: await this.matchFields(auth, syncId, document, input.match ?? []),
+    };
     const result = await this.syncs.update(
       { id: sync.id, status: 'draft', mappingsRevision: sync.mappingsRevision },
       {
@@ -120,5 +92,49 @@ export class SyncStartService {
     const wake = this.jobs.add('syncs', SYNC_JOBS.activate, { syncId }).catch(() => undefined);
     await Promise.race([wake, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     return this.service.get(auth, syncId);
+  }
+
+  /** The match fields asked for, each checked to be a mapped field pair of its table pair. */
+  private async matchFields(
+    auth: AuthContext,
+    syncId: string,
+    document: MappingsDocument,
+    requested: NonNullable<StartInput['match']>,
+  ): Promise<NonNullable<StartOptions['match']>> {
+    const chosen: NonNullable<StartOptions['match']> = [];
+    // Match fields may be named as stored (prefixed ids) or as read (remote ids); the document is rendered
+    // once.
+    const rendered = requested.length ? (await this.mappings.get(auth, syncId)).document.tables : [];
+    for (const match of requested) {
+      const pair = document.tables[match.tablePair];
+      if (!pair)
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `--match names table pair ${match.tablePair}, but the mappings have ${document.tables.length}.`,
+        );
+      const byId = pair.fields.some(
+        (field) =>
+          !isCreate(field.leftField) &&
+          !isCreate(field.rightField) &&
+          field.leftField === match.leftField &&
+          field.rightField === match.rightField,
+      );
+      const renderedFields = (rendered[match.tablePair]?.['fields'] ?? []) as {
+        left_field: string;
+        right_field: string;
+      }[];
+      const byRemote = renderedFields.some(
+        (field) => field.left_field === match.leftField && field.right_field === match.rightField,
+      );
+      if (!byId && !byRemote) {
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `Table pair ${match.tablePair} maps no field pair ${match.leftField} = ${match.rightField}; ` +
+            'pick a mapped pair as the match field.',
+        );
+      }
+      chosen.push(match);
+    }
+    return chosen;
   }
 }

@@ -11,7 +11,7 @@ import {
   REQUIRES_SUBSCRIPTION,
 } from './auth.decorators';
 import { apiKeyAction } from './required-action';
-import { type Consumed, RateLimitService } from './rate-limit.service';
+import { type Consumed, RateLimitService, type RateLimitState } from './rate-limit.service';
 
 /** The scope an endpoint needs when it does not say: reads and `POST .../validate` need `read`. */
 export function defaultScope(method: string, path: string): Scope {
@@ -24,6 +24,22 @@ export function defaultScope(method: string, path: string): Scope {
  * Authentication and authorization of spec section 5, in this order: bearer key (401), rate limit (429),
  * account admitted to the API (403), scope (403), one-sync key limits (403), subscription (403).
  */
+/** The budget's headers on every answer; a key over its budget is refused (429 with `Retry-After`). */
+function applyBudget(budget: RateLimitState, response: Response): void {
+  for (const [name, value] of Object.entries(RateLimitService.headers(budget)))
+    response.setHeader(name, value);
+  if (budget.exceeded) {
+    throw new DomainError(
+      ErrorCode.RateLimitExceeded,
+      `Rate limit of ${budget.limit} requests per ${budget.window} seconds exceeded for this key; ` +
+        `retry in ${budget.reset} seconds.`,
+      undefined,
+      undefined,
+      { 'Retry-After': String(budget.reset) },
+    );
+  }
+}
+
 @Injectable()
 export class ApiAuthGuard implements CanActivate {
   constructor(
@@ -63,22 +79,26 @@ export class ApiAuthGuard implements CanActivate {
       );
     }
     const { key, account } = admitted.found;
-
     const budget = admitted.consumed?.state;
-    if (budget) {
-      for (const [name, value] of Object.entries(RateLimitService.headers(budget)))
-        response.setHeader(name, value);
-      if (budget.exceeded) {
-        throw new DomainError(
-          ErrorCode.RateLimitExceeded,
-          `Rate limit of ${budget.limit} requests per ${budget.window} seconds exceeded for this key; retry in ${budget.reset} seconds.`,
-          undefined,
-          undefined,
-          { 'Retry-After': String(budget.reset) },
-        );
-      }
-    }
+    if (budget) applyBudget(budget, response);
+    this.assertAllowed(key, account, needed, targets);
+    request.auth = {
+      accountId: account.id,
+      keyId: key.id,
+      scope: key.scope,
+      syncId: key.syncId,
+      plan: account.plan,
+    };
+    return true;
+  }
 
+  /** What the key and its account may do against what the route needs: admission, scope, sync, subscription. */
+  private assertAllowed(
+    key: AuthenticatedKey['key'],
+    account: AuthenticatedKey['account'],
+    needed: Scope,
+    targets: Parameters<Reflector['getAllAndOverride']>[1],
+  ): void {
     if (!account.apiEnabled) {
       throw new DomainError(ErrorCode.PublicApiNotEnabled, 'This account is not yet admitted to the API.');
     }
@@ -95,7 +115,8 @@ export class ApiAuthGuard implements CanActivate {
     if (key.syncId && this.reflector.getAllAndOverride<boolean>(NOT_FOR_SYNC_RESTRICTED, targets)) {
       throw new DomainError(
         ErrorCode.SyncRestrictedKey,
-        `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about one existing sync.`,
+        `This key is limited to sync ${key.syncId} and cannot be used on endpoints that are not about ` +
+          'one existing sync.',
       );
     }
     if (
@@ -107,14 +128,6 @@ export class ApiAuthGuard implements CanActivate {
         'The account has no subscription permitting creating or changing syncs.',
       );
     }
-    request.auth = {
-      accountId: account.id,
-      keyId: key.id,
-      scope: key.scope,
-      syncId: key.syncId,
-      plan: account.plan,
-    };
-    return true;
   }
 
   /**
