@@ -310,7 +310,10 @@ function oauthClientsProblem(value: unknown): string | null {
       method !== undefined &&
       !['client_secret_basic', 'client_secret_post', 'none'].includes(method as string)
     ) {
-      return `entry "${type}": token_endpoint_auth_method must be client_secret_basic, client_secret_post or none`;
+      return (
+        `entry "${type}": token_endpoint_auth_method must be client_secret_basic, client_secret_post or ` +
+        `none`
+      );
     }
     if (method !== undefined && method !== 'none' && entry['client_secret'] === undefined)
       return `entry "${type}": ${String(method)} needs a client_secret`;

@@ -190,7 +190,9 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
     status: 404,
     type: 'invalid_request_error',
     description:
-      'No such resource, or it belongs to another account. For a path no endpoint serves, the message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or the method the path takes).',
+      'No such resource, or it belongs to another account. For a path no endpoint serves, the ' +
+      'message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or ' +
+      'the method the path takes).',
   },
   [ErrorCode.InvalidIdempotencyKey]: bad('The `Idempotency-Key` header is malformed or too long.'),
   [ErrorCode.IdempotencyKeyReused]: bad(
@@ -207,7 +209,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.UnknownConnector]: bad('No such connector, or it is not available to the account.'),
   [ErrorCode.ConnectorPairNotAllowed]: bad('This connector cannot sync to itself.'),
   [ErrorCode.MissingAuth]: bad(
-    'An api-key side sent `base` without `auth` (or a PATCH changed `connector` without full `auth` and `base`).',
+    'An api-key side sent `base` without `auth` (or a PATCH changed `connector` without full `auth` ' +
+      'and `base`).',
   ),
   [ErrorCode.MissingBase]: bad('A side sent `auth` without `base`.'),
   [ErrorCode.AuthNotSupported]: bad('A browser-sign-in side cannot take `auth`.'),
@@ -235,7 +238,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
     status: 412,
     type: 'invalid_request_error',
     description:
-      'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings again and send their `ETag`.',
+      'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings ' +
+      'again and send their `ETag`.',
   },
   [ErrorCode.CreateFailed]: bad('The connector refused a `create` placeholder.'),
   [ErrorCode.TableSetupFailed]: bad(

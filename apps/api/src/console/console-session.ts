@@ -115,7 +115,8 @@ export const consoleNotFound = (): ConsolePageError =>
   new ConsolePageError(
     404,
     'Page not found',
-    'There is no such page, or it belongs to another account. Check that you are signed in to the right account.',
+    'There is no such page, or it belongs to another account. Check that you are signed in to the ' +
+      'right account.',
   );
 
 // ---- sessions ----
@@ -227,7 +228,8 @@ export const csrfRefused = (): ConsolePageError =>
   new ConsolePageError(
     403,
     'Form expired',
-    'This form could not be verified (it is out of date or was sent from another site). Go back, reload the page and try again.',
+    'This form could not be verified (it is out of date or was sent from another site). Go back, ' +
+      'reload the page and try again.',
   );
 
 /**

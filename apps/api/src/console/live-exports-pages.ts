@@ -186,7 +186,12 @@ export function overviewBody(input: OverviewInput): SafeHtml {
     <section aria-labelledby="mappings">
       <h2 id="mappings">Mappings</h2>
       <p id="mappings-summary">
-        ${tables.length === 0 ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST .../save).' : `${tables.length} table(s), ${fieldCount} field(s) mapped.`}
+        ${
+          tables.length === 0
+            ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST ' +
+              '.../save).'
+            : `${tables.length} table(s), ${fieldCount} field(s) mapped.`
+        }
         Version
         ${dto.mappings_version}${dto.saved_version !== null ? html`, saved version ${dto.saved_version} (${when(dto.saved_at)})` : ', never saved'}.
         ${dto.unsaved_changes && dto.saved_version !== null ? html`<strong>Unsaved changes:</strong> runs use the saved version until the next save.` : null}

@@ -56,8 +56,10 @@ export class LiveExportLinks {
       url: `${this.config.publicUrl}/app/live-exports/${id}/connect/${side}`,
       instruction:
         authMethod === 'oauth'
-          ? `Ask a person to open this link, sign in to ${displayName} and allow Lockstep access for the live export's ${side}.`
-          : `Ask a person to open this link and enter the ${displayName} credentials for the live export's ${side} (or send them as \`${side}.auth\` in a PATCH of the live export).`,
+          ? `Ask a person to open this link, sign in to ${displayName} and allow Lockstep access for ` +
+            `the live export's ${side}.`
+          : `Ask a person to open this link and enter the ${displayName} credentials for the live ` +
+            `export's ${side} (or send them as \`${side}.auth\` in a PATCH of the live export).`,
     };
   }
 }
@@ -95,7 +97,8 @@ export class LiveExportAccess {
     if (!gate.available) {
       throw new DomainError(
         ErrorCode.LiveExportUnavailable,
-        `Live export is not available to this account (plan "${auth.plan}"): it needs the pro or business plan and an active subscription.`,
+        `Live export is not available to this account (plan "${auth.plan}"): it needs the pro or ` +
+          `business plan and an active subscription.`,
         { plan: auth.plan },
       );
     }

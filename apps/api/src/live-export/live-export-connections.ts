@@ -43,7 +43,9 @@ export class LiveExportConnections {
       throw new DomainError(
         ErrorCode.ConnectorNotSupported,
         declaration
-          ? `${declaration.displayName} cannot be a live export ${role}${planIncludes(plan, declaration.plan) ? '' : ` on this account's plan (it needs ${declaration.plan})`}; ${role} connectors: ${offered.join(', ') || 'none'}.`
+          ? `${declaration.displayName} cannot be a live export ` +
+              `${role}${planIncludes(plan, declaration.plan) ? '' : ` on this account's plan (it needs ${declaration.plan})`}; ` +
+              `${role} connectors: ${offered.join(', ') || 'none'}.`
           : `No connector "${type}"; ${role} connectors: ${offered.join(', ') || 'none'}.`,
         { side: role, connector: type, supported: offered },
       );
@@ -63,7 +65,8 @@ export class LiveExportConnections {
     if (declaration.auth.method !== 'api_key') {
       throw new DomainError(
         ErrorCode.OauthAuthNotAllowed,
-        `${declaration.displayName} is connected by a person signing in through the browser; \`${side}.auth\` cannot be sent for it.`,
+        `${declaration.displayName} is connected by a person signing in through the browser; ` +
+          `\`${side}.auth\` cannot be sent for it.`,
         { side },
       );
     }
@@ -182,7 +185,8 @@ export function resolveLocation(locations: BaseInfo[], wanted: string): BaseInfo
   throw new DomainError(
     ErrorCode.InvalidLocation,
     byName.length > 1
-      ? `Location "${wanted}" matches ${byName.length} locations of the destination by name; send one of their ids.`
+      ? `Location "${wanted}" matches ${byName.length} locations of the destination by name; send one ` +
+          `of their ids.`
       : `The destination offers no location "${wanted}"; pick one of GET .../destination/locations.`,
     { locations: locations.map((location) => ({ id: location.id, name: location.name })) },
   );

@@ -52,7 +52,8 @@ export class LiveExportSchemaService {
       if (!found)
         throw new DomainError(
           ErrorCode.NotFound,
-          `The source has no table "${table}"${byName.length > 1 ? ' (the name matches several; use the remote_id)' : ''}.`,
+          `The source has no table ` +
+            `"${table}"${byName.length > 1 ? ' (the name matches several; use the remote_id)' : ''}.`,
           { table },
         );
       return { remoteId: found.remoteId, fields: await connection.listFields(found.remoteId) };

@@ -48,7 +48,8 @@ function refuseSourceLocation(location: unknown): void {
   if (location !== undefined)
     throw new DomainError(
       ErrorCode.InvalidLocation,
-      'The source has no location: only the destination does (`destination.location`). The source reads from `source.base`.',
+      'The source has no location: only the destination does (`destination.location`). The source ' +
+        'reads from `source.base`.',
       { side: 'source' },
     );
 }
@@ -165,7 +166,8 @@ export class LiveExportsService {
     ) {
       throw new DomainError(
         ErrorCode.InvalidLocation,
-        'The destination is not connected yet, so its locations are unknown: send `destination.auth` with the location (or after it).',
+        'The destination is not connected yet, so its locations are unknown: send `destination.auth` ' +
+          'with the location (or after it).',
         { side: 'destination' },
       );
     }
@@ -226,7 +228,10 @@ export class LiveExportsService {
       id: entity.id,
       deleted: true,
       canceled_run: canceled?.id ?? null,
-      note: 'The live export, its schedule and its run history are deleted. Tables it created in the destination stay, with their rows; the change capture it installed in the source database is removed shortly.',
+      note:
+        'The live export, its schedule and its run history are deleted. Tables it created in the ' +
+        'destination stay, with their rows; the change capture it installed in the source database is ' +
+        'removed shortly.',
     };
   }
 
@@ -285,7 +290,8 @@ export class LiveExportsService {
     if (!credentials && location !== undefined) {
       throw new DomainError(
         ErrorCode.InvalidLocation,
-        'destination.location needs a connected destination (send destination.auth with it, or set the location later with PATCH once connected).',
+        'destination.location needs a connected destination (send destination.auth with it, or set ' +
+          'the location later with PATCH once connected).',
         { side: 'destination' },
       );
     }
@@ -339,7 +345,8 @@ export class LiveExportsService {
     if (connected) {
       throw new DomainError(
         ErrorCode.SideAlreadyConnected,
-        `The ${side} is already connected; its credentials cannot be replaced over the API (create a new live export to use other credentials).`,
+        `The ${side} is already connected; its credentials cannot be replaced over the API (create a ` +
+          `new live export to use other credentials).`,
         { side },
       );
     }

@@ -193,7 +193,8 @@ export class MappingsService {
       const code = putErrorCode(issues) ?? 'invalid_mappings';
       throw new DomainError(
         code as ErrorCode,
-        `The mappings were not saved: ${blocking[0]!.message}${blocking.length > 1 ? ` (and ${blocking.length - 1} more)` : ''}`,
+        `The mappings were not saved: ` +
+          `${blocking[0]!.message}${blocking.length > 1 ? ` (and ${blocking.length - 1} more)` : ''}`,
         { issues },
       );
     }

@@ -101,7 +101,8 @@ export class OperationsService {
     const invalid = () =>
       new DomainError(
         ErrorCode.InvalidTable,
-        `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id from the sync's table listings.`,
+        `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id ` +
+          `from the sync's table listings.`,
       );
     if (isId('table', ref)) {
       if (!tables.some((table) => table.id === ref)) throw invalid();

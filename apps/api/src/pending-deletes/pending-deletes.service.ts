@@ -89,7 +89,8 @@ export class PendingDeletesService {
     if (sync.deleteApproval === 'auto_approve') {
       throw new DomainError(
         ErrorCode.DeleteApprovalDisabled,
-        `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing is held for review. A person can require review in the app.`,
+        `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing ` +
+          `is held for review. A person can require review in the app.`,
         {
           delete_approval: sync.deleteApproval,
         },
@@ -160,7 +161,8 @@ export class PendingDeletesService {
   private notFound(syncId: string, recordId: string): DomainError {
     return new DomainError(
       ErrorCode.NotFound,
-      `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored for it.`,
+      `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored ` +
+        `for it.`,
       { sync: syncId, record: recordId },
     );
   }
@@ -171,7 +173,8 @@ export class PendingDeletesService {
       row.state === 'approved'
         ? `its delete was already approved${when}; nothing is left to decide`
         : row.state === 'closed'
-          ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; nothing is left to decide`
+          ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; ` +
+            `nothing is left to decide`
           : `it was decided meanwhile and is now ${row.state}; look again before deciding`;
     return new DomainError(
       ErrorCode.Conflict,

@@ -63,7 +63,8 @@ export class RecordTables {
     const invalid = () =>
       new DomainError(
         ErrorCode.InvalidTable,
-        `\`table\` "${table.slice(0, 100)}" is not a table of sync ${sync.id}; use a \`table_...\` id or a table's remote id from the sync's table listing.`,
+        `\`table\` "${table.slice(0, 100)}" is not a table of sync ${sync.id}; use a \`table_...\` id ` +
+          `or a table's remote id from the sync's table listing.`,
       );
     let matches: SyncTableEntity[];
     if (isId('table', table)) {

@@ -214,7 +214,8 @@ export class SchemaService {
         : `on the ${match.tables[0].side} side`;
     throw new DomainError(
       ErrorCode.TableAmbiguous,
-      `"${ref}" matches ${match.by === 'remote_id' ? 'the remote id' : 'the name'} of several tables ${where}; use the prefixed table id${side ? '' : ' or pass `side`'}.`,
+      `"${ref}" matches ${match.by === 'remote_id' ? 'the remote id' : 'the name'} of several tables ` +
+        `${where}; use the prefixed table id${side ? '' : ' or pass `side`'}.`,
       { tables: match.tables.map((t) => ({ id: t.id, side: t.side, remote_id: t.remoteId, name: t.name })) },
     );
   }

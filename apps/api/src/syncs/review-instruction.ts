@@ -37,8 +37,10 @@ function sideSetup(
     changeCapture: 'what the app needs for Lockstep to notice changes',
   };
   return (
-    `On the ${side} side (${where}), saving the mappings creates the tables and fields they mark \`create\` and ` +
-    `adds ${setup.serviceIdColumn} to every mapped table that lacks it (views excepted), whatever its primary key; ` +
+    `On the ${side} side (${where}), saving the mappings creates the tables and fields they mark ` +
+    `\`create\` and ` +
+    (`adds ${setup.serviceIdColumn} to every mapped table that lacks it (views excepted), whatever its ` +
+      `primary key; `) +
     `starting the sync installs ${setup.changeCapture}.`
   );
 }

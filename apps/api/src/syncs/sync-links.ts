@@ -85,8 +85,10 @@ export class SyncLinks {
       connector,
       url: this.connect(syncId, side),
       instruction: reconnect
-        ? `Ask a person to open this link, sign in to Lockstep and reconnect ${connectorName} (the ${side} side of the sync "${syncName}"): the app rejects the stored credentials.`
-        : `Ask a person to open this link, sign in to Lockstep and connect ${connectorName} as the ${side} side of the sync "${syncName}". Then poll the sync until its ${side} side appears.`,
+        ? `Ask a person to open this link, sign in to Lockstep and reconnect ${connectorName} (the ` +
+          `${side} side of the sync "${syncName}"): the app rejects the stored credentials.`
+        : `Ask a person to open this link, sign in to Lockstep and connect ${connectorName} as the ` +
+          `${side} side of the sync "${syncName}". Then poll the sync until its ${side} side appears.`,
     };
   }
 

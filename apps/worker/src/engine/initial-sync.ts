@@ -149,11 +149,20 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
           code: 'validation_error',
           side: null,
           connector: ctx.sides.left.connector,
-          message: `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.skipped} record(s) are not matched and not synced (${entry.preview.duplicate_keys} match key value(s) are not unique; other values belong to a record already linked to another one).`,
+          message:
+            `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ` +
+            `${entry.preview.skipped} record(s) are not matched and not synced ` +
+            `(${entry.preview.duplicate_keys} match key value(s) are not unique; other values belong to ` +
+            `a record already linked to another one).`,
           remediation: {
-            explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, or belong to a record an earlier start of this sync linked to another record, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
+            explanation:
+              `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ` +
+              `${entry.match_field?.right}. Some values occur more than once on a side, or belong to a ` +
+              `record an earlier start of this sync linked to another record, so Lockstep cannot tell ` +
+              `which records belong together; those records are skipped instead of creating duplicates.`,
             suggested_action:
-              'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
+              'Make the match field unique on both sides (or pick another match field when starting ' +
+              'the sync), then start the sync again to match the skipped records.',
             links: [],
           },
           dedupeKey: `preview:${pair.index}`,

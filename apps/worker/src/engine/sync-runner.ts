@@ -371,8 +371,13 @@ export class SyncRunner {
         cause: 'unreachable',
         message: `The ${side} app could not be reached: ${message}`,
         remediation: {
-          explanation: `Lockstep could not read from or write to the ${side} side (${connector}): ${message}. Nothing is lost: changes wait at their checkpoint and are applied when the app answers again.`,
-          suggested_action: `Check that the ${side} database or app is up and reachable from Lockstep; the sync retries with backoff by itself and this issue clears once it succeeds.`,
+          explanation:
+            `Lockstep could not read from or write to the ${side} side (${connector}): ${message}. ` +
+            `Nothing is lost: changes wait at their checkpoint and are applied when the app answers ` +
+            `again.`,
+          suggested_action:
+            `Check that the ${side} database or app is up and reachable from Lockstep; the sync retries ` +
+            `with backoff by itself and this issue clears once it succeeds.`,
           links: [],
         },
       }).catch(() => undefined);

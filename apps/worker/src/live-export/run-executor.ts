@@ -234,7 +234,8 @@ export class RunExecutor {
       const tables = released.map((row) => row.sourceTable);
       this.logger.warn(
         { liveExportId, tables, error: error instanceof Error ? error.message : String(error) },
-        'could not remove the change capture of a deleted live export from its source; its triggers on these tables (PostgreSQL lockstep_export_*, MySQL lockstep_xa*) can be dropped by hand',
+        'could not remove the change capture of a deleted live export from its source; its triggers ' +
+          'on these tables (PostgreSQL lockstep_export_*, MySQL lockstep_xa*) can be dropped by hand',
       );
       for (const table of tables) await this.captures.forget(liveExportId, table);
     }

@@ -334,7 +334,8 @@ export function exportStructureProblems(
       problems.push(`Column "${expected.column}" of "${name}" no longer exists`);
     } else if (conversionSeverity(expected.sourceClass, column.typeClass) === 'incompatible') {
       problems.push(
-        `Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ${expected.sourceClass} values`,
+        `Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ` +
+          `${expected.sourceClass} values`,
       );
     }
   }

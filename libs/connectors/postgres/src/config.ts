@@ -25,7 +25,8 @@ export const RAW_TEXT_TYPES: CustomTypesConfig = { getTypeParser: rawText };
 
 /** Session settings the decoders rely on (run on every new connection of the pool). */
 export const SESSION_SQL =
-  "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1";
+  "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET " +
+  'extra_float_digits = 1';
 
 export interface ResolvedConfig {
   client: ClientConfig;

@@ -138,7 +138,8 @@ export function loadConnectorPlugins(
       declarations = exportedDeclarations(requireFrom(file));
     } catch (error) {
       throw new ConnectorPluginError(
-        `connector plugin "${spec}": failed to load: ${error instanceof Error ? error.message : String(error)}`,
+        `connector plugin "${spec}": failed to load: ` +
+          `${error instanceof Error ? error.message : String(error)}`,
       );
     }
     const accepted = registerConnectors(declarations, `connector plugin "${spec}"`);

@@ -660,7 +660,8 @@ function targetConstraint(from: FieldTypeInfo, to: FieldTypeInfo): TargetConstra
       return {
         lossy: decimalAlwaysFits(from, limits)
           ? null
-          : `values are rounded to ${scale} decimal places and fail beyond decimal(${limits.precision ?? '*'},${scale})`,
+          : `values are rounded to ${scale} decimal places and fail beyond ` +
+            `decimal(${limits.precision ?? '*'},${scale})`,
         apply: (value) => {
           const decimal = readDecimal(value);
           if (!decimal.ok) return decimal;

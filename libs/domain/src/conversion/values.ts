@@ -138,7 +138,8 @@ export function fitDecimal(decimal: Decimal, limits: DecimalLimits): Outcome<Dec
     const room = limits.precision - (scale ?? 0);
     if (fitted.whole.length > room)
       return failure(
-        `${formatDecimal(decimal)} does not fit decimal(${limits.precision},${scale ?? 0}) (at most ${room} integer digits)`,
+        `${formatDecimal(decimal)} does not fit decimal(${limits.precision},${scale ?? 0}) (at most ` +
+          `${room} integer digits)`,
       );
   }
   return success(fitted);

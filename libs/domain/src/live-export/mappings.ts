@@ -129,7 +129,9 @@ export function parseLiveExportMappings(
     if (result !== undefined && !IDENTIFIER.test(result)) {
       problems.push({
         path,
-        message: `${path} "${result}" must start with a letter or underscore and hold only letters, digits and underscores (at most 63)`,
+        message:
+          `${path} "${result}" must start with a letter or underscore and hold only letters, digits and ` +
+          `underscores (at most 63)`,
       });
       return undefined;
     }
@@ -282,8 +284,10 @@ export function validateLiveExportMappings(
         code: 'unknown_source_table',
         message:
           source === 'ambiguous'
-            ? `${path}.source_table "${entry.source_table}" matches several source tables by name; use the remote_id.`
-            : `${path}.source_table "${entry.source_table}" is not a table of the source (use a remote_id or exact name from the source tables listing).`,
+            ? `${path}.source_table "${entry.source_table}" matches several source tables by name; use ` +
+              `the remote_id.`
+            : `${path}.source_table "${entry.source_table}" is not a table of the source (use a ` +
+              `remote_id or exact name from the source tables listing).`,
         path,
       });
       tables.push({
@@ -312,7 +316,9 @@ export function validateLiveExportMappings(
     if (earlierDestination !== undefined) {
       issues.push({
         code: 'duplicate_destination_table',
-        message: `${path} writes destination table "${destinationTable}", which tables[${earlierDestination}] already writes.`,
+        message:
+          `${path} writes destination table "${destinationTable}", which tables[${earlierDestination}] ` +
+          `already writes.`,
         path,
       });
     } else {
@@ -338,8 +344,10 @@ export function validateLiveExportMappings(
           code: 'unknown_source_field',
           message:
             resolved === 'ambiguous'
-              ? `${fieldPath}.source_field "${field.source_field}" matches several fields of "${source.name}" by name; use the remote_id.`
-              : `${fieldPath}.source_field "${field.source_field}" is not an exportable field of "${source.name}" (link fields and fields of unsupported types are never offered).`,
+              ? `${fieldPath}.source_field "${field.source_field}" matches several fields of ` +
+                `"${source.name}" by name; use the remote_id.`
+              : `${fieldPath}.source_field "${field.source_field}" is not an exportable field of ` +
+                `"${source.name}" (link fields and fields of unsupported types are never offered).`,
           path: fieldPath,
         });
         fields.push({
@@ -355,13 +363,17 @@ export function validateLiveExportMappings(
       if ((LIVE_EXPORT_HIDDEN_COLUMNS as readonly string[]).includes(key)) {
         issues.push({
           code: 'duplicate_field_name',
-          message: `${fieldPath} would create column "${column}", which is one of the export's hidden columns (${LIVE_EXPORT_HIDDEN_COLUMNS.join(', ')}); pick another destination_field.`,
+          message:
+            `${fieldPath} would create column "${column}", which is one of the export's hidden columns ` +
+            `(${LIVE_EXPORT_HIDDEN_COLUMNS.join(', ')}); pick another destination_field.`,
           path: fieldPath,
         });
       } else if (columns.has(key)) {
         issues.push({
           code: 'duplicate_field_name',
-          message: `${fieldPath} would create column "${column}", which ${path}.fields[${columns.get(key)}] already creates (names compare case-insensitively).`,
+          message:
+            `${fieldPath} would create column "${column}", which ${path}.fields[${columns.get(key)}] ` +
+            `already creates (names compare case-insensitively).`,
           path: fieldPath,
         });
       } else {
@@ -390,13 +402,17 @@ export function validateLiveExportMappings(
         if (!now) problems.push(`drops or renames column "${column.column}"`);
         else if (now.source_field !== column.sourceField)
           problems.push(
-            `points column "${column.column}" at source field "${now.source_field}" instead of "${column.sourceField}"`,
+            `points column "${column.column}" at source field "${now.source_field}" instead of ` +
+              `"${column.sourceField}"`,
           );
       }
       if (problems.length > 0) {
         issues.push({
           code: 'applied_table_not_editable',
-          message: `${path} ${problems.join('; ')}, but a save already created "${applied.destinationTable}" in the destination. Fields may only be added; keep the saved ones, or export into a new destination_table.`,
+          message:
+            `${path} ${problems.join('; ')}, but a save already created "${applied.destinationTable}" ` +
+            `in the destination. Fields may only be added; keep the saved ones, or export into a new ` +
+            `destination_table.`,
           path,
         });
       }
@@ -405,7 +421,9 @@ export function validateLiveExportMappings(
       if (taken && taken.sourceTable !== source.remoteId) {
         issues.push({
           code: 'applied_table_not_editable',
-          message: `${path} writes destination table "${destinationTable}", which a save already created for source table "${taken.sourceTable}"; pick another destination_table.`,
+          message:
+            `${path} writes destination table "${destinationTable}", which a save already created for ` +
+            `source table "${taken.sourceTable}"; pick another destination_table.`,
           path,
         });
       }
@@ -420,7 +438,10 @@ export function validateLiveExportMappings(
         if (present.has(key) && !ownColumns.has(key)) {
           issues.push({
             code: 'existing_field_not_supported',
-            message: `${path}.fields[${j}] maps onto column "${field.destination_field}", which already exists in destination table "${destinationTable}"; a live export only writes columns it creates: pick a new destination_field.`,
+            message:
+              `${path}.fields[${j}] maps onto column "${field.destination_field}", which already exists ` +
+              `in destination table "${destinationTable}"; a live export only writes columns it ` +
+              `creates: pick a new destination_field.`,
             path: `${path}.fields[${j}]`,
           });
         }

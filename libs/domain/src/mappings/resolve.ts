@@ -81,7 +81,9 @@ export function resolveTableReference(
     return {
       ok: false,
       code: 'unknown_table',
-      message: `"${reference}" is a ${other.side} table ("${elsewhere.name}"); the ${side.side} table must be a ${side.side} table`,
+      message:
+        `"${reference}" is a ${other.side} table ("${elsewhere.name}"); the ${side.side} table must be ` +
+        `a ${side.side} table`,
     };
   return {
     ok: false,
@@ -123,13 +125,17 @@ export function resolveFieldReference(
     return {
       ok: false,
       code: 'unknown_field',
-      message: `"${reference}" is a ${other.side} field (of table "${elsewhere.name}"); the ${side.side} field must be a field of the ${side.side} table "${table.name}"`,
+      message:
+        `"${reference}" is a ${other.side} field (of table "${elsewhere.name}"); the ${side.side} field ` +
+        `must be a field of the ${side.side} table "${table.name}"`,
     };
   const unfetched = table.fields === null ? ' (its fields have not been fetched)' : '';
   return {
     ok: false,
     code: 'unknown_field',
-    message: `the ${side.side} table "${table.name}" has no field with the id, remote id or name "${reference}"${unfetched}`,
+    message:
+      `the ${side.side} table "${table.name}" has no field with the id, remote id or name ` +
+      `"${reference}"${unfetched}`,
   };
 }
 

@@ -118,7 +118,8 @@ function checkTables(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
           'orphaned_table',
           path,
           side,
-          `the ${side} table "${table.name}" no longer exists in the app; refresh the schema (refresh=true) and map another table`,
+          `the ${side} table "${table.name}" no longer exists in the app; refresh the schema ` +
+            `(refresh=true) and map another table`,
         );
       if (table.readOnly && writesSide(pair.pair.direction, side))
         issues.add(
@@ -126,7 +127,8 @@ function checkTables(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
           'incompatible_field_types',
           path,
           side,
-          `the ${side} table "${table.name}" is read-only (a database view) and cannot be written; the pair syncs ${pair.pair.direction}`,
+          `the ${side} table "${table.name}" is read-only (a database view) and cannot be written; ` +
+            `the pair syncs ${pair.pair.direction}`,
         );
       if (table.views === null) {
         if (view !== null)
@@ -173,7 +175,8 @@ function checkTables(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
           'create_name_collision',
           path,
           side,
-          `a ${side} table named "${resolved.name}" already exists (${resolved.adopts.id}); the create will adopt it`,
+          `a ${side} table named "${resolved.name}" already exists (${resolved.adopts.id}); the ` +
+            `create will adopt it`,
         );
       if (view !== null)
         issues.add(
@@ -201,7 +204,8 @@ function checkDuplicateTables(pairs: ResolvedTablePair[], issues: Issues): void 
           'invalid_mappings',
           mappingPaths.tableRef(pair.index, side),
           side,
-          `the ${side} table ${quote(pair[side])} is already mapped by ${mappingPaths.table(first)}; a table can be in one pair per side`,
+          `the ${side} table ${quote(pair[side])} is already mapped by ${mappingPaths.table(first)}; ` +
+            `a table can be in one pair per side`,
         );
     }
   }
@@ -225,7 +229,8 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
           'orphaned_field',
           path,
           side,
-          `the ${side} field "${resolved.field.name}" no longer exists in the app; refresh the schema (refresh=true) and map another field`,
+          `the ${side} field "${resolved.field.name}" no longer exists in the app; refresh the schema ` +
+            `(refresh=true) and map another field`,
         );
       if (resolved.kind === 'create') {
         const sideSchema = schema[side];
@@ -245,7 +250,8 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
             'create_unsupported',
             path,
             side,
-            `cannot create a field typed from the ${otherSide(side)} field "${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
+            `cannot create a field typed from the ${otherSide(side)} field ` +
+              `"${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
           );
         if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
           issues.add(
@@ -253,7 +259,9 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
             'create_unsupported',
             path,
             side,
-            `cannot create a linked-record field from the ${otherSide(side)} field "${counterpart.field.name}": create the column with its foreign key in the app, refresh the schema, then map it`,
+            `cannot create a linked-record field from the ${otherSide(side)} field ` +
+              `"${counterpart.field.name}": create the column with its foreign key in the app, refresh ` +
+              `the schema, then map it`,
           );
         if (resolved.adopts) {
           const home = tableOf(table);
@@ -262,7 +270,8 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
             'create_name_collision',
             path,
             side,
-            `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" (${resolved.adopts.id}); the create will adopt it`,
+            `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" ` +
+              `(${resolved.adopts.id}); the create will adopt it`,
           );
         }
       }
@@ -283,7 +292,8 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
             'invalid_mappings',
             mappingPaths.fieldRef(pair.index, fieldPair.index, to),
             to,
-            `the ${to} field ${quote(fieldPair[to])} is already written by ${first} (${way}); a field can be written by one field pair`,
+            `the ${to} field ${quote(fieldPair[to])} is already written by ${first} (${way}); a field ` +
+              `can be written by one field pair`,
           );
         else written[to].set(key, fieldPath);
       }
@@ -335,7 +345,8 @@ function checkConversion(
       'incompatible_field_types',
       path,
       targetSide(way),
-      `${fields} may lose information when syncing ${way}: ${classes}${conversion.reason ? ` (${conversion.reason})` : ''}`,
+      `${fields} may lose information when syncing ${way}: ` +
+        `${classes}${conversion.reason ? ` (${conversion.reason})` : ''}`,
     );
 }
 
@@ -355,7 +366,9 @@ function checkRequired(pair: ResolvedTablePair, tableDirection: Direction, issue
         'required_field_unmapped',
         mappingPaths.fields(pair.index),
         side,
-        `the ${side} table "${resolved.table.name}" requires the field "${field.name}" (${field.id}), but no field pair writes it (${otherSide(side)}_to_${side}); records created there would fail`,
+        `the ${side} table "${resolved.table.name}" requires the field "${field.name}" (${field.id}), ` +
+          `but no field pair writes it (${otherSide(side)}_to_${side}); records created there would ` +
+          `fail`,
       );
     }
   }
@@ -388,7 +401,8 @@ function checkForeignKeys(pairs: ResolvedTablePair[], issues: Issues): void {
             'foreign_key_target_unmapped',
             mappingPaths.fieldRef(pair.index, fieldPair.index, side),
             side,
-            `the ${side} field ${quote(fieldPair[side])} links to the ${side} table "${target}", which is not in the mappings; map that table too`,
+            `the ${side} field ${quote(fieldPair[side])} links to the ${side} table "${target}", ` +
+              `which is not in the mappings; map that table too`,
           );
       }
       if (
@@ -403,7 +417,8 @@ function checkForeignKeys(pairs: ResolvedTablePair[], issues: Issues): void {
           'foreign_key_target_mismatch',
           mappingPaths.field(pair.index, fieldPair.index),
           null,
-          `the left field links to "${targets.left}" and the right field to "${targets.right}", but those tables are not mapped to each other`,
+          `the left field links to "${targets.left}" and the right field to "${targets.right}", but ` +
+            `those tables are not mapped to each other`,
         );
     }
   }
@@ -420,7 +435,8 @@ export function validateMappings(document: MappingsDocument, schema: MappingsSch
   // A sync with nothing mapped cannot start: reported here so validation and starting agree.
   if (document.tables.length === 0) {
     const message =
-      'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync can start.';
+      'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync ' +
+      'can start.';
     issues.add('error', 'nothing_mapped', pointer('tables'), null, message);
   }
   checkDuplicateTables(resolved.tables, issues);

@@ -33,8 +33,10 @@ function derive(masterKey: string): DerivedKeys {
 export class UnknownMasterKeyError extends Error {
   constructor(readonly keyId: string) {
     super(
-      `credentials were sealed with master key ${keyId}, which is neither LOCKSTEP_MASTER_KEY nor listed in ` +
-        'LOCKSTEP_MASTER_KEY_PREVIOUS: configure that key as a previous key (and run `keys rotate`), or reconnect the side',
+      `credentials were sealed with master key ${keyId}, which is neither LOCKSTEP_MASTER_KEY nor ` +
+        `listed in ` +
+        ('LOCKSTEP_MASTER_KEY_PREVIOUS: configure that key as a previous key (and run `keys rotate`), ' +
+          'or reconnect the side'),
     );
   }
 }
@@ -110,7 +112,8 @@ export class CredentialCipher {
       }
     }
     throw new Error(
-      'credentials (sealed before key ids) open with none of the configured master keys, or were tampered with',
+      'credentials (sealed before key ids) open with none of the configured master keys, or were ' +
+        'tampered with',
     );
   }
 }

@@ -30,8 +30,12 @@ export async function markCredentialRejected(
   },
 ): Promise<void> {
   const remediation = {
-    explanation: `${input.connectorName} rejected the credentials stored for the ${input.side} side: ${input.reason}. Lockstep does not read from or write to that side until they are fixed.`,
-    suggested_action: `Reconnect the ${input.side} side in Lockstep (or PATCH the sync's ${input.side} side with a new auth of the same shape); the sync then catches up.`,
+    explanation:
+      `${input.connectorName} rejected the credentials stored for the ${input.side} side: ` +
+      `${input.reason}. Lockstep does not read from or write to that side until they are fixed.`,
+    suggested_action:
+      `Reconnect the ${input.side} side in Lockstep (or PATCH the sync's ${input.side} side with a new ` +
+      `auth of the same shape); the sync then catches up.`,
     links: [{ name: `Reconnect the ${input.side} side`, url: input.reconnectUrl }],
   };
   await raiseIssues(db, input.syncId, [

@@ -18,7 +18,8 @@ export function answerClientErrors(server: Server, config: AppConfig): void {
     }
     const message =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? 'The request line and headers are larger than the server accepts (16 KB): send long input in a JSON body.'
+        ? 'The request line and headers are larger than the server accepts (16 KB): send long input in ' +
+          'a JSON body.'
         : 'The request is not well-formed HTTP.';
     const body = JSON.stringify(errorBody(config, new DomainError(ErrorCode.InvalidRequest, message)));
     const head = [

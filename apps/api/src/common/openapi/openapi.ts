@@ -145,9 +145,11 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setTitle('Lockstep API')
     .setDescription(
       'Two-way data sync between connected apps, and scheduled one-way live exports. Every request carries ' +
-        '`Authorization: Bearer <API_KEY>`; keys are created by a person in the console. Errors have the shape ' +
+        ('`Authorization: Bearer <API_KEY>`; keys are created by a person in the console. Errors have ' +
+          'the shape ') +
         '`{error: {type, code, message, doc_url, details?, required_action?}}`; lists are pages ' +
-        '`{data, has_more, next_cursor}`. 120 requests per minute per key (`RateLimit-*` headers on every response).',
+        ('`{data, has_more, next_cursor}`. 120 requests per minute per key (`RateLimit-*` headers on ' +
+          'every response).'),
     )
     .setVersion('1')
     .setLicense('Proprietary', `${config.publicUrl}/`)

@@ -140,7 +140,8 @@ export class OAuthConnectService {
         return failure(
           409,
           'This side is already connected',
-          `The ${side} side is connected to ${declaration?.displayName ?? entity.connector}; reconnect it with the same app, or change its app while the sync is a draft.`,
+          `The ${side} side is connected to ${declaration?.displayName ?? entity.connector}; ` +
+            `reconnect it with the same app, or change its app while the sync is a draft.`,
           retry,
         );
       if (loaded.sync.status !== 'draft')
@@ -179,7 +180,8 @@ export class OAuthConnectService {
       return failure(
         400,
         'No browser sign-in for this app',
-        `${declaration.displayName} is connected with its credentials, not by signing in; use the form on the connect page.`,
+        `${declaration.displayName} is connected with its credentials, not by signing in; use the ` +
+          `form on the connect page.`,
         retry,
       );
     const client = oauthClientFor(this.config, declaration.type);
@@ -187,7 +189,10 @@ export class OAuthConnectService {
       return failure(
         503,
         `${declaration.displayName} sign-in is not set up`,
-        `This Lockstep server has no OAuth client registration for ${declaration.displayName}, so nobody can sign in to it yet. The server's operator must register Lockstep with ${declaration.displayName} (redirect URI ${this.redirectUri}) and add its client id and secret to OAUTH_CLIENTS under "${declaration.type}".`,
+        `This Lockstep server has no OAuth client registration for ${declaration.displayName}, so ` +
+          `nobody can sign in to it yet. The server's operator must register Lockstep with ` +
+          `${declaration.displayName} (redirect URI ${this.redirectUri}) and add its client id and ` +
+          `secret to OAUTH_CLIENTS under "${declaration.type}".`,
         retry,
       );
     }
@@ -227,7 +232,8 @@ export class OAuthConnectService {
       return failure(
         400,
         'This sign-in cannot be completed',
-        'The sign-in link is out of date, was already used, or was started in another browser session or account. Nothing was connected. Start again from the sync’s connect page.',
+        'The sign-in link is out of date, was already used, or was started in another browser ' +
+          'session or account. Nothing was connected. Start again from the sync’s connect page.',
         null,
       );
     }
@@ -245,7 +251,8 @@ export class OAuthConnectService {
       return failure(
         400,
         'The sign-in took too long',
-        `The sign-in at ${name} was not finished within ${FLOW_TTL_MS / 60000} minutes. Nothing was connected.`,
+        `The sign-in at ${name} was not finished within ${FLOW_TTL_MS / 60000} minutes. Nothing was ` +
+          `connected.`,
         retry,
       );
     const error = text('error');
@@ -264,7 +271,8 @@ export class OAuthConnectService {
       return failure(
         503,
         `${name} sign-in is not set up`,
-        `This Lockstep server has no OAuth client registration for ${name} any more; the operator must add it to OAUTH_CLIENTS.`,
+        `This Lockstep server has no OAuth client registration for ${name} any more; the operator ` +
+          `must add it to OAUTH_CLIENTS.`,
         retry,
       );
     let granted: GrantedTokens;
@@ -307,7 +315,8 @@ export class OAuthConnectService {
       return failure(
         400,
         'This choice cannot be completed',
-        'The form is out of date, was already sent, or belongs to another browser session. Nothing was connected.',
+        'The form is out of date, was already sent, or belongs to another browser session. Nothing ' +
+          'was connected.',
         null,
       );
     const retry = this.connectUrl(flow.syncId, flow.side);
@@ -381,7 +390,8 @@ export class OAuthConnectService {
         return failure(
           409,
           'Sign in with the account that owns this base',
-          `The ${name} account you signed in with cannot reach “${entity.baseName ?? entity.baseId}”, which the ${flow.side} side syncs. Nothing was changed.`,
+          `The ${name} account you signed in with cannot reach “${entity.baseName ?? entity.baseId}”, ` +
+            `which the ${flow.side} side syncs. Nothing was changed.`,
           retry,
         );
       }
@@ -479,7 +489,9 @@ export class OAuthConnectService {
         return {
           kind: 'refused',
           title: 'Both sides would be the same',
-          message: `The other side already syncs “${base.name}” with the same ${declaration.displayName} account; a sync joins two different places. Nothing was connected.`,
+          message:
+            `The other side already syncs “${base.name}” with the same ${declaration.displayName} ` +
+            `account; a sync joins two different places. Nothing was connected.`,
         };
       }
       const slot: SideName =

@@ -63,7 +63,8 @@ export async function listOperations(
     where.push(`o.occurred_at >= ${bind(filter.since.toISOString())}::timestamptz`);
   if (filter.before) {
     where.push(
-      `(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ${bind(filter.before.seq)}::bigint)`,
+      `(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ` +
+        `${bind(filter.before.seq)}::bigint)`,
     );
   }
   const rows: (OperationReadRow | { id: null })[] = await db.query(
