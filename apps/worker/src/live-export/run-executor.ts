@@ -80,6 +80,19 @@ const CHECKPOINT_MAX_AGE_MS = 6 * 24 * 3600_000;
 const HEARTBEAT_MS = 1000;
 
 /** A failure that ends the run with this code and message. */
+/** What every step of one table's copy works with. */
+interface TableCopy {
+  liveExportId: string;
+  table: LiveExportPlanTable;
+  /** Source fields the plan reads. */
+  fields: string[];
+  /** Row hash salt: the plan and the destination columns' types. */
+  salt: string;
+  writer: BatchWriter;
+  counters: RunCounters;
+  signal: AbortSignal;
+}
+
 export class RunFailure extends Error {
   constructor(
     readonly code: string,
@@ -414,83 +427,102 @@ export class RunExecutor {
       this.config.LIVE_EXPORT_BATCH_ROWS,
     );
     const layer = exportSourceOf(source);
-
+    const copy: TableCopy = { liveExportId, table, fields, salt, writer, counters, signal };
     if (layer) {
-      const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
-      if (
-        capture &&
-        state &&
-        probe.rows.length > 0 &&
-        (await this.captureUsable(capture, table, state, salt))
-      ) {
-        const next = await this.changesOnly(
-          capture,
-          layer,
-          table,
-          fields,
-          salt,
-          state.checkpoint,
-          writer,
-          counters,
-          signal,
-        );
-        if (next !== null) {
-          await writer.done();
-          if (!signal.aborted)
-            await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
-          return;
-        }
-        // Too many changes to fetch one by one: compare everything instead (below).
-      }
-      // The capture is installed (or found) before anything is read, and its checkpoint taken: every change
-      // committed after it reaches the next run through the log, everything before it is in this run's reads.
-      const started = capture ? await this.startCapture(capture, table) : null;
-      if (probe.rows.length === 0) {
-        // First run (or an emptied table): stream every source row straight into inserts.
-        await this.stream(layer, table, fields, salt, writer, counters, signal, () => 'insert');
-      } else {
-        await this.incremental(layer, target, table, fields, salt, writer, counters, signal);
-      }
-      await writer.done();
-      if (started && !signal.aborted) {
-        const now = new Date();
-        await this.captures.save(liveExportId, {
-          sourceTable: table.sourceTable,
-          destinationTable: table.destinationTable,
-          token: started.token,
-          checkpoint: started.checkpoint,
-          salt,
-          checkpointAt: now,
-          fullCompareAt: now,
-        });
-      } else if (state && !signal.aborted) {
-        await this.captures.forget(liveExportId, table.sourceTable);
-      }
+      await this.copyHashedAtSource(copy, layer, capture, target, state);
       return;
+    }
+    await this.copyHashedHere(copy, source, target);
+    await writer.done();
+  }
+
+  /**
+   * A source that hashes its rows: only the logged changes when the capture allows it, else a full compare
+   * (or, into an empty table, a stream of every row); the capture is (re)started and its state kept.
+   */
+  private async copyHashedAtSource(
+    copy: TableCopy,
+    layer: LiveExportSource,
+    capture: LiveExportSourceCapture | null,
+    target: LiveExportTarget,
+    state: CaptureState | null,
+  ): Promise<void> {
+    const { liveExportId, table, fields, salt, writer, counters, signal } = copy;
+    const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
+    if (
+      capture &&
+      state &&
+      probe.rows.length > 0 &&
+      (await this.captureUsable(capture, table, state, salt))
+    ) {
+      const next = await this.changesOnly(
+        capture,
+        layer,
+        table,
+        fields,
+        salt,
+        state.checkpoint,
+        writer,
+        counters,
+        signal,
+      );
+      if (next !== null) {
+        await writer.done();
+        if (!signal.aborted)
+          await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
+        return;
+      }
+      // Too many changes to fetch one by one: compare everything instead (below).
+    }
+    // The capture is installed (or found) before anything is read, and its checkpoint taken: every change
+    // committed after it reaches the next run through the log, everything before it is in this run's reads.
+    const started = capture ? await this.startCapture(capture, table) : null;
+    if (probe.rows.length === 0) {
+      // First run (or an emptied table): stream every source row straight into inserts.
+      await this.stream(layer, table, fields, salt, writer, counters, signal, () => 'insert');
     } else {
-      // A source whose database cannot hash rows: stream it, hashing the mapped source values here.
-      const existing = await this.destinationHashes(target, table, signal);
-      const hasher = exportRowHasher(salt, fields);
-      const pages: SourcePages = async (after) => {
-        const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
-        return {
-          rows: page.records.map((record) => ({
-            id: record.remoteId,
-            hash: hasher(record.values),
-            values: record.values,
-          })),
-          next: page.next,
-        };
-      };
-      await this.streamPages(pages, writer, counters, signal, (id, hash) => {
-        const known = existing.get(id);
-        if (known === undefined) return 'insert';
-        existing.delete(id);
-        return known === hash ? null : 'upsert';
-      });
-      if (!signal.aborted) await writer.deletes([...existing.keys()]);
+      await this.incremental(layer, target, table, fields, salt, writer, counters, signal);
     }
     await writer.done();
+    if (started && !signal.aborted) {
+      const now = new Date();
+      await this.captures.save(liveExportId, {
+        sourceTable: table.sourceTable,
+        destinationTable: table.destinationTable,
+        token: started.token,
+        checkpoint: started.checkpoint,
+        salt,
+        checkpointAt: now,
+        fullCompareAt: now,
+      });
+    } else if (state && !signal.aborted) {
+      await this.captures.forget(liveExportId, table.sourceTable);
+    }
+  }
+
+  /** A source whose database cannot hash rows: stream it, hashing the mapped source values here. */
+  private async copyHashedHere(copy: TableCopy, source: Connection, target: LiveExportTarget): Promise<void> {
+    const { table, fields, salt, writer, counters, signal } = copy;
+    const existing = await this.destinationHashes(target, table, signal);
+    const hasher = exportRowHasher(salt, fields);
+    const pages: SourcePages = async (after) => {
+      const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
+      return {
+        rows: page.records.map((record) => ({
+          id: record.remoteId,
+          hash: hasher(record.values),
+          values: record.values,
+        })),
+        next: page.next,
+      };
+    };
+    await this.streamPages(pages, writer, counters, signal, (id, hash) => {
+      const known = existing.get(id);
+      if (known === undefined) return 'insert';
+      existing.delete(id);
+      return known === hash ? null : 'upsert';
+    });
+    if (!signal.aborted) await writer.deletes([...existing.keys()]);
   }
 
   /**
