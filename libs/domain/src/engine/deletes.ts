@@ -24,9 +24,12 @@ export interface DeleteInput {
 export type DeleteDecision =
   /** Nothing left on the other side: mark the missing copy deleted. */
   | { action: 'forget' }
-  /** The pair does not carry deletes this way: mark the missing copy deleted; `dead` when it was a one-way destination (not re-created). */
+  /**
+   * The pair does not carry deletes this way: mark the missing copy deleted; `dead` when it was a one-way
+   * destination (not re-created).
+   */
   | { action: 'mark_deleted'; dead: boolean }
-  /** Delete protection (`do_nothing`) on the other side: mark the missing copy deleted and leave the other alone. */
+  /** Delete protection (`do_nothing`) on the other side: mark the missing copy deleted, leave the other alone. */
   | { action: 'unlink' }
   /** `review_required`: hold a pending delete and write nothing. */
   | { action: 'hold' }

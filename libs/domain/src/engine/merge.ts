@@ -33,7 +33,10 @@ export type ConflictReason = 'later_change' | 'preferred_side' | 'direction';
 
 export type FieldOutcome =
   | { key: string; outcome: 'unchanged' }
-  /** Both sides now agree (changed to equal values, or first sight and equal), or both changed on a pair that carries neither way: update both shadows, write nothing. */
+  /**
+   * Both sides now agree (changed to equal values, or first sight and equal), or both changed on a pair that
+   * carries neither way: update both shadows, write nothing.
+   */
   | { key: string; outcome: 'converged' }
   /** Write `from`'s value into `to`. `conflict` is set when both sides had changed to different values. */
   | {
@@ -43,7 +46,7 @@ export type FieldOutcome =
       to: SideName;
       conflict: { winner: SideName; reason: ConflictReason } | null;
     }
-  /** `side` changed but the field pair does not carry its changes: its shadow takes the value, nothing is written. */
+  /** `side` changed but the field pair does not carry its changes: its shadow takes the value, no write. */
   | { key: string; outcome: 'held'; side: SideName };
 
 export interface MergeInput {

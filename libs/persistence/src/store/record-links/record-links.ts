@@ -48,7 +48,9 @@ const LINK_COLUMNS = `
   id, service_id::text AS service_id, table_pair, name, left_remote_id, right_remote_id,
   left_shadow, ${RIGHT_SHADOW} AS right_shadow, left_hash, right_hash,
   left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead,
-  create_pending, ${isoTime('left_changed_at')} AS left_changed_at, ${isoTime('right_changed_at')} AS right_changed_at`;
+  create_pending,
+  ${isoTime('left_changed_at')} AS left_changed_at,
+  ${isoTime('right_changed_at')} AS right_changed_at`;
 
 export function remoteOf(
   link: Pick<LinkRow, 'left_remote_id' | 'right_remote_id'>,

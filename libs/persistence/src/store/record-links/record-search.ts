@@ -218,8 +218,8 @@ export interface RecordIssueRow {
 }
 
 const OPEN_ISSUES_SQL = `
-  SELECT id, type, code, side, connector, message, remediation, table_id, table_name, first_seen_at, last_seen_at,
-         occurrence_count
+  SELECT id, type, code, side, connector, message, remediation, table_id, table_name, first_seen_at,
+         last_seen_at, occurrence_count
     FROM sync_issues
    WHERE sync_id = $1 AND record_id = $2 AND resolved_at IS NULL
    ORDER BY last_seen_at DESC, id DESC

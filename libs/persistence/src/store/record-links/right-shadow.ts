@@ -13,4 +13,5 @@
 export const SAME_AS_LEFT = '"="';
 
 /** The right shadow as the engine reads it: `SAME_AS_LEFT` resolved to the left shadow. */
-export const RIGHT_SHADOW = `CASE WHEN right_shadow::text = '${SAME_AS_LEFT}' THEN left_shadow ELSE right_shadow END`;
+export const RIGHT_SHADOW = `
+  CASE WHEN right_shadow::text = '${SAME_AS_LEFT}' THEN left_shadow ELSE right_shadow END`;

@@ -223,7 +223,8 @@ const DROP_RIGHT_LINKS_SQL = `
   DELETE FROM record_links WHERE id IN (SELECT b_id FROM (${OPEN_PAIRS_SQL}) o WHERE a_id IS NOT NULL)`;
 
 const CLEARED = `
-  left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL, updated_at = now()`;
+  left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL,
+  updated_at = now()`;
 
 const JOIN_LEFT_LINKS_SQL = `
   UPDATE record_links x SET right_remote_id = o.r, ${CLEARED} FROM (${OPEN_PAIRS_SQL}) o WHERE x.id = o.a_id`;
