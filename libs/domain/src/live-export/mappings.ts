@@ -34,7 +34,7 @@
  *   another source table either.
  */
 import type { TypeClass } from '../types/type-class';
-import type { LiveExportPlan } from './plan';
+import type { LiveExportPlan, LiveExportPlanTable } from './plan';
 
 export const LIVE_EXPORT_HIDDEN_COLUMNS = ['lockstep_source_id', 'lockstep_row_hash'] as const;
 export const MAX_EXPORT_TABLES = 200;
@@ -290,15 +290,7 @@ export function validateLiveExportMappings(
               `remote_id or exact name from the source tables listing).`,
         path,
       });
-      tables.push({
-        source_table: entry.source_table,
-        destination_table: entry.destination_table ?? exportDefaultName(entry.source_table),
-        fields: entry.fields.map((f) => ({
-          source_field: f.source_field,
-          destination_field: f.destination_field ?? exportDefaultName(f.source_field),
-          primary: f.primary,
-        })),
-      });
+      tables.push(asSent(entry));
       return;
     }
     const destinationTable = entry.destination_table ?? exportDefaultName(source.name);
@@ -332,124 +324,188 @@ export function validateLiveExportMappings(
       });
 
     const available = (context.sourceFields.get(source.remoteId) ?? []).filter(isExportableField);
-    const columns = new Map<string, number>();
-    const fields: LiveExportFieldMapping[] = [];
-    let primaries = 0;
-    entry.fields.forEach((field, j) => {
-      const fieldPath = `${path}.fields[${j}]`;
-      const resolved = resolve(available, field.source_field);
-      if (field.primary) primaries += 1;
-      if (resolved === undefined || resolved === 'ambiguous') {
-        issues.push({
-          code: 'unknown_source_field',
-          message:
-            resolved === 'ambiguous'
-              ? `${fieldPath}.source_field "${field.source_field}" matches several fields of ` +
-                `"${source.name}" by name; use the remote_id.`
-              : `${fieldPath}.source_field "${field.source_field}" is not an exportable field of ` +
-                `"${source.name}" (link fields and fields of unsupported types are never offered).`,
-          path: fieldPath,
-        });
-        fields.push({
-          source_field: field.source_field,
-          destination_field: field.destination_field ?? exportDefaultName(field.source_field),
-          primary: field.primary,
-        });
-        return;
-      }
-      const column = field.destination_field ?? exportDefaultName(resolved.name);
-      fields.push({ source_field: resolved.remoteId, destination_field: column, primary: field.primary });
-      const key = column.toLowerCase();
-      if ((LIVE_EXPORT_HIDDEN_COLUMNS as readonly string[]).includes(key)) {
-        issues.push({
-          code: 'duplicate_field_name',
-          message:
-            `${fieldPath} would create column "${column}", which is one of the export's hidden columns ` +
-            `(${LIVE_EXPORT_HIDDEN_COLUMNS.join(', ')}); pick another destination_field.`,
-          path: fieldPath,
-        });
-      } else if (columns.has(key)) {
-        issues.push({
-          code: 'duplicate_field_name',
-          message:
-            `${fieldPath} would create column "${column}", which ${path}.fields[${columns.get(key)}] ` +
-            `already creates (names compare case-insensitively).`,
-          path: fieldPath,
-        });
-      } else {
-        columns.set(key, j);
-      }
-    });
-    if (primaries > 1)
-      issues.push({
-        code: 'multiple_primary_fields',
-        message: `${path} marks ${primaries} fields as primary; at most one may be.`,
-        path,
-      });
+    const fields = checkFields(entry, path, source, available, issues);
 
-    // Tables the last save created in this location.
-    const applied = appliedBySource.get(source.remoteId);
-    const ownColumns = new Set<string>();
-    if (applied) {
-      const problems: string[] = [];
-      if (applied.destinationTable.toLowerCase() !== destinationTable.toLowerCase())
-        problems.push(`renames destination table "${applied.destinationTable}" to "${destinationTable}"`);
-      for (const column of applied.columns) {
-        ownColumns.add(column.column.toLowerCase());
-        const now = fields.find(
-          (field) => field.destination_field.toLowerCase() === column.column.toLowerCase(),
-        );
-        if (!now) problems.push(`drops or renames column "${column.column}"`);
-        else if (now.source_field !== column.sourceField)
-          problems.push(
-            `points column "${column.column}" at source field "${now.source_field}" instead of ` +
-              `"${column.sourceField}"`,
-          );
-      }
-      if (problems.length > 0) {
-        issues.push({
-          code: 'applied_table_not_editable',
-          message:
-            `${path} ${problems.join('; ')}, but a save already created "${applied.destinationTable}" ` +
-            `in the destination. Fields may only be added; keep the saved ones, or export into a new ` +
-            `destination_table.`,
-          path,
-        });
-      }
-    } else {
-      const taken = appliedByDestination.get(destinationTable.toLowerCase());
-      if (taken && taken.sourceTable !== source.remoteId) {
-        issues.push({
-          code: 'applied_table_not_editable',
-          message:
-            `${path} writes destination table "${destinationTable}", which a save already created for ` +
-            `source table "${taken.sourceTable}"; pick another destination_table.`,
-          path,
-        });
-      }
-    }
+    const ownColumns = checkApplied(
+      { path, source, destinationTable, fields },
+      { bySource: appliedBySource, byDestination: appliedByDestination },
+      issues,
+    );
 
-    // Columns that exist in the destination without being the export's own.
-    const existing = context.destinationTables?.get(destinationTable);
-    if (existing) {
-      const present = new Set(existing.columns.map((column) => column.toLowerCase()));
-      fields.forEach((field, j) => {
-        const key = field.destination_field.toLowerCase();
-        if (present.has(key) && !ownColumns.has(key)) {
-          issues.push({
-            code: 'existing_field_not_supported',
-            message:
-              `${path}.fields[${j}] maps onto column "${field.destination_field}", which already exists ` +
-              `in destination table "${destinationTable}"; a live export only writes columns it ` +
-              `creates: pick a new destination_field.`,
-            path: `${path}.fields[${j}]`,
-          });
-        }
-      });
-    }
+    checkExistingColumns(path, destinationTable, fields, ownColumns, context, issues);
     tables.push({ source_table: source.remoteId, destination_table: destinationTable, fields });
   });
   return { document: { tables }, issues };
+}
+
+/** A table entry whose source table did not resolve: kept as sent, default names filled in. */
+function asSent(entry: LiveExportMappingsInput['tables'][number]): LiveExportTableMapping {
+  return {
+    source_table: entry.source_table,
+    destination_table: entry.destination_table ?? exportDefaultName(entry.source_table),
+    fields: entry.fields.map((f) => ({
+      source_field: f.source_field,
+      destination_field: f.destination_field ?? exportDefaultName(f.source_field),
+      primary: f.primary,
+    })),
+  };
+}
+
+/**
+ * The entry's fields resolved against the source table's exportable fields: unknown fields, column names
+ * that clash (with each other or the hidden columns) and more than one primary field are issues.
+ */
+function checkFields(
+  entry: LiveExportMappingsInput['tables'][number],
+  path: string,
+  source: ExportSourceTable,
+  available: ExportSourceField[],
+  issues: LiveExportIssue[],
+): LiveExportFieldMapping[] {
+  const columns = new Map<string, number>();
+  const fields: LiveExportFieldMapping[] = [];
+  let primaries = 0;
+  entry.fields.forEach((field, j) => {
+    const fieldPath = `${path}.fields[${j}]`;
+    const resolved = resolve(available, field.source_field);
+    if (field.primary) primaries += 1;
+    if (resolved === undefined || resolved === 'ambiguous') {
+      issues.push({
+        code: 'unknown_source_field',
+        message:
+          resolved === 'ambiguous'
+            ? `${fieldPath}.source_field "${field.source_field}" matches several fields of ` +
+              `"${source.name}" by name; use the remote_id.`
+            : `${fieldPath}.source_field "${field.source_field}" is not an exportable field of ` +
+              `"${source.name}" (link fields and fields of unsupported types are never offered).`,
+        path: fieldPath,
+      });
+      fields.push({
+        source_field: field.source_field,
+        destination_field: field.destination_field ?? exportDefaultName(field.source_field),
+        primary: field.primary,
+      });
+      return;
+    }
+    const column = field.destination_field ?? exportDefaultName(resolved.name);
+    fields.push({ source_field: resolved.remoteId, destination_field: column, primary: field.primary });
+    const key = column.toLowerCase();
+    if ((LIVE_EXPORT_HIDDEN_COLUMNS as readonly string[]).includes(key)) {
+      issues.push({
+        code: 'duplicate_field_name',
+        message:
+          `${fieldPath} would create column "${column}", which is one of the export's hidden columns ` +
+          `(${LIVE_EXPORT_HIDDEN_COLUMNS.join(', ')}); pick another destination_field.`,
+        path: fieldPath,
+      });
+    } else if (columns.has(key)) {
+      issues.push({
+        code: 'duplicate_field_name',
+        message:
+          `${fieldPath} would create column "${column}", which ${path}.fields[${columns.get(key)}] ` +
+          `already creates (names compare case-insensitively).`,
+        path: fieldPath,
+      });
+    } else {
+      columns.set(key, j);
+    }
+  });
+  if (primaries > 1)
+    issues.push({
+      code: 'multiple_primary_fields',
+      message: `${path} marks ${primaries} fields as primary; at most one may be.`,
+      path,
+    });
+  return fields;
+}
+
+/**
+ * Tables the last save created in this location may only gain fields: no rename, no dropped or repointed
+ * column; and no other source table may write one. Returns the columns the export owns in the table.
+ */
+function checkApplied(
+  entry: {
+    path: string;
+    source: ExportSourceTable;
+    destinationTable: string;
+    fields: LiveExportFieldMapping[];
+  },
+  applied: {
+    bySource: ReadonlyMap<string, LiveExportPlanTable>;
+    byDestination: ReadonlyMap<string, LiveExportPlanTable>;
+  },
+  issues: LiveExportIssue[],
+): Set<string> {
+  const { path, source, destinationTable, fields } = entry;
+  const saved = applied.bySource.get(source.remoteId);
+  const ownColumns = new Set<string>();
+  if (saved) {
+    const problems: string[] = [];
+    if (saved.destinationTable.toLowerCase() !== destinationTable.toLowerCase())
+      problems.push(`renames destination table "${saved.destinationTable}" to "${destinationTable}"`);
+    for (const column of saved.columns) {
+      ownColumns.add(column.column.toLowerCase());
+      const now = fields.find(
+        (field) => field.destination_field.toLowerCase() === column.column.toLowerCase(),
+      );
+      if (!now) problems.push(`drops or renames column "${column.column}"`);
+      else if (now.source_field !== column.sourceField)
+        problems.push(
+          `points column "${column.column}" at source field "${now.source_field}" instead of ` +
+            `"${column.sourceField}"`,
+        );
+    }
+    if (problems.length > 0) {
+      issues.push({
+        code: 'applied_table_not_editable',
+        message:
+          `${path} ${problems.join('; ')}, but a save already created "${saved.destinationTable}" ` +
+          `in the destination. Fields may only be added; keep the saved ones, or export into a new ` +
+          `destination_table.`,
+        path,
+      });
+    }
+  } else {
+    const taken = applied.byDestination.get(destinationTable.toLowerCase());
+    if (taken && taken.sourceTable !== source.remoteId) {
+      issues.push({
+        code: 'applied_table_not_editable',
+        message:
+          `${path} writes destination table "${destinationTable}", which a save already created for ` +
+          `source table "${taken.sourceTable}"; pick another destination_table.`,
+        path,
+      });
+    }
+  }
+  return ownColumns;
+}
+
+/** Columns that exist in the destination without being the export's own are refused. */
+function checkExistingColumns(
+  path: string,
+  destinationTable: string,
+  fields: LiveExportFieldMapping[],
+  ownColumns: Set<string>,
+  context: LiveExportValidationContext,
+  issues: LiveExportIssue[],
+): void {
+  const existing = context.destinationTables?.get(destinationTable);
+  if (existing) {
+    const present = new Set(existing.columns.map((column) => column.toLowerCase()));
+    fields.forEach((field, j) => {
+      const key = field.destination_field.toLowerCase();
+      if (present.has(key) && !ownColumns.has(key)) {
+        issues.push({
+          code: 'existing_field_not_supported',
+          message:
+            `${path}.fields[${j}] maps onto column "${field.destination_field}", which already exists ` +
+            `in destination table "${destinationTable}"; a live export only writes columns it ` +
+            `creates: pick a new destination_field.`,
+          path: `${path}.fields[${j}]`,
+        });
+      }
+    });
+  }
 }
 
 /** The plan a save provisions and runs execute, from a document that validated without issues. */
