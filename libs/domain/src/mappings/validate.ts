@@ -220,62 +220,7 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
       left: fieldEnd(fieldPair.left, fieldPair.right),
       right: fieldEnd(fieldPair.right, fieldPair.left),
     };
-    for (const side of SIDES) {
-      const resolved = fieldPair[side];
-      const path = mappingPaths.fieldRef(pair.index, fieldPair.index, side);
-      if (resolved.kind === 'existing' && resolved.field.orphaned)
-        issues.add(
-          'error',
-          'orphaned_field',
-          path,
-          side,
-          `the ${side} field "${resolved.field.name}" no longer exists in the app; refresh the schema ` +
-            `(refresh=true) and map another field`,
-        );
-      if (resolved.kind === 'create') {
-        const sideSchema = schema[side];
-        const table = pair[side];
-        if (table.kind === 'existing' && !sideSchema.capabilities.createFields)
-          issues.add(
-            'error',
-            'create_unsupported',
-            path,
-            side,
-            `the ${side} connector (${sideSchema.connector}) cannot create fields`,
-          );
-        const counterpart = fieldPair[otherSide(side)];
-        if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'unsupported')
-          issues.add(
-            'error',
-            'create_unsupported',
-            path,
-            side,
-            `cannot create a field typed from the ${otherSide(side)} field ` +
-              `"${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
-          );
-        if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
-          issues.add(
-            'error',
-            'create_unsupported',
-            path,
-            side,
-            `cannot create a linked-record field from the ${otherSide(side)} field ` +
-              `"${counterpart.field.name}": create the column with its foreign key in the app, refresh ` +
-              `the schema, then map it`,
-          );
-        if (resolved.adopts) {
-          const home = tableOf(table);
-          issues.add(
-            'warning',
-            'create_name_collision',
-            path,
-            side,
-            `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" ` +
-              `(${resolved.adopts.id}); the create will adopt it`,
-          );
-        }
-      }
-    }
+    for (const side of SIDES) checkFieldEnd(pair, fieldPair, side, schema, issues);
     const anyOrphan = SIDES.some((side) => ends[side]?.field?.orphaned);
     for (const way of oneWayDirections(fieldPair.direction)) {
       const from = sourceSide(way);
@@ -319,6 +264,70 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
     }
   }
   checkRequired(pair, tableDirection, issues);
+}
+
+/** One side of a field pair: an orphaned field, or a create the connector or the other field's type refuses. */
+function checkFieldEnd(
+  pair: ResolvedTablePair,
+  fieldPair: ResolvedTablePair['fields'][number],
+  side: SideName,
+  schema: MappingsSchema,
+  issues: Issues,
+): void {
+  const resolved = fieldPair[side];
+  const path = mappingPaths.fieldRef(pair.index, fieldPair.index, side);
+  if (resolved.kind === 'existing' && resolved.field.orphaned)
+    issues.add(
+      'error',
+      'orphaned_field',
+      path,
+      side,
+      `the ${side} field "${resolved.field.name}" no longer exists in the app; refresh the schema ` +
+        `(refresh=true) and map another field`,
+    );
+  if (resolved.kind === 'create') {
+    const sideSchema = schema[side];
+    const table = pair[side];
+    if (table.kind === 'existing' && !sideSchema.capabilities.createFields)
+      issues.add(
+        'error',
+        'create_unsupported',
+        path,
+        side,
+        `the ${side} connector (${sideSchema.connector}) cannot create fields`,
+      );
+    const counterpart = fieldPair[otherSide(side)];
+    if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'unsupported')
+      issues.add(
+        'error',
+        'create_unsupported',
+        path,
+        side,
+        `cannot create a field typed from the ${otherSide(side)} field ` +
+          `"${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
+      );
+    if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
+      issues.add(
+        'error',
+        'create_unsupported',
+        path,
+        side,
+        `cannot create a linked-record field from the ${otherSide(side)} field ` +
+          `"${counterpart.field.name}": create the column with its foreign key in the app, refresh ` +
+          `the schema, then map it`,
+      );
+    if (resolved.adopts) {
+      const home = tableOf(table);
+      issues.add(
+        'warning',
+        'create_name_collision',
+        path,
+        side,
+        `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" ` +
+          `(${resolved.adopts.id}); the create will adopt it`,
+      );
+    }
+  }
 }
 
 function checkConversion(
