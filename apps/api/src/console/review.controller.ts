@@ -1,10 +1,11 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError } from '@lockstep/contracts';
+import { DomainError, type SyncDto } from '@lockstep/contracts';
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import type { ValidationIssue } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
+import type { AuthContext } from '../common/auth/auth-context';
 import { MappingsService } from '../mappings/mappings.service';
 import { SyncStartService } from '../mappings/sync-start.service';
 import { SideBuilder } from '../syncs/side-builder';
@@ -162,23 +163,9 @@ export class ReviewConsoleController {
     const auth = consoleAuth(session);
     const sync = await this.syncs.view(loaded);
     const bothConnected = isConnected(loaded.sides.left) && isConnected(loaded.sides.right);
-    let pairs: PairView[] = [];
-    let issues: ValidationIssue[] = [];
-    let loadError: string | null = null;
-    const previews = new Map<number, PairPreview>();
-    if (bothConnected) {
-      try {
-        pairs = pairsOf((await this.mappings.get(auth, loaded.sync.id)).document);
-        issues = (await this.mappings.validateStored(loaded)).issues;
-        if (loaded.sync.status === 'draft') {
-          for (const pair of pairs)
-            previews.set(pair.index, await this.preview(loaded, pair, input.choices.match[pair.index]));
-        }
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        loadError = error.message;
-      }
-    }
+    const { pairs, issues, loadError, previews } = bothConnected
+      ? await this.loadReview(auth, loaded, input.choices)
+      : { pairs: [], issues: [], loadError: null, previews: new Map<number, PairPreview>() };
     const errors = issues.filter((issue) => issue.severity === 'error');
     const warnings = issues.filter((issue) => issue.severity !== 'error');
     const isDraft = loaded.sync.status === 'draft';
@@ -194,54 +181,8 @@ export class ReviewConsoleController {
         <a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review
       </p>
       <h1>Review and start "${sync.name}"</h1>
-      ${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))}
-      <section class="grid" aria-label="Sides">
-        ${SIDES.map((side) => {
-          const s = sync[side];
-          return html`<div class="card">
-            <h2>${sideLabel(side)} side</h2>
-            ${
-              s
-                ? html`<dl class="facts">
-                    <dt>App</dt>
-                    <dd>${s.connector_name}</dd>
-                    <dt>Base</dt>
-                    <dd><code>${s.base.name}</code></dd>
-                    <dt>Credentials</dt>
-                    <dd>${s.auth_status === 'ok' ? badge('ok') : badge('error', s.auth_error ?? 'error')}</dd>
-                  </dl>`
-                : html`<p>
-                    ${badge('draft', 'not connected')}
-                    <a href="/app/syncs/${sync.id}/connect/${side}">Connect the ${side} side</a>
-                  </p>`
-            }
-          </div>`;
-        })}
-      </section>
-      <section aria-labelledby="validation">
-        <h2 id="validation">Validation</h2>
-        ${errors.length === 0 && warnings.length === 0 && bothConnected && !loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
-        ${
-          errors.length > 0
-            ? html`<div class="error" role="alert">
-                <strong>${errors.length} error(s)</strong>
-                <ul id="validation-errors">
-                  ${errors.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}
-                </ul>
-              </div>`
-            : null
-        }
-        ${
-          warnings.length > 0
-            ? html`<div class="warning">
-                <strong>${warnings.length} warning(s)</strong>
-                <ul id="validation-warnings">
-                  ${warnings.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}
-                </ul>
-              </div>`
-            : null
-        }
-      </section>
+      ${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))} ${sideCards(sync)}
+      ${validationSection(errors, warnings, bothConnected && !loadError)}
       <form method="post" action="/app/syncs/${sync.id}/review">
         ${csrfInput(session)}
         <section aria-labelledby="tables">
@@ -249,27 +190,7 @@ export class ReviewConsoleController {
           ${pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
           ${pairs.map((pair) => this.pairSection(pair, previews.get(pair.index), input.choices))}
         </section>
-        <fieldset>
-          <legend>Deletes</legend>
-          <label class="choice"
-            ><input
-              type="radio"
-              name="delete_approval"
-              value="review_required"
-              ${input.choices.deleteApproval === 'review_required' ? html` checked` : null}
-            />
-            Hold deletes for my review (recommended)</label
-          >
-          <label class="choice"
-            ><input
-              type="radio"
-              name="delete_approval"
-              value="auto_approve"
-              ${input.choices.deleteApproval === 'auto_approve' ? html` checked` : null}
-            />
-            Apply deletes automatically</label
-          >
-        </fieldset>
+        ${deleteChoices(input.choices.deleteApproval)}
         ${
           blockers.length > 0
             ? html`<div class="warning" id="start-blockers">
@@ -305,6 +226,38 @@ export class ReviewConsoleController {
         error: input.error,
       }),
     );
+  }
+
+  /**
+   * The mapped pairs, the stored mappings' validation and (for a draft) a preview per pair; a domain error on
+   * the way is shown on the page instead.
+   */
+  private async loadReview(
+    auth: AuthContext,
+    loaded: LoadedSync,
+    choices: ReviewChoices,
+  ): Promise<{
+    pairs: PairView[];
+    issues: ValidationIssue[];
+    loadError: string | null;
+    previews: Map<number, PairPreview>;
+  }> {
+    let pairs: PairView[] = [];
+    let issues: ValidationIssue[] = [];
+    let loadError: string | null = null;
+    const previews = new Map<number, PairPreview>();
+    try {
+      pairs = pairsOf((await this.mappings.get(auth, loaded.sync.id)).document);
+      issues = (await this.mappings.validateStored(loaded)).issues;
+      if (loaded.sync.status === 'draft') {
+        for (const pair of pairs)
+          previews.set(pair.index, await this.preview(loaded, pair, choices.match[pair.index]));
+      }
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      loadError = error.message;
+    }
+    return { pairs, issues, loadError, previews };
   }
 
   private pairSection(pair: PairView, preview: PairPreview | undefined, choices: ReviewChoices): SafeHtml {
@@ -597,4 +550,94 @@ export class ReviewConsoleController {
       layout({ title: `Connect ${side} side`, session, nav: 'syncs', body, error: null }),
     );
   }
+}
+
+/** The two sides: app, base and credential state, or a link to connect a side not connected yet. */
+function sideCards(sync: SyncDto): SafeHtml {
+  return html`<section class="grid" aria-label="Sides">
+    ${SIDES.map((side) => {
+      const s = sync[side];
+      return html`<div class="card">
+        <h2>${sideLabel(side)} side</h2>
+        ${
+          s
+            ? html`<dl class="facts">
+                <dt>App</dt>
+                <dd>${s.connector_name}</dd>
+                <dt>Base</dt>
+                <dd><code>${s.base.name}</code></dd>
+                <dt>Credentials</dt>
+                <dd>${s.auth_status === 'ok' ? badge('ok') : badge('error', s.auth_error ?? 'error')}</dd>
+              </dl>`
+            : html`<p>
+                ${badge('draft', 'not connected')}
+                <a href="/app/syncs/${sync.id}/connect/${side}">Connect the ${side} side</a>
+              </p>`
+        }
+      </div>`;
+    })}
+  </section>`;
+}
+
+/** The mappings' validation errors and warnings; `checked`: both sides connected and the mappings read. */
+function validationSection(
+  errors: ValidationIssue[],
+  warnings: ValidationIssue[],
+  checked: boolean,
+): SafeHtml {
+  return html`<section aria-labelledby="validation">
+    <h2 id="validation">Validation</h2>
+    ${errors.length === 0 && warnings.length === 0 && checked ? html`<p class="notice">No errors or warnings.</p>` : null}
+    ${
+      errors.length > 0
+        ? html`<div class="error" role="alert">
+            <strong>${errors.length} error(s)</strong>
+            <ul id="validation-errors">
+              ${issueItems(errors)}
+            </ul>
+          </div>`
+        : null
+    }
+    ${
+      warnings.length > 0
+        ? html`<div class="warning">
+            <strong>${warnings.length} warning(s)</strong>
+            <ul id="validation-warnings">
+              ${issueItems(warnings)}
+            </ul>
+          </div>`
+        : null
+    }
+  </section>`;
+}
+
+function issueItems(issues: ValidationIssue[]): SafeHtml[] {
+  return issues.map(
+    (issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`,
+  );
+}
+
+/** How deletes are handled once the sync runs: held for review (the default) or applied. */
+function deleteChoices(choice: ReviewChoices['deleteApproval']): SafeHtml {
+  return html`<fieldset>
+    <legend>Deletes</legend>
+    <label class="choice"
+      ><input
+        type="radio"
+        name="delete_approval"
+        value="review_required"
+        ${choice === 'review_required' ? html` checked` : null}
+      />
+      Hold deletes for my review (recommended)</label
+    >
+    <label class="choice"
+      ><input
+        type="radio"
+        name="delete_approval"
+        value="auto_approve"
+        ${choice === 'auto_approve' ? html` checked` : null}
+      />
+      Apply deletes automatically</label
+    >
+  </fieldset>`;
 }
