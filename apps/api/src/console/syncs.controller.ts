@@ -1,6 +1,13 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, type PendingActionDto, type SyncDto, type SyncStatusDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  type IssueDto,
+  type OperationListItemDto,
+  type PendingActionDto,
+  type SyncDto,
+  type SyncStatusDto,
+} from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
 import { IssuesService } from '../issues/issues.service';
@@ -154,126 +161,8 @@ export class SyncsConsoleController {
     const working = sync.activating || phase === 'preparing' || phase === 'running';
     const body = html`<p class="muted"><a href="/app">Syncs</a> / ${sync.name}</p>
       <h1>${sync.name}</h1>
-      <div class="grid">
-        <section class="card" aria-labelledby="state">
-          <h2 id="state">Status</h2>
-          <dl class="facts">
-            <dt>Status</dt>
-            <dd id="sync-status">
-              ${badge(sync.status)}${sync.activating ? html` ${badge('preparing', 'activating')}` : null}
-            </dd>
-            <dt>Initial sync</dt>
-            <dd id="initial-sync">${badge(phase, phase.replace('_', ' '))}</dd>
-            <dt>Left</dt>
-            <dd>${sideSummary(sync, 'left')}</dd>
-            <dt>Right</dt>
-            <dd>${sideSummary(sync, 'right')}</dd>
-            <dt>Open issues</dt>
-            <dd>${sync.open_issues}</dd>
-            <dt>Deletes</dt>
-            <dd>
-              ${
-                sync.delete_approval === 'review_required'
-                  ? html`held for review:
-                      <a href="/app/syncs/${sync.id}/pending-deletes"
-                        >${sync.pending_deletes ?? 0} waiting</a
-                      >`
-                  : 'applied automatically'
-              }
-            </dd>
-          </dl>
-        </section>
-        <section class="card" aria-labelledby="sides-state">
-          <h2 id="sides-state">Change detection</h2>
-          <dl class="facts">
-            ${(['left', 'right'] as const).map(
-              (side) =>
-                html`<dt>${sideLabel(side)}</dt>
-                  <dd>
-                    ${status[side].polling_state}${status[side].change_detection ? html` (${status[side].change_detection!.replace('_', ' ')})` : null}<br /><span
-                      class="muted"
-                      >last change ${when(status[side].last_change_detected_at, 'none yet')}</span
-                    >
-                  </dd>`,
-            )}
-            <dt>Queued</dt>
-            <dd>
-              ${status.pending_pushes.push} push, ${status.pending_pushes.refetch} refetch,
-              ${status.pending_pushes.verify_delete} delete checks
-            </dd>
-          </dl>
-        </section>
-      </div>
-      ${pendingActions(sync.pending_actions)} ${this.progress(status, working)}
-      <section aria-labelledby="issues">
-        <h2 id="issues">Open issues</h2>
-        ${
-          issues.data.length === 0
-            ? html`<p class="muted">No open issues.</p>`
-            : issues.data.map(
-                (issue) =>
-                  html`<article class="card" aria-labelledby="${issue.id}-title">
-                    <h3 id="${issue.id}-title">${issue.message}</h3>
-                    <p class="muted">
-                      ${issue.type} ·
-                      <code>${issue.code}</code
-                      >${issue.side ? html` · ${issue.side} side` : null}${issue.table ? html` · table ${issue.table.name}` : null}${issue.record ? html` · record <a href="${localPath(issue.record.url)}">${issue.record.name ?? issue.record.remote_id ?? issue.record.id}</a>` : null}
-                      · seen ${issue.occurrence_count}× , last ${when(issue.last_seen_at)}
-                    </p>
-                    <p>${issue.remediation.explanation}</p>
-                    <p><strong>What to do:</strong> ${issue.remediation.suggested_action}</p>
-                    ${
-                      issue.remediation.links.length
-                        ? html`<ul>
-                            ${issue.remediation.links.map((link) => html`<li><a href="${localPath(link.url)}">${link.name}</a></li>`)}
-                          </ul>`
-                        : null
-                    }
-                    <form method="post" action="/app/syncs/${sync.id}/issues/${issue.id}/retry">
-                      ${csrfInput(session)}<button
-                        type="submit"
-                        class="secondary"
-                        aria-label="Retry: ${issue.message}"
-                      >
-                        Retry
-                      </button>
-                    </form>
-                  </article>`,
-              )
-        }
-      </section>
-      <section aria-labelledby="ops">
-        <h2 id="ops">Recent operations</h2>
-        ${
-          operations.data.length === 0
-            ? html`<p class="muted">No operations yet.</p>`
-            : html`<table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Side</th>
-                    <th scope="col">Table</th>
-                    <th scope="col">Record</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${operations.data.map(
-                    (op) =>
-                      html`<tr>
-                        <td>${when(op.occurred_at)}</td>
-                        <td>${op.action} (${op.trigger})</td>
-                        <td>${op.side ?? '—'}</td>
-                        <td>${op.table?.name ?? '—'}</td>
-                        <td>
-                          ${op.record_id && op.side ? html`<a href="/app/syncs/${sync.id}/records/${op.record_id}?side=${op.side}">${op.record.name ?? op.record.remote_id ?? op.record_id}</a>` : (op.record.name ?? op.record.remote_id ?? '—')}
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
-        }
-      </section>`;
+      ${statusCards(sync, status)} ${pendingActions(sync.pending_actions)} ${this.progress(status, working)}
+      ${issuesSection(sync.id, issues.data, session)} ${operationsSection(sync.id, operations.data)}`;
     sendPage(
       response,
       200,
@@ -463,4 +352,134 @@ export class SyncsConsoleController {
       })}
     </section>`;
   }
+}
+
+/** The sync's state and its two sides' change detection, side by side. */
+function statusCards(sync: SyncDto, status: SyncStatusDto): SafeHtml {
+  const phase = status.initial_sync.phase;
+  return html`<div class="grid">
+    <section class="card" aria-labelledby="state">
+      <h2 id="state">Status</h2>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd id="sync-status">
+          ${badge(sync.status)}${sync.activating ? html` ${badge('preparing', 'activating')}` : null}
+        </dd>
+        <dt>Initial sync</dt>
+        <dd id="initial-sync">${badge(phase, phase.replace('_', ' '))}</dd>
+        <dt>Left</dt>
+        <dd>${sideSummary(sync, 'left')}</dd>
+        <dt>Right</dt>
+        <dd>${sideSummary(sync, 'right')}</dd>
+        <dt>Open issues</dt>
+        <dd>${sync.open_issues}</dd>
+        <dt>Deletes</dt>
+        <dd>
+          ${
+            sync.delete_approval === 'review_required'
+              ? html`held for review:
+                  <a href="/app/syncs/${sync.id}/pending-deletes">${sync.pending_deletes ?? 0} waiting</a>`
+              : 'applied automatically'
+          }
+        </dd>
+      </dl>
+    </section>
+    <section class="card" aria-labelledby="sides-state">
+      <h2 id="sides-state">Change detection</h2>
+      <dl class="facts">
+        ${(['left', 'right'] as const).map(
+          (side) =>
+            html`<dt>${sideLabel(side)}</dt>
+              <dd>
+                ${status[side].polling_state}${status[side].change_detection ? html` (${status[side].change_detection!.replace('_', ' ')})` : null}<br /><span
+                  class="muted"
+                  >last change ${when(status[side].last_change_detected_at, 'none yet')}</span
+                >
+              </dd>`,
+        )}
+        <dt>Queued</dt>
+        <dd>
+          ${status.pending_pushes.push} push, ${status.pending_pushes.refetch} refetch,
+          ${status.pending_pushes.verify_delete} delete checks
+        </dd>
+      </dl>
+    </section>
+  </div>`;
+}
+
+/** The sync's open issues, each with what to do and a retry. */
+function issuesSection(syncId: string, issues: IssueDto[], session: ConsoleSession): SafeHtml {
+  return html`<section aria-labelledby="issues">
+    <h2 id="issues">Open issues</h2>
+    ${
+      issues.length === 0
+        ? html`<p class="muted">No open issues.</p>`
+        : issues.map(
+            (issue) =>
+              html`<article class="card" aria-labelledby="${issue.id}-title">
+                <h3 id="${issue.id}-title">${issue.message}</h3>
+                <p class="muted">
+                  ${issue.type} ·
+                  <code>${issue.code}</code
+                  >${issue.side ? html` · ${issue.side} side` : null}${issue.table ? html` · table ${issue.table.name}` : null}${issue.record ? html` · record <a href="${localPath(issue.record.url)}">${issue.record.name ?? issue.record.remote_id ?? issue.record.id}</a>` : null}
+                  · seen ${issue.occurrence_count}× , last ${when(issue.last_seen_at)}
+                </p>
+                <p>${issue.remediation.explanation}</p>
+                <p><strong>What to do:</strong> ${issue.remediation.suggested_action}</p>
+                ${
+                  issue.remediation.links.length
+                    ? html`<ul>
+                        ${issue.remediation.links.map((link) => html`<li><a href="${localPath(link.url)}">${link.name}</a></li>`)}
+                      </ul>`
+                    : null
+                }
+                <form method="post" action="/app/syncs/${syncId}/issues/${issue.id}/retry">
+                  ${csrfInput(session)}<button
+                    type="submit"
+                    class="secondary"
+                    aria-label="Retry: ${issue.message}"
+                  >
+                    Retry
+                  </button>
+                </form>
+              </article>`,
+          )
+    }
+  </section>`;
+}
+
+/** The sync's most recent operations, each linking to the record's copy on its side. */
+function operationsSection(syncId: string, operations: OperationListItemDto[]): SafeHtml {
+  return html`<section aria-labelledby="ops">
+    <h2 id="ops">Recent operations</h2>
+    ${
+      operations.length === 0
+        ? html`<p class="muted">No operations yet.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Action</th>
+                <th scope="col">Side</th>
+                <th scope="col">Table</th>
+                <th scope="col">Record</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${operations.map(
+                (op) =>
+                  html`<tr>
+                    <td>${when(op.occurred_at)}</td>
+                    <td>${op.action} (${op.trigger})</td>
+                    <td>${op.side ?? '—'}</td>
+                    <td>${op.table?.name ?? '—'}</td>
+                    <td>
+                      ${op.record_id && op.side ? html`<a href="/app/syncs/${syncId}/records/${op.record_id}?side=${op.side}">${op.record.name ?? op.record.remote_id ?? op.record_id}</a>` : (op.record.name ?? op.record.remote_id ?? '—')}
+                    </td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
 }
