@@ -15,7 +15,7 @@ import { OperationsService } from '../operations/operations.service';
 import { RecordsService } from '../records/records.service';
 import { SchemaService } from '../schema/schema.service';
 import { SideConnections } from '../syncs/side-connections';
-import { isSideName, SyncAccess } from '../syncs/sync-access';
+import { isSideName, type LoadedSync, SyncAccess } from '../syncs/sync-access';
 import { SyncsService } from '../syncs/syncs.service';
 import {
   type ConsoleSession,
@@ -211,31 +211,7 @@ export class SyncsConsoleController {
     const side: SideName = isSideName(sideParam) ? sideParam : status.left ? 'left' : 'right';
     const copy = status[side];
     const tableRef = status.table[side];
-    let values: { name: string; value: string }[] | null = null;
-    let readError: string | null = null;
-    const entity = loaded.sides[side];
-    if (copy && !copy.is_deleted && tableRef && entity?.credentials) {
-      try {
-        const table = await this.schema.cachedTable(id, tableRef.id);
-        if (table) {
-          const [found] = await this.connections.withStoredSide(entity, (connection) =>
-            connection.readByIds(table.remoteId, [copy.remote_id]),
-          );
-          const names = new Map(
-            (await this.schema.cachedFields(table.id)).map((field) => [field.remoteId, field.name]),
-          );
-          values = found
-            ? Object.entries(found.values).map(([field, v]) => ({
-                name: names.get(field) ?? field,
-                value: value(v),
-              }))
-            : null;
-        }
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        readError = error.message;
-      }
-    }
+    const { values, readError } = await this.readValues(id, loaded, side, copy, tableRef);
     const other: SideName = side === 'left' ? 'right' : 'left';
     const body = html`<p class="muted">
         <a href="/app">Syncs</a> / <a href="/app/syncs/${id}">${loaded.sync.name}</a> / record
@@ -260,59 +236,47 @@ export class SyncsConsoleController {
                   </dd>
                 </dl>
                 ${readError ? html`<p class="error" role="alert">${readError}</p>` : null}
-                ${
-                  values
-                    ? html`<table>
-                        <caption>
-                          Values now
-                        </caption>
-                        <thead>
-                          <tr>
-                            <th scope="col">Field</th>
-                            <th scope="col">Value</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          ${values.map(
-                            (v) =>
-                              html`<tr>
-                                <th scope="row">${v.name}</th>
-                                <td>${v.value}</td>
-                              </tr>`,
-                          )}
-                        </tbody>
-                      </table>`
-                    : null
-                }`
+                ${values ? valuesTable(values) : null}`
         }
       </section>
-      <section aria-labelledby="rec-ops">
-        <h2 id="rec-ops">Recent operations</h2>
-        ${
-          status.operations.length === 0
-            ? html`<p class="muted">None.</p>`
-            : html`<table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Side</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${status.operations.map(
-                    (op) =>
-                      html`<tr>
-                        <td>${when(op.occurred_at)}</td>
-                        <td>${op.action} (${op.trigger})</td>
-                        <td>${op.side ?? '—'}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
-        }
-      </section>`;
+      ${recordOperations(status.operations)}`;
     sendPage(response, 200, layout({ title: 'Record', session, nav: 'syncs', body }));
+  }
+
+  /** The copy's values read now from its app (null: nothing to show), or why they could not be read. */
+  private async readValues(
+    id: string,
+    loaded: LoadedSync,
+    side: SideName,
+    copy: RecordStatus['left'],
+    tableRef: RecordStatus['table']['left'],
+  ): Promise<{ values: { name: string; value: string }[] | null; readError: string | null }> {
+    const entity = loaded.sides[side];
+    let values: { name: string; value: string }[] | null = null;
+    let readError: string | null = null;
+    if (copy && !copy.is_deleted && tableRef && entity?.credentials) {
+      try {
+        const table = await this.schema.cachedTable(id, tableRef.id);
+        if (table) {
+          const [found] = await this.connections.withStoredSide(entity, (connection) =>
+            connection.readByIds(table.remoteId, [copy.remote_id]),
+          );
+          const names = new Map(
+            (await this.schema.cachedFields(table.id)).map((field) => [field.remoteId, field.name]),
+          );
+          values = found
+            ? Object.entries(found.values).map(([field, v]) => ({
+                name: names.get(field) ?? field,
+                value: value(v),
+              }))
+            : null;
+        }
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        readError = error.message;
+      }
+    }
+    return { values, readError };
   }
 
   private progress(status: SyncStatusDto, working: boolean): SafeHtml {
@@ -476,6 +440,61 @@ function operationsSection(syncId: string, operations: OperationListItemDto[]): 
                     <td>
                       ${op.record_id && op.side ? html`<a href="/app/syncs/${syncId}/records/${op.record_id}?side=${op.side}">${op.record.name ?? op.record.remote_id ?? op.record_id}</a>` : (op.record.name ?? op.record.remote_id ?? '—')}
                     </td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}
+
+type RecordStatus = Awaited<ReturnType<RecordsService['status']>>;
+
+function valuesTable(values: { name: string; value: string }[]): SafeHtml {
+  return html`<table>
+    <caption>
+      Values now
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Field</th>
+        <th scope="col">Value</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${values.map(
+        (v) =>
+          html`<tr>
+            <th scope="row">${v.name}</th>
+            <td>${v.value}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+/** The record's most recent operations (both sides). */
+function recordOperations(operations: RecordStatus['operations']): SafeHtml {
+  return html`<section aria-labelledby="rec-ops">
+    <h2 id="rec-ops">Recent operations</h2>
+    ${
+      operations.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Action</th>
+                <th scope="col">Side</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${operations.map(
+                (op) =>
+                  html`<tr>
+                    <td>${when(op.occurred_at)}</td>
+                    <td>${op.action} (${op.trigger})</td>
+                    <td>${op.side ?? '—'}</td>
                   </tr>`,
               )}
             </tbody>
