@@ -157,7 +157,6 @@ function sideCard(
 export function overviewBody(input: OverviewInput): SafeHtml {
   const { dto, entity } = input;
   const tables = entity.mappings.tables;
-  const fieldCount = tables.reduce((n, table) => n + table.fields.length, 0);
   const actions = dto.pending_actions.filter((a) => a.type === 'user_authorization');
   return html`<p class="muted"><a href="/app/live-exports">Live exports</a> / ${dto.name}</p>
     <h1>${dto.name}</h1>
@@ -183,91 +182,100 @@ export function overviewBody(input: OverviewInput): SafeHtml {
     <section class="grid" aria-label="Sides">
       ${sideCard(dto, 'source', input.source)}${sideCard(dto, 'destination', input.destination)}
     </section>
-    <section aria-labelledby="mappings">
-      <h2 id="mappings">Mappings</h2>
-      <p id="mappings-summary">
-        ${
-          tables.length === 0
-            ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST ' +
-              '.../save).'
-            : `${tables.length} table(s), ${fieldCount} field(s) mapped.`
-        }
-        Version
-        ${dto.mappings_version}${dto.saved_version !== null ? html`, saved version ${dto.saved_version} (${when(dto.saved_at)})` : ', never saved'}.
-        ${dto.unsaved_changes && dto.saved_version !== null ? html`<strong>Unsaved changes:</strong> runs use the saved version until the next save.` : null}
-      </p>
-      ${
-        tables.length > 0
-          ? html`<table id="mapped-tables">
-              <caption class="visually-hidden">
-                Mapped tables
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Source table</th>
-                  <th scope="col">Destination table</th>
-                  <th scope="col">Fields</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${tables.map(
-                  (table) =>
-                    html`<tr>
-                      <td><code>${table.source_table}</code></td>
-                      <td><code>${table.destination_table}</code></td>
-                      <td>
-                        ${table.fields.map((f, i) => html`${i > 0 ? ', ' : null}${f.destination_field}`)}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-          : null
-      }
-    </section>
+    ${mappingsSection(dto, tables)}
     <section aria-labelledby="schedule">
       <h2 id="schedule">Schedule</h2>
       <p id="schedule-text">
         ${dto.status === 'draft' ? 'A schedule needs a saved live export.' : input.schedule ? html`${cadenceText({ cadence: input.schedule.cadence, enabled: input.schedule.enabled, timeOfDay: input.schedule.time_of_day, timezone: input.schedule.timezone })}${input.schedule.next_run_at ? html`; next run ${when(input.schedule.next_run_at)}` : null}.` : 'No schedule yet (PATCH .../schedule sets one); runs start only when triggered.'}
       </p>
     </section>
-    <section aria-labelledby="runs">
-      <h2 id="runs">Latest runs</h2>
+    ${runsSection(input.runs)}`;
+}
+
+/** What is mapped (tables and fields), at which version, and whether the saved version lags behind. */
+function mappingsSection(dto: LiveExportDto, tables: LiveExportEntity['mappings']['tables']): SafeHtml {
+  const fieldCount = tables.reduce((n, table) => n + table.fields.length, 0);
+  return html`<section aria-labelledby="mappings">
+    <h2 id="mappings">Mappings</h2>
+    <p id="mappings-summary">
       ${
-        input.runs.length === 0
-          ? html`<p class="muted" id="no-runs">No runs yet.</p>`
-          : html`<table id="run-list">
-              <caption class="visually-hidden">
-                The 10 latest runs, newest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Queued</th>
-                  <th scope="col">Trigger</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Rows read</th>
-                  <th scope="col">Written</th>
-                  <th scope="col">Removed</th>
-                  <th scope="col">Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${input.runs.map(
-                  (run) =>
-                    html`<tr>
-                      <td>${when(run.queued_at)}</td>
-                      <td>${run.trigger}${run.forced ? ' (forced)' : ''}</td>
-                      <td>${runState(run.state)}</td>
-                      <td>${run.rows_read}</td>
-                      <td>${run.rows_written}</td>
-                      <td>${run.rows_removed}</td>
-                      <td>${run.error ? html`<code>${run.error.code}</code> ${run.error.message}` : null}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
+        tables.length === 0
+          ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST ' +
+            '.../save).'
+          : `${tables.length} table(s), ${fieldCount} field(s) mapped.`
       }
-    </section>`;
+      Version
+      ${dto.mappings_version}${dto.saved_version !== null ? html`, saved version ${dto.saved_version} (${when(dto.saved_at)})` : ', never saved'}.
+      ${dto.unsaved_changes && dto.saved_version !== null ? html`<strong>Unsaved changes:</strong> runs use the saved version until the next save.` : null}
+    </p>
+    ${
+      tables.length > 0
+        ? html`<table id="mapped-tables">
+            <caption class="visually-hidden">
+              Mapped tables
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Source table</th>
+                <th scope="col">Destination table</th>
+                <th scope="col">Fields</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${tables.map(
+                (table) =>
+                  html`<tr>
+                    <td><code>${table.source_table}</code></td>
+                    <td><code>${table.destination_table}</code></td>
+                    <td>${table.fields.map((f, i) => html`${i > 0 ? ', ' : null}${f.destination_field}`)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : null
+    }
+  </section>`;
+}
+
+/** The latest runs, newest first, with their counts and error. */
+function runsSection(runs: RunDto[]): SafeHtml {
+  return html`<section aria-labelledby="runs">
+    <h2 id="runs">Latest runs</h2>
+    ${
+      runs.length === 0
+        ? html`<p class="muted" id="no-runs">No runs yet.</p>`
+        : html`<table id="run-list">
+            <caption class="visually-hidden">
+              The 10 latest runs, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Queued</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">State</th>
+                <th scope="col">Rows read</th>
+                <th scope="col">Written</th>
+                <th scope="col">Removed</th>
+                <th scope="col">Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${runs.map(
+                (run) =>
+                  html`<tr>
+                    <td>${when(run.queued_at)}</td>
+                    <td>${run.trigger}${run.forced ? ' (forced)' : ''}</td>
+                    <td>${runState(run.state)}</td>
+                    <td>${run.rows_read}</td>
+                    <td>${run.rows_written}</td>
+                    <td>${run.rows_removed}</td>
+                    <td>${run.error ? html`<code>${run.error.code}</code> ${run.error.message}` : null}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
 }
 
 export interface ConnectInput {
