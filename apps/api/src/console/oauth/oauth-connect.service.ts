@@ -9,11 +9,12 @@ import {
   resolveCredentialIssues,
   type SideName,
   sideOwner,
+  type SyncSideEntity,
   SyncStore,
 } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../../connectors/connector-catalog';
 import { SideConnections } from '../../syncs/side-connections';
-import { isConnected, isSideName, SyncAccess } from '../../syncs/sync-access';
+import { isConnected, isSideName, type LoadedSync, SyncAccess } from '../../syncs/sync-access';
 import { consoleAuth, consoleNotFound, type ConsoleSession } from '../console-session';
 import { oauthClientFor } from './oauth-clients';
 import { FLOW_TTL_MS, type FlowBinding, newHandle, OAuthFlows } from './oauth-flows';
@@ -131,44 +132,13 @@ export class OAuthConnectService {
     if (!isSideName(side) || !loaded.sides[side]) throw consoleNotFound();
     const entity = loaded.sides[side]!;
     const retry = this.connectUrl(loaded.sync.id, side);
-    let declaration = this.catalog.find(entity.connector);
     const chosen = form['connector'];
-    if (chosen && chosen !== entity.connector) {
-      // The person picked another connector for a side not connected yet (the connect page's connector
-      // choice).
-      if (isConnected(entity))
-        return failure(
-          409,
-          'This side is already connected',
-          `The ${side} side is connected to ${declaration?.displayName ?? entity.connector}; ` +
-            `reconnect it with the same app, or change its app while the sync is a draft.`,
-          retry,
-        );
-      if (loaded.sync.status !== 'draft')
-        return failure(
-          409,
-          'The sync is running',
-          'A side can change its app only while the sync is a draft.',
-          retry,
-        );
-      declaration = this.catalog.available(chosen, session.plan);
-      if (!declaration)
-        return failure(
-          400,
-          'App not available',
-          `There is no app "${chosen}" on this account's plan.`,
-          retry,
-        );
-      const other = loaded.sides[OTHER[side]];
-      if (other && other.connector === declaration.type && !declaration.capabilities.syncToItself) {
-        return failure(
-          409,
-          'Pick another app',
-          `${declaration.displayName} cannot sync to itself, and the other side already uses it.`,
-          retry,
-        );
-      }
-    }
+    const picked =
+      chosen && chosen !== entity.connector
+        ? this.pickConnector(loaded, side, chosen, session.plan, retry)
+        : { declaration: this.catalog.find(entity.connector) };
+    if ('refused' in picked) return picked.refused;
+    const { declaration } = picked;
     if (!declaration)
       return failure(
         409,
@@ -210,6 +180,62 @@ export class OAuthConnectService {
       nonce: request.nonce,
     });
     return { kind: 'redirect', location: request.url.href };
+  }
+
+  /**
+   * Another connector the person picked for a side not connected yet (the connect page's connector choice):
+   * only for a draft, on the account's plan, and not the other side's connector unless it syncs to itself.
+   */
+  private pickConnector(
+    loaded: LoadedSync,
+    side: SideName,
+    chosen: string,
+    plan: string,
+    retry: string,
+  ): { declaration: ConnectorDeclaration | undefined } | { refused: OAuthOutcome } {
+    const entity = loaded.sides[side]!;
+    const current = this.catalog.find(entity.connector);
+    if (isConnected(entity))
+      return {
+        refused: failure(
+          409,
+          'This side is already connected',
+          `The ${side} side is connected to ${current?.displayName ?? entity.connector}; ` +
+            `reconnect it with the same app, or change its app while the sync is a draft.`,
+          retry,
+        ),
+      };
+    if (loaded.sync.status !== 'draft')
+      return {
+        refused: failure(
+          409,
+          'The sync is running',
+          'A side can change its app only while the sync is a draft.',
+          retry,
+        ),
+      };
+    const declaration = this.catalog.available(chosen, plan);
+    if (!declaration)
+      return {
+        refused: failure(
+          400,
+          'App not available',
+          `There is no app "${chosen}" on this account's plan.`,
+          retry,
+        ),
+      };
+    const other = loaded.sides[OTHER[side]];
+    if (other && other.connector === declaration.type && !declaration.capabilities.syncToItself) {
+      return {
+        refused: failure(
+          409,
+          'Pick another app',
+          `${declaration.displayName} cannot sync to itself, and the other side already uses it.`,
+          retry,
+        ),
+      };
+    }
+    return { declaration };
   }
 
   /**
@@ -383,49 +409,16 @@ export class OAuthConnectService {
         retry,
       );
     }
-    let base: BaseInfo | undefined;
-    if (reconnect) {
-      base = bases.find((candidate) => candidate.id === entity.baseId);
-      if (!base) {
-        return failure(
-          409,
-          'Sign in with the account that owns this base',
-          `The ${name} account you signed in with cannot reach “${entity.baseName ?? entity.baseId}”, ` +
-            `which the ${flow.side} side syncs. Nothing was changed.`,
-          retry,
-        );
-      }
-    } else if (chosenBase !== null) {
-      base = bases.find((candidate) => candidate.id === chosenBase);
-      if (!base)
-        return failure(
-          409,
-          'That base is gone',
-          `The ${name} account no longer reaches the base you picked. Nothing was connected.`,
-          retry,
-        );
-    } else if (bases.length === 0) {
-      return failure(
-        409,
-        `Nothing to sync in ${name}`,
-        `The ${name} account you signed in with has no base Lockstep can sync. Nothing was connected.`,
-        retry,
-      );
-    } else if (bases.length > 1) {
-      const handle = newHandle();
-      await this.flows.save<ChooseBaseSecrets>(handle, 'choose_base', flow, { granted, bases });
-      return {
-        kind: 'choose_base',
-        handle,
-        connectorName: name,
-        side: flow.side,
-        syncName: loaded.sync.name,
+    const chosen = await this.resolveBase(
+      { flow, name, syncName: loaded.sync.name, granted, retry },
+      {
         bases,
-        cancelUrl: retry,
-      };
-    } else {
-      base = bases[0]!;
-    }
+        current: reconnect ? entity : null,
+        chosenBase,
+      },
+    );
+    if ('outcome' in chosen) return chosen.outcome;
+    const { base } = chosen;
 
     const fingerprint = this.cipher.fingerprint(
       declaration.type,
@@ -442,6 +435,66 @@ export class OAuthConnectService {
       kind: 'redirect',
       location: `/app/syncs/${flow.syncId}/review?notice=${encodeURIComponent(notice)}`,
     };
+  }
+
+  /**
+   * The base to connect: the one a reconnected side already syncs (the account must reach it), the one the
+   * person picked, or the account's only base; with several, the person is asked to pick one.
+   */
+  private async resolveBase(
+    context: { flow: FlowBinding; name: string; syncName: string; granted: GrantedTokens; retry: string },
+    options: { bases: BaseInfo[]; current: SyncSideEntity | null; chosenBase: string | null },
+  ): Promise<{ base: BaseInfo } | { outcome: OAuthOutcome }> {
+    const { flow, name, syncName, granted, retry } = context;
+    const { bases, current, chosenBase } = options;
+    const fail = (...args: Parameters<typeof failure>) => ({ outcome: failure(...args) });
+    if (current) {
+      const base = bases.find((candidate) => candidate.id === current.baseId);
+      if (!base) {
+        return fail(
+          409,
+          'Sign in with the account that owns this base',
+          `The ${name} account you signed in with cannot reach “${current.baseName ?? current.baseId}”, ` +
+            `which the ${flow.side} side syncs. Nothing was changed.`,
+          retry,
+        );
+      }
+      return { base };
+    }
+    if (chosenBase !== null) {
+      const base = bases.find((candidate) => candidate.id === chosenBase);
+      if (!base)
+        return fail(
+          409,
+          'That base is gone',
+          `The ${name} account no longer reaches the base you picked. Nothing was connected.`,
+          retry,
+        );
+      return { base };
+    }
+    if (bases.length === 0) {
+      return fail(
+        409,
+        `Nothing to sync in ${name}`,
+        `The ${name} account you signed in with has no base Lockstep can sync. Nothing was connected.`,
+        retry,
+      );
+    } else if (bases.length > 1) {
+      const handle = newHandle();
+      await this.flows.save<ChooseBaseSecrets>(handle, 'choose_base', flow, { granted, bases });
+      return {
+        outcome: {
+          kind: 'choose_base',
+          handle,
+          connectorName: name,
+          side: flow.side,
+          syncName,
+          bases,
+          cancelUrl: retry,
+        },
+      };
+    }
+    return { base: bases[0]! };
   }
 
   /**
