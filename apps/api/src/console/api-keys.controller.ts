@@ -16,7 +16,7 @@ import {
   Session,
 } from './console-session';
 import { badge, when } from './format';
-import { html } from './html';
+import { html, type SafeHtml } from './html';
 import { layout } from './layout';
 
 const SCOPE_HELP: Record<string, string> = {
@@ -86,60 +86,12 @@ export class ApiKeysConsoleController {
       this.keys.list(session.accountId),
       this.syncs.list(consoleAuth(session), 100, undefined),
     ]);
-    const { created } = input;
     const body = html`<h1>API keys</h1>
       <p class="lead">
         Keys let an agent or a script use Lockstep's API (<code>Authorization: Bearer &lt;key&gt;</code>).
         Give each its own key with the smallest scope it needs.
       </p>
-      ${
-        created
-          ? html`<section class="card" aria-labelledby="new-key">
-              <h2 id="new-key">Your new key "${created.name}"</h2>
-              <p class="warning">Copy the secret now: it is shown only once and cannot be recovered.</p>
-              <p class="secret" id="new-secret">${created.secret}</p>
-              <dl class="facts">
-                <dt>Scope</dt>
-                <dd>${created.scope}</dd>
-                <dt>Limited to</dt>
-                <dd>${created.sync_id ?? 'all syncs'}</dd>
-              </dl>
-            </section>`
-          : null
-      }
-      <section class="card" aria-labelledby="create-key">
-        <h2 id="create-key">Create a key</h2>
-        <form method="post" action="/app/settings/api-keys">
-          ${csrfInput(session)}
-          <label for="key-name"
-            >Name <span class="hint">So you recognise it later, for example the agent's name.</span></label
-          >
-          <input id="key-name" name="name" type="text" required maxlength="100" value="${input.name ?? ''}" />
-          <fieldset>
-            <legend>Scope</legend>
-            ${SCOPES.map(
-              (scope) =>
-                html`<label class="choice"
-                  ><input
-                    type="radio"
-                    name="scope"
-                    value="${scope}"
-                    ${scope === input.scope ? html` checked` : null}
-                  />
-                  ${SCOPE_HELP[scope]}</label
-                >`,
-            )}
-          </fieldset>
-          <label for="key-sync"
-            >Limit to one sync <span class="hint">Optional. A limited key sees only that sync.</span></label
-          >
-          <select id="key-sync" name="sync">
-            <option value="">All syncs</option>
-            ${syncs.data.map((sync) => html`<option value="${sync.id}">${sync.name} (${sync.id})</option>`)}
-          </select>
-          <div class="actions"><button type="submit">Create key</button></div>
-        </form>
-      </section>
+      ${input.created ? newKeyCard(input.created) : null} ${createKeyForm(session, input, syncs.data)}
       <section aria-labelledby="your-keys">
         <h2 id="your-keys">Your keys</h2>
         ${
@@ -191,4 +143,60 @@ export class ApiKeysConsoleController {
       </td>
     </tr>`;
   }
+}
+
+/** The key just created, with its secret: shown this once. */
+function newKeyCard(created: CreatedApiKey): SafeHtml {
+  return html`<section class="card" aria-labelledby="new-key">
+    <h2 id="new-key">Your new key "${created.name}"</h2>
+    <p class="warning">Copy the secret now: it is shown only once and cannot be recovered.</p>
+    <p class="secret" id="new-secret">${created.secret}</p>
+    <dl class="facts">
+      <dt>Scope</dt>
+      <dd>${created.scope}</dd>
+      <dt>Limited to</dt>
+      <dd>${created.sync_id ?? 'all syncs'}</dd>
+    </dl>
+  </section>`;
+}
+
+/** The form that creates a key: a name, a scope (the one asked for preselected) and optionally one sync. */
+function createKeyForm(
+  session: ConsoleSession,
+  input: { scope: string; name?: string },
+  syncs: { id: string; name: string }[],
+): SafeHtml {
+  return html`<section class="card" aria-labelledby="create-key">
+    <h2 id="create-key">Create a key</h2>
+    <form method="post" action="/app/settings/api-keys">
+      ${csrfInput(session)}
+      <label for="key-name"
+        >Name <span class="hint">So you recognise it later, for example the agent's name.</span></label
+      >
+      <input id="key-name" name="name" type="text" required maxlength="100" value="${input.name ?? ''}" />
+      <fieldset>
+        <legend>Scope</legend>
+        ${SCOPES.map(
+          (scope) =>
+            html`<label class="choice"
+              ><input
+                type="radio"
+                name="scope"
+                value="${scope}"
+                ${scope === input.scope ? html` checked` : null}
+              />
+              ${SCOPE_HELP[scope]}</label
+            >`,
+        )}
+      </fieldset>
+      <label for="key-sync"
+        >Limit to one sync <span class="hint">Optional. A limited key sees only that sync.</span></label
+      >
+      <select id="key-sync" name="sync">
+        <option value="">All syncs</option>
+        ${syncs.map((sync) => html`<option value="${sync.id}">${sync.name} (${sync.id})</option>`)}
+      </select>
+      <div class="actions"><button type="submit">Create key</button></div>
+    </form>
+  </section>`;
 }
