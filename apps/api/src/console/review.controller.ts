@@ -1,7 +1,7 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, type SyncDto } from '@lockstep/contracts';
-import type { ConnectorDeclaration } from '@lockstep/connectors-core';
+import type { AuthFieldDeclaration, ConnectorDeclaration } from '@lockstep/connectors-core';
 import type { ValidationIssue } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
@@ -505,44 +505,8 @@ export class ReviewConsoleController {
         !declaration
           ? html`<p>Pick the app to connect.</p>`
           : declaration.auth.method === 'oauth'
-            ? html`<section class="card" aria-labelledby="oauth">
-                <h2 id="oauth">${declaration.displayName}</h2>
-                <p>
-                  You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you
-                  come back here afterwards.
-                </p>
-                <form method="post" action="/app/oauth/start">
-                  ${csrfInput(session)}
-                  <input type="hidden" name="sync" value="${sync.id}" />
-                  <input type="hidden" name="side" value="${side}" />
-                  <input type="hidden" name="connector" value="${declaration.type}" />
-                  <button type="submit">Sign in with ${declaration.displayName}</button>
-                </form>
-              </section>`
-            : html`<section class="card" aria-labelledby="creds">
-                <h2 id="creds">${declaration.displayName} credentials</h2>
-                <form method="post" action="${action}">
-                  ${csrfInput(session)}
-                  <input type="hidden" name="connector" value="${declaration.type}" />
-                  ${credentialInputs(declaration.auth.fields, values)}
-                  ${
-                    input.bases
-                      ? html`<input type="hidden" name="step" value="connect" />
-                          <label for="base"
-                            >Base
-                            <span class="hint"
-                              >The schema or database to sync, as your credentials reach it.</span
-                            ></label
-                          >
-                          <select id="base" name="base" required>
-                            ${input.bases.map((base) => html`<option value="${base.id}">${base.name}</option>`)}
-                          </select>
-                          <div class="actions"><button type="submit">Connect</button></div>`
-                      : html`<input type="hidden" name="step" value="bases" />
-                          <div class="actions"><button type="submit">Check and list bases</button></div>`
-                  }
-                </form>
-              </section>`
+            ? signInCard(session, sync.id, side, declaration)
+            : credentialsCard(session, action, declaration, declaration.auth.fields, values, input.bases)
       }`;
     sendPage(
       response,
@@ -640,4 +604,63 @@ function deleteChoices(choice: ReviewChoices['deleteApproval']): SafeHtml {
       Apply deletes automatically</label
     >
   </fieldset>`;
+}
+
+/** A side whose app is connected by signing in: the button that starts the browser sign-in. */
+function signInCard(
+  session: ConsoleSession,
+  syncId: string,
+  side: SideName,
+  declaration: ConnectorDeclaration,
+): SafeHtml {
+  return html`<section class="card" aria-labelledby="oauth">
+    <h2 id="oauth">${declaration.displayName}</h2>
+    <p>
+      You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you come back here
+      afterwards.
+    </p>
+    <form method="post" action="/app/oauth/start">
+      ${csrfInput(session)}
+      <input type="hidden" name="sync" value="${syncId}" />
+      <input type="hidden" name="side" value="${side}" />
+      <input type="hidden" name="connector" value="${declaration.type}" />
+      <button type="submit">Sign in with ${declaration.displayName}</button>
+    </form>
+  </section>`;
+}
+
+/**
+ * A side connected with credentials: the connector's fields, then either the base picker (the credentials
+ * were checked and reach `bases`) or the button that checks them and lists the bases.
+ */
+function credentialsCard(
+  session: ConsoleSession,
+  action: string,
+  declaration: ConnectorDeclaration,
+  fields: AuthFieldDeclaration[],
+  values: Record<string, string>,
+  bases: { id: string; name: string }[] | undefined,
+): SafeHtml {
+  return html`<section class="card" aria-labelledby="creds">
+    <h2 id="creds">${declaration.displayName} credentials</h2>
+    <form method="post" action="${action}">
+      ${csrfInput(session)}
+      <input type="hidden" name="connector" value="${declaration.type}" />
+      ${credentialInputs(fields, values)}
+      ${
+        bases
+          ? html`<input type="hidden" name="step" value="connect" />
+              <label for="base"
+                >Base
+                <span class="hint">The schema or database to sync, as your credentials reach it.</span></label
+              >
+              <select id="base" name="base" required>
+                ${bases.map((base) => html`<option value="${base.id}">${base.name}</option>`)}
+              </select>
+              <div class="actions"><button type="submit">Connect</button></div>`
+          : html`<input type="hidden" name="step" value="bases" />
+              <div class="actions"><button type="submit">Check and list bases</button></div>`
+      }
+    </form>
+  </section>`;
 }
