@@ -98,36 +98,38 @@ export interface StructuralProblem {
   message: string;
 }
 
-/**
- * Structure only (types, unknown keys, identifier shape, limits); references are checked by
- * `validateLiveExportMappings`.
- */
-export function parseLiveExportMappings(
-  raw: unknown,
-): { ok: true; document: LiveExportMappingsInput } | { ok: false; problems: StructuralProblem[] } {
-  const problems: StructuralProblem[] = [];
-  const isObject = (value: unknown): value is Record<string, unknown> =>
-    typeof value === 'object' && value !== null && !Array.isArray(value);
-  const unknownKeys = (value: Record<string, unknown>, allowed: string[], path: string) => {
+type InputTable = LiveExportMappingsInput['tables'][number];
+type InputField = InputTable['fields'][number];
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Reads a raw mappings document part by part, collecting every structural problem on the way. */
+class StructureReader {
+  readonly problems: StructuralProblem[] = [];
+
+  unknownKeys(value: Record<string, unknown>, allowed: string[], path: string): void {
     for (const key of Object.keys(value))
       if (!allowed.includes(key))
-        problems.push({
+        this.problems.push({
           path: `${path}.${key}`,
           message: `${path} has no property "${key}"; allowed: ${allowed.join(', ')}`,
         });
-  };
-  const text = (value: unknown, path: string, required: boolean): string | undefined => {
+  }
+
+  text(value: unknown, path: string, required: boolean): string | undefined {
     if (value === undefined && !required) return undefined;
     if (typeof value !== 'string' || value.trim() === '' || value.length > 1024) {
-      problems.push({ path, message: `${path} must be a non-empty string` });
+      this.problems.push({ path, message: `${path} must be a non-empty string` });
       return undefined;
     }
     return value;
-  };
-  const name = (value: unknown, path: string): string | undefined => {
-    const result = text(value, path, false);
+  }
+
+  name(value: unknown, path: string): string | undefined {
+    const result = this.text(value, path, false);
     if (result !== undefined && !IDENTIFIER.test(result)) {
-      problems.push({
+      this.problems.push({
         path,
         message:
           `${path} "${result}" must start with a letter or underscore and hold only letters, digits and ` +
@@ -136,62 +138,85 @@ export function parseLiveExportMappings(
       return undefined;
     }
     return result;
-  };
+  }
 
+  /** One table entry; undefined when it is not an object, has no fields array or no source table. */
+  table(table: unknown, path: string): InputTable | undefined {
+    if (!isObject(table)) {
+      this.problems.push({ path, message: `${path} must be an object` });
+      return undefined;
+    }
+    this.unknownKeys(table, ['source_table', 'destination_table', 'fields'], path);
+    const sourceTable = this.text(table['source_table'], `${path}.source_table`, true);
+    const destinationTable = this.name(table['destination_table'], `${path}.destination_table`);
+    const rawFields = table['fields'];
+    if (!Array.isArray(rawFields)) {
+      this.problems.push({ path: `${path}.fields`, message: `${path}.fields must be an array` });
+      return undefined;
+    }
+    if (rawFields.length > MAX_EXPORT_FIELDS)
+      this.problems.push({
+        path: `${path}.fields`,
+        message: `At most ${MAX_EXPORT_FIELDS} fields per table`,
+      });
+    const fields: InputField[] = [];
+    rawFields.slice(0, MAX_EXPORT_FIELDS).forEach((field, j) => {
+      const read = this.field(field, `${path}.fields[${j}]`);
+      if (read) fields.push(read);
+    });
+    if (sourceTable === undefined) return undefined;
+    return {
+      source_table: sourceTable,
+      ...(destinationTable !== undefined ? { destination_table: destinationTable } : {}),
+      fields,
+    };
+  }
+
+  /** One field entry; undefined when it is not an object or has no source field. */
+  field(field: unknown, fieldPath: string): InputField | undefined {
+    if (!isObject(field)) {
+      this.problems.push({ path: fieldPath, message: `${fieldPath} must be an object` });
+      return undefined;
+    }
+    this.unknownKeys(field, ['source_field', 'destination_field', 'primary'], fieldPath);
+    const sourceField = this.text(field['source_field'], `${fieldPath}.source_field`, true);
+    const destinationField = this.name(field['destination_field'], `${fieldPath}.destination_field`);
+    const primary = field['primary'];
+    if (primary !== undefined && typeof primary !== 'boolean')
+      this.problems.push({ path: `${fieldPath}.primary`, message: `${fieldPath}.primary must be a boolean` });
+    if (sourceField === undefined) return undefined;
+    return {
+      source_field: sourceField,
+      ...(destinationField !== undefined ? { destination_field: destinationField } : {}),
+      primary: primary === true,
+    };
+  }
+}
+
+/**
+ * Structure only (types, unknown keys, identifier shape, limits); references are checked by
+ * `validateLiveExportMappings`.
+ */
+export function parseLiveExportMappings(
+  raw: unknown,
+): { ok: true; document: LiveExportMappingsInput } | { ok: false; problems: StructuralProblem[] } {
+  const reader = new StructureReader();
+  const problems = reader.problems;
   if (!isObject(raw))
     return {
       ok: false,
       problems: [{ path: '', message: 'The mappings document must be a JSON object `{tables: [...]}`' }],
     };
-  unknownKeys(raw, ['tables'], '');
+  reader.unknownKeys(raw, ['tables'], '');
   if (!Array.isArray(raw['tables']))
     return { ok: false, problems: [...problems, { path: 'tables', message: 'tables must be an array' }] };
   const rawTables = raw['tables'] as unknown[];
   if (rawTables.length > MAX_EXPORT_TABLES)
     problems.push({ path: 'tables', message: `At most ${MAX_EXPORT_TABLES} tables per live export` });
-  const tables: LiveExportMappingsInput['tables'] = [];
+  const tables: InputTable[] = [];
   rawTables.slice(0, MAX_EXPORT_TABLES).forEach((table, i) => {
-    const path = `tables[${i}]`;
-    if (!isObject(table)) {
-      problems.push({ path, message: `${path} must be an object` });
-      return;
-    }
-    unknownKeys(table, ['source_table', 'destination_table', 'fields'], path);
-    const sourceTable = text(table['source_table'], `${path}.source_table`, true);
-    const destinationTable = name(table['destination_table'], `${path}.destination_table`);
-    const rawFields = table['fields'];
-    if (!Array.isArray(rawFields)) {
-      problems.push({ path: `${path}.fields`, message: `${path}.fields must be an array` });
-      return;
-    }
-    if (rawFields.length > MAX_EXPORT_FIELDS)
-      problems.push({ path: `${path}.fields`, message: `At most ${MAX_EXPORT_FIELDS} fields per table` });
-    const fields: LiveExportMappingsInput['tables'][number]['fields'] = [];
-    rawFields.slice(0, MAX_EXPORT_FIELDS).forEach((field, j) => {
-      const fieldPath = `${path}.fields[${j}]`;
-      if (!isObject(field)) {
-        problems.push({ path: fieldPath, message: `${fieldPath} must be an object` });
-        return;
-      }
-      unknownKeys(field, ['source_field', 'destination_field', 'primary'], fieldPath);
-      const sourceField = text(field['source_field'], `${fieldPath}.source_field`, true);
-      const destinationField = name(field['destination_field'], `${fieldPath}.destination_field`);
-      const primary = field['primary'];
-      if (primary !== undefined && typeof primary !== 'boolean')
-        problems.push({ path: `${fieldPath}.primary`, message: `${fieldPath}.primary must be a boolean` });
-      if (sourceField !== undefined)
-        fields.push({
-          source_field: sourceField,
-          ...(destinationField !== undefined ? { destination_field: destinationField } : {}),
-          primary: primary === true,
-        });
-    });
-    if (sourceTable !== undefined)
-      tables.push({
-        source_table: sourceTable,
-        ...(destinationTable !== undefined ? { destination_table: destinationTable } : {}),
-        fields,
-      });
+    const read = reader.table(table, `tables[${i}]`);
+    if (read) tables.push(read);
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, document: { tables } };
 }
