@@ -260,7 +260,10 @@ export type ConnectorErrorKind =
   | 'transient'
   | 'invalid_data'
   | 'unsupported'
-  /** A conditional update found the record edited since the caller read it (`RecordUpdate.expected`); nothing was written. */
+  /**
+   * A conditional update found the record edited since the caller read it (`RecordUpdate.expected`); nothing
+   * was written.
+   */
   | 'changed';
 
 /** A field to create, typed from the mapped counterpart (another connector's field). */

@@ -29,7 +29,7 @@ export type DeleteDecision =
    * destination (not re-created).
    */
   | { action: 'mark_deleted'; dead: boolean }
-  /** Delete protection (`do_nothing`) on the other side: mark the missing copy deleted, leave the other alone. */
+  /** Delete protection (`do_nothing`) on the other side: mark the missing copy deleted, keep the other. */
   | { action: 'unlink' }
   /** `review_required`: hold a pending delete and write nothing. */
   | { action: 'hold' }

@@ -105,9 +105,10 @@ export function resolveFieldReference(
     return {
       ok: false,
       code: 'unknown_field',
-      message: `the name "${reference}" is ambiguous: ${result.ambiguous.length} fields of the ${side.side} table "${table.name}" have it (${result.ambiguous
-        .map((field) => field.id)
-        .join(', ')}); reference one by its prefixed id or remote id`,
+      message:
+        `the name "${reference}" is ambiguous: ${result.ambiguous.length} fields of the ${side.side} ` +
+        `table "${table.name}" have it (${result.ambiguous.map((field) => field.id).join(', ')}); ` +
+        `reference one by its prefixed id or remote id`,
     };
   const sibling = side.tables.find(
     (candidate) => candidate !== table && candidate.fields?.some((field) => field.id === reference),
@@ -116,7 +117,8 @@ export function resolveFieldReference(
     return {
       ok: false,
       code: 'unknown_field',
-      message: `"${reference}" is a field of the ${side.side} table "${sibling.name}", not of "${table.name}"`,
+      message:
+        `"${reference}" is a field of the ${side.side} table "${sibling.name}", ` + `not of "${table.name}"`,
     };
   const elsewhere = other?.tables.find((candidate) =>
     candidate.fields?.some((field) => field.id === reference),

@@ -266,7 +266,7 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
   checkRequired(pair, tableDirection, issues);
 }
 
-/** One side of a field pair: an orphaned field, or a create the connector or the other field's type refuses. */
+/** One side of a field pair: an orphaned field, or a create the connector or the other field refuses. */
 function checkFieldEnd(
   pair: ResolvedTablePair,
   fieldPair: ResolvedTablePair['fields'][number],

@@ -92,7 +92,7 @@ export class ApiAuthGuard implements CanActivate {
     return true;
   }
 
-  /** What the key and its account may do against what the route needs: admission, scope, sync, subscription. */
+  /** The key and its account against what the route needs: admission, scope, sync, subscription. */
   private assertAllowed(
     key: AuthenticatedKey['key'],
     account: AuthenticatedKey['account'],

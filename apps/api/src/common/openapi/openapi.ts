@@ -153,7 +153,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     )
     .setVersion('1')
     .setLicense('Proprietary', `${config.publicUrl}/`)
-    // Relative to the document's own address (`/v1/openapi.json`): right behind any proxy, whatever PUBLIC_URL says.
+    // Relative to the document's own address (`/v1/openapi.json`): right behind any proxy, whatever
+    // PUBLIC_URL says.
     .addServer('/v1', 'This Lockstep install: the API under `/v1` of the origin serving this document.')
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', description: 'An API key created in the console.' },
