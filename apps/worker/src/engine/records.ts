@@ -6,7 +6,8 @@
 import type { SideName } from '@lockstep/domain';
 import type { SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
-import { applyConfirmedDeletes, linkOperation as op } from './deletes';
+import { applyConfirmedDeletes } from './deletes';
+import { linkOperation as op } from './reconcile/operations';
 import { type PairPlan, sideEnd } from './plan';
 import { reconcile, retryableWriteError, type Observation } from './reconcile';
 import {
