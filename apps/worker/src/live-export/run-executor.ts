@@ -447,7 +447,7 @@ export class RunExecutor {
     target: LiveExportTarget,
     state: CaptureState | null,
   ): Promise<void> {
-    const { liveExportId, table, fields, salt, writer, counters, signal } = copy;
+    const { liveExportId, table, salt, writer, signal } = copy;
     const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
     if (
       capture &&
@@ -455,17 +455,7 @@ export class RunExecutor {
       probe.rows.length > 0 &&
       (await this.captureUsable(capture, table, state, salt))
     ) {
-      const next = await this.changesOnly(
-        capture,
-        layer,
-        table,
-        fields,
-        salt,
-        state.checkpoint,
-        writer,
-        counters,
-        signal,
-      );
+      const next = await this.changesOnly(copy, capture, layer, state.checkpoint);
       if (next !== null) {
         await writer.done();
         if (!signal.aborted)
@@ -479,9 +469,9 @@ export class RunExecutor {
     const started = capture ? await this.startCapture(capture, table) : null;
     if (probe.rows.length === 0) {
       // First run (or an emptied table): stream every source row straight into inserts.
-      await this.stream(layer, table, fields, salt, writer, counters, signal, () => 'insert');
+      await this.stream(copy, layer, () => 'insert');
     } else {
-      await this.incremental(layer, target, table, fields, salt, writer, counters, signal);
+      await this.incremental(copy, layer, target);
     }
     await writer.done();
     if (started && !signal.aborted) {
@@ -577,16 +567,12 @@ export class RunExecutor {
    * written) when more ids changed than fetching one by one is worth.
    */
   private async changesOnly(
+    copy: TableCopy,
     capture: LiveExportSourceCapture,
     layer: LiveExportSource,
-    table: LiveExportPlanTable,
-    fields: string[],
-    salt: string,
     since: string,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
   ): Promise<string | null> {
+    const { table, fields, salt, writer, counters, signal } = copy;
     const ids = new Set<string>();
     let checkpoint = since;
     for (;;) {
@@ -646,15 +632,11 @@ export class RunExecutor {
   }
 
   private async stream(
+    copy: TableCopy,
     layer: LiveExportSource,
-    table: LiveExportPlanTable,
-    fields: string[],
-    salt: string,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
     decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
   ): Promise<void> {
+    const { table, fields, salt, writer, counters, signal } = copy;
     const pages: SourcePages = (after) =>
       layer.readSourceRows(table.sourceTable, { fields, salt, after, limit: PAGE_SIZE });
     await this.streamPages(pages, writer, counters, signal, decide);
@@ -689,15 +671,11 @@ export class RunExecutor {
    * When most rows changed (a re-saved plan), the rest is streamed instead of fetched by id.
    */
   private async incremental(
+    copy: TableCopy,
     layer: LiveExportSource,
     target: LiveExportTarget,
-    table: LiveExportPlanTable,
-    fields: string[],
-    salt: string,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
   ): Promise<void> {
+    const { table, fields, salt, writer, counters, signal } = copy;
     const existing = new Map<string, string | null>();
     const wanted = new Map<string, 'insert' | 'upsert'>();
     let early: [string, string][] | null = [];
@@ -762,9 +740,7 @@ export class RunExecutor {
     if (signal.aborted) return;
     if (streaming) {
       // Streaming re-reads every row with its hash: a row changed since the scan is written as it is now.
-      await this.stream(layer, table, fields, salt, writer, counters, signal, (id) =>
-        dispatched.has(id) ? null : (wanted.get(id) ?? null),
-      );
+      await this.stream(copy, layer, (id) => (dispatched.has(id) ? null : (wanted.get(id) ?? null)));
     } else {
       counters.rowsRead += sourceRows;
     }
