@@ -15,7 +15,7 @@ import {
 } from '@lockstep/connectors-core';
 import { loadTable, type Queryable } from './catalog';
 import { INFRASTRUCTURE_SQL } from './change-capture';
-import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from './change-feed';
+import { decodeCheckpoint, encodeCheckpoint, pageOfLog } from './change-feed';
 import { exportGuard, withWriteTransaction, type PostgresExportContext } from './db';
 import {
   CAPTURE_LOCK_TIMEOUT,
@@ -190,13 +190,7 @@ export class PostgresLiveExport extends DelegatingLiveExport implements LiveExpo
           checkpoint.a?.[1] ?? null,
           limit + 1,
         ]);
-        const entries = rows.slice(0, limit);
-        const hasMore = rows.length > limit;
-        const last = entries[entries.length - 1];
-        const next: Checkpoint =
-          hasMore && last
-            ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] }
-            : { v: 1, s: current };
+        const { entries, hasMore, next } = pageOfLog(rows, limit, checkpoint, current);
         return {
           ids: distinctKeys(entries as { pk: unknown }[]),
           checkpoint: encodeCheckpoint(next),
