@@ -14,7 +14,7 @@ import {
   type ExportChangePage,
   type LiveExportSourceCapture,
 } from '@lockstep/connectors-core';
-import { loadTableMeta, type TableMeta } from './catalog';
+import { findTableMeta, loadTableMeta } from './catalog';
 import { logExists } from './change-capture';
 import type { Db } from './db';
 import {
@@ -67,13 +67,8 @@ export class MysqlLiveExport extends DelegatingLiveExport implements LiveExportS
     const database = this.database();
     const server = await this.db.server();
     return this.db.withConnection(async (connection) => {
-      let meta: TableMeta;
-      try {
-        meta = await loadTableMeta(connection, database, name, server);
-      } catch (error) {
-        if (error instanceof ConnectorError && error.kind === 'not_found') return null;
-        throw error;
-      }
+      const meta = await findTableMeta(connection, database, name, server);
+      if (!meta) return null;
       const key = await capturableKey(connection, database, meta);
       return key ? exportCaptureToken(connection, database, name, key) : null;
     }, `Could not read the change capture of "${name}"`);
