@@ -71,9 +71,8 @@ export class ApiKeysConsoleController {
   async revoke(@Session() session: ConsoleSession, @Param('id') id: string): Promise<never> {
     if (!isId('apiKey', id)) throw consoleNotFound();
     const revoked = await this.keys.revoke(id, session.accountId);
-    throw new ConsoleRedirect(
-      `/app/settings/api-keys?notice=${encodeURIComponent(`Key "${revoked.name}" is revoked: it no longer works.`)}`,
-    );
+    const notice = `Key "${revoked.name}" is revoked: it no longer works.`;
+    throw new ConsoleRedirect(`/app/settings/api-keys?notice=${encodeURIComponent(notice)}`);
   }
 
   private async render(

@@ -209,9 +209,8 @@ export class LiveExportsConsoleController {
       });
       return;
     }
-    throw new ConsoleRedirect(
-      `/app/live-exports/${page.dto.id}?notice=${encodeURIComponent(`Connected ${declaration.displayName} as the ${where} of the live export.`)}`,
-    );
+    const notice = `Connected ${declaration.displayName} as the ${where} of the live export.`;
+    throw new ConsoleRedirect(`/app/live-exports/${page.dto.id}?notice=${encodeURIComponent(notice)}`);
   }
 
   // ---- helpers ----

@@ -43,9 +43,11 @@ export class LiveExportConnections {
       throw new DomainError(
         ErrorCode.ConnectorNotSupported,
         declaration
-          ? `${declaration.displayName} cannot be a live export ` +
-              `${role}${planIncludes(plan, declaration.plan) ? '' : ` on this account's plan (it needs ${declaration.plan})`}; ` +
-              `${role} connectors: ${offered.join(', ') || 'none'}.`
+          ? `${declaration.displayName} cannot be a live export ${role}` +
+              (planIncludes(plan, declaration.plan)
+                ? ''
+                : ` on this account's plan (it needs ${declaration.plan})`) +
+              `; ${role} connectors: ${offered.join(', ') || 'none'}.`
           : `No connector "${type}"; ${role} connectors: ${offered.join(', ') || 'none'}.`,
         { side: role, connector: type, supported: offered },
       );

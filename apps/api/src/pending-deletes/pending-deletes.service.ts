@@ -173,8 +173,9 @@ export class PendingDeletesService {
       row.state === 'approved'
         ? `its delete was already approved${when}; nothing is left to decide`
         : row.state === 'closed'
-          ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; ` +
-            `nothing is left to decide`
+          ? (row.requestedAction === 'restore'
+              ? `it was already restored${when}`
+              : 'it closed by itself when the record reappeared') + '; nothing is left to decide'
           : `it was decided meanwhile and is now ${row.state}; look again before deciding`;
     return new DomainError(
       ErrorCode.Conflict,

@@ -93,9 +93,11 @@ export class RecordsService {
     if (requested && !hasCopy(link, requested)) {
       throw new DomainError(
         ErrorCode.NoCopyToRefetch,
-        `The ${requested} side holds no copy of record ` +
-          `${link.id}${(requested === 'left' ? link.left_remote_id : link.right_remote_id) ? ' (it was deleted there)' : ''}; ` +
-          `there is nothing to refetch there.`,
+        `The ${requested} side holds no copy of record ${link.id}` +
+          ((requested === 'left' ? link.left_remote_id : link.right_remote_id)
+            ? ' (it was deleted there)'
+            : '') +
+          '; there is nothing to refetch there.',
         {
           record_id: link.id,
           side: requested,
@@ -127,8 +129,9 @@ export class RecordsService {
     const notFound = () =>
       new DomainError(
         ErrorCode.NotFound,
-        `No record ` +
-          `${recordId.slice(0, 200)}${raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : ''}.`,
+        `No record ${recordId.slice(0, 200)}` +
+          (raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : '') +
+          '.',
       );
     if (isRecordId(recordId) || (raw.sync === undefined && recordId.startsWith(RECORD_PREFIX))) {
       const syncId = raw.sync === undefined ? undefined : requireSyncParam(raw.sync);
