@@ -6,7 +6,7 @@ import { isCreate, type MappingsDocument, transition } from '@lockstep/domain';
 import { JobProducer, SYNC_JOBS } from '@lockstep/jobs';
 import { type StartOptions, SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
-import { isConnected, SyncAccess } from '../syncs/sync-access';
+import { lifecycleState, SyncAccess } from '../syncs/sync-access';
 import { SyncsService } from '../syncs/syncs.service';
 import { MappingsService } from './mappings.service';
 
@@ -40,14 +40,7 @@ export class SyncStartService {
   async start(auth: AuthContext, syncId: string, input: StartInput = {}): Promise<SyncDto> {
     const loaded = await this.access.load(auth, syncId);
     const { sync } = loaded;
-    const outcome = transition(
-      {
-        status: sync.status,
-        initialSync: sync.initialSyncPhase,
-        bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
-      },
-      'start',
-    );
+    const outcome = transition(lifecycleState(loaded), 'start');
     if (!outcome.ok) {
       if (outcome.code === 'auth_required') this.access.requireBothConnected(loaded);
       throw new DomainError(ErrorCode.Conflict, outcome.message);

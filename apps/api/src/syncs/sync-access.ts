@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
-import { isId } from '@lockstep/domain';
+import { isId, type SyncLifecycleState } from '@lockstep/domain';
 import {
   findSyncView,
   isSyncVisible,
@@ -34,6 +34,15 @@ export function isSideName(value: unknown): value is SideName {
 /** A side a person still has to connect (chosen at create, no credentials yet). */
 export function isConnected(side: Pick<SyncSideEntity, 'authStatus'> | null): boolean {
   return side !== null && side.authStatus !== 'pending';
+}
+
+/** The sync's state as its lifecycle decides on it (`transition`). */
+export function lifecycleState(loaded: LoadedSync): SyncLifecycleState {
+  return {
+    status: loaded.sync.status,
+    initialSync: loaded.sync.initialSyncPhase,
+    bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
+  };
 }
 
 const notFound = (syncId: string) => new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
