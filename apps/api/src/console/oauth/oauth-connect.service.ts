@@ -238,6 +238,20 @@ export class OAuthConnectService {
     return { declaration };
   }
 
+  /** The flow's connector with its browser sign-in, unless this server no longer offers it. */
+  private offered(connector: string): { declaration: OAuthDeclaration } | { refused: OAuthOutcome } {
+    const declaration = this.catalog.find(connector);
+    if (isOAuth(declaration)) return { declaration };
+    return {
+      refused: failure(
+        409,
+        'App no longer offered',
+        `This server no longer offers "${connector}" with browser sign-in.`,
+        null,
+      ),
+    };
+  }
+
   /**
    * GET /app/oauth/callback: one use of `state`, the app's answer, the code exchange, then the connection.
    */
@@ -264,14 +278,9 @@ export class OAuthConnectService {
       );
     }
     const retry = this.connectUrl(flow.syncId, flow.side);
-    const declaration = this.catalog.find(flow.connector);
-    if (!isOAuth(declaration))
-      return failure(
-        409,
-        'App no longer offered',
-        `This server no longer offers "${flow.connector}" with browser sign-in.`,
-        null,
-      );
+    const offered = this.offered(flow.connector);
+    if ('refused' in offered) return offered.refused;
+    const { declaration } = offered;
     const name = declaration.displayName;
     if (flow.expired)
       return failure(
@@ -346,14 +355,9 @@ export class OAuthConnectService {
         null,
       );
     const retry = this.connectUrl(flow.syncId, flow.side);
-    const declaration = this.catalog.find(flow.connector);
-    if (!isOAuth(declaration))
-      return failure(
-        409,
-        'App no longer offered',
-        `This server no longer offers "${flow.connector}" with browser sign-in.`,
-        null,
-      );
+    const offered = this.offered(flow.connector);
+    if ('refused' in offered) return offered.refused;
+    const { declaration } = offered;
     if (flow.expired)
       return failure(
         400,
