@@ -112,15 +112,7 @@ function checkTables(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
     const viewPath = mappingPaths.view(pair.index, side);
     if (resolved.kind === 'existing') {
       const table = resolved.table;
-      if (table.orphaned)
-        issues.add(
-          'error',
-          'orphaned_table',
-          path,
-          side,
-          `the ${side} table "${table.name}" no longer exists in the app; refresh the schema ` +
-            `(refresh=true) and map another table`,
-        );
+      if (table.orphaned) issues.add('error', 'orphaned_table', path, side, gone(side, 'table', table.name));
       if (table.readOnly && writesSide(pair.pair.direction, side))
         issues.add(
           'error',
@@ -266,6 +258,14 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
   checkRequired(pair, tableDirection, issues);
 }
 
+/** Why an orphaned table or field is an error, and what to do. */
+function gone(side: SideName, what: 'table' | 'field', name: string): string {
+  return (
+    `the ${side} ${what} "${name}" no longer exists in the app; refresh the schema (refresh=true) and ` +
+    `map another ${what}`
+  );
+}
+
 /** One side of a field pair: an orphaned field, or a create the connector or the other field refuses. */
 function checkFieldEnd(
   pair: ResolvedTablePair,
@@ -277,14 +277,7 @@ function checkFieldEnd(
   const resolved = fieldPair[side];
   const path = mappingPaths.fieldRef(pair.index, fieldPair.index, side);
   if (resolved.kind === 'existing' && resolved.field.orphaned)
-    issues.add(
-      'error',
-      'orphaned_field',
-      path,
-      side,
-      `the ${side} field "${resolved.field.name}" no longer exists in the app; refresh the schema ` +
-        `(refresh=true) and map another field`,
-    );
+    issues.add('error', 'orphaned_field', path, side, gone(side, 'field', resolved.field.name));
   if (resolved.kind === 'create') {
     const sideSchema = schema[side];
     const table = pair[side];
