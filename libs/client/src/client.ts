@@ -16,18 +16,26 @@ type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K
 type InitArgs<Init> =
   RequiredKeys<NonNullable<Init>> extends never ? [init?: NonNullable<Init>] : [init: NonNullable<Init>];
 
-/** On writes: `Idempotency-Key` (accepted by `POST /sync/syncs`, the sync mappings PUT, `POST /live-export/live-exports`). */
+/**
+ * On writes: `Idempotency-Key` (accepted by `POST /sync/syncs`, the sync mappings PUT, `POST
+ * /live-export/live-exports`).
+ */
 export interface WriteOptions {
   idempotencyKey?: string;
 }
 
-/** A successful answer: the parsed body and the response (for `ETag`, `Idempotent-Replayed`, `RateLimit-*`). */
+/**
+ * A successful answer: the parsed body and the response (for `ETag`, `Idempotent-Replayed`, `RateLimit-*`).
+ */
 export interface LockstepResult<T> {
   data: T;
   response: Response;
 }
 
-/** One HTTP method over the API's paths, typed from the OpenAPI description; throws `LockstepApiError` unless 2xx. */
+/**
+ * One HTTP method over the API's paths, typed from the OpenAPI description; throws `LockstepApiError` unless
+ * 2xx.
+ */
 export type LockstepMethod<M extends Method, Extra = object> = <
   P extends ClientPathsWithMethod<RawClient, M>,
 >(
@@ -63,7 +71,9 @@ export interface LockstepClient {
     url: P,
     ...init: InitArgs<MaybeOptionalInit<paths[P], 'get'>>
   ): AsyncGenerator<PageItem<P>, void, undefined>;
-  /** The underlying openapi-fetch client (answers `{data, error, response}`, never throws on an error status). */
+  /**
+   * The underlying openapi-fetch client (answers `{data, error, response}`, never throws on an error status).
+   */
   raw: RawClient;
 }
 

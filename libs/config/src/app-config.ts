@@ -82,8 +82,9 @@ export class AppConfig {
   LOCKSTEP_MASTER_KEY: string;
 
   /**
-   * Master keys being rotated out, comma-separated: still accepted to open credentials and verify cursors, never
-   * used to seal or sign. Set during a rotation (`keys rotate`), removed once it reports nothing left to rotate.
+   * Master keys being rotated out, comma-separated: still accepted to open credentials and verify cursors,
+   * never used to seal or sign. Set during a rotation (`keys rotate`), removed once it reports nothing left
+   * to rotate.
    */
   @Transform(toList)
   @IsArray()
@@ -103,7 +104,9 @@ export class AppConfig {
   @Transform(toBool)
   EGRESS_ALLOW_PRIVATE = true;
 
-  /** Connection targets: allow loopback (127/8, ::1). Link-local and metadata addresses are always refused. */
+  /**
+   * Connection targets: allow loopback (127/8, ::1). Link-local and metadata addresses are always refused.
+   */
   @Transform(toBool)
   EGRESS_ALLOW_LOOPBACK = true;
 
@@ -152,7 +155,9 @@ export class AppConfig {
   @Transform(toBool)
   ENGINE_ENABLED = true;
 
-  /** Engine: only run syncs of this account (tests; a dedicated worker for one tenant). Empty: every account. */
+  /**
+   * Engine: only run syncs of this account (tests; a dedicated worker for one tenant). Empty: every account.
+   */
   @IsOptional()
   @IsString()
   ENGINE_ACCOUNT_ID?: string;
@@ -174,9 +179,10 @@ export class AppConfig {
   CONNECTOR_PLUGINS: string[] = [];
 
   /**
-   * OAuth client credentials per connector type, JSON: `{"<type>": {"client_id": "...", "client_secret": "...",
-   * "token_endpoint_auth_method": "client_secret_basic" | "client_secret_post" | "none"}}` (the method defaults
-   * to client_secret_basic, or none without a secret). An oauth connector without an entry cannot be connected.
+   * OAuth client credentials per connector type, JSON: `{"<type>": {"client_id": "...", "client_secret":
+   * "...", "token_endpoint_auth_method": "client_secret_basic" | "client_secret_post" | "none"}}` (the method
+   * defaults to client_secret_basic, or none without a secret). An oauth connector without an entry cannot be
+   * connected.
    */
   @Transform(parseJsonSetting)
   @ValidateBy({
@@ -202,7 +208,10 @@ export class AppConfig {
   @Max(100000)
   LIVE_EXPORT_BATCH_ROWS = 5000;
 
-  /** Live export: a running run whose heartbeat is older than this is orphaned (its worker died): re-queued once, then failed. */
+  /**
+   * Live export: a running run whose heartbeat is older than this is orphaned (its worker died): re-queued
+   * once, then failed.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(2)
@@ -210,9 +219,10 @@ export class AppConfig {
   LIVE_EXPORT_STALE_SECONDS = 30;
 
   /**
-   * Live export: a run whose source has the export's change capture writes only the rows changed since the last
-   * run, but compares every row (hashes of both sides) at least this often, to repair what capture cannot see
-   * (a destination edited by hand, a source transaction open longer than the capture's hold window).
+   * Live export: a run whose source has the export's change capture writes only the rows changed since the
+   * last run, but compares every row (hashes of both sides) at least this often, to repair what capture
+   * cannot see (a destination edited by hand, a source transaction open longer than the capture's hold
+   * window).
    */
   @Transform(toInt)
   @IsInt()
@@ -220,7 +230,10 @@ export class AppConfig {
   @Max(8760)
   LIVE_EXPORT_FULL_COMPARE_HOURS = 24;
 
-  /** Live export tests only: the scheduler's "now" comes from the Redis key `<QUEUE_PREFIX>:live-export:clock` (ms) when set. */
+  /**
+   * Live export tests only: the scheduler's "now" comes from the Redis key `<QUEUE_PREFIX>:live-export:clock`
+   * (ms) when set.
+   */
   @Transform(toBool)
   LIVE_EXPORT_TEST_CLOCK = false;
 
@@ -308,7 +321,10 @@ function oauthClientsProblem(value: unknown): string | null {
       method !== undefined &&
       !['client_secret_basic', 'client_secret_post', 'none'].includes(method as string)
     ) {
-      return `entry "${type}": token_endpoint_auth_method must be client_secret_basic, client_secret_post or none`;
+      return (
+        `entry "${type}": token_endpoint_auth_method must be client_secret_basic, client_secret_post or ` +
+        `none`
+      );
     }
     if (method !== undefined && method !== 'none' && entry['client_secret'] === undefined)
       return `entry "${type}": ${String(method)} needs a client_secret`;

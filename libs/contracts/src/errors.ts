@@ -92,7 +92,10 @@ export enum ErrorCode {
   RunInProgress = 'run_in_progress',
   RunNotActive = 'run_not_active',
   PlanRequired = 'plan_required',
-  /** Live export mappings: two entries write the same destination table (not in spec 7.2; documented in OpenAPI). */
+  /**
+   * Live export mappings: two entries write the same destination table (not in spec 7.2; documented in
+   * OpenAPI).
+   */
   DuplicateDestinationTable = 'duplicate_destination_table',
   // Validation issue codes of 7.3 (returned inside validation results and `details.issues`)
   IncompatibleFieldTypes = 'incompatible_field_types',
@@ -187,7 +190,9 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
     status: 404,
     type: 'invalid_request_error',
     description:
-      'No such resource, or it belongs to another account. For a path no endpoint serves, the message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or the method the path takes).',
+      'No such resource, or it belongs to another account. For a path no endpoint serves, the ' +
+      'message names the endpoint meant (a missing `/sync/` or `/live-export/` prefix or `/v1`, or ' +
+      'the method the path takes).',
   },
   [ErrorCode.InvalidIdempotencyKey]: bad('The `Idempotency-Key` header is malformed or too long.'),
   [ErrorCode.IdempotencyKeyReused]: bad(
@@ -204,7 +209,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
   [ErrorCode.UnknownConnector]: bad('No such connector, or it is not available to the account.'),
   [ErrorCode.ConnectorPairNotAllowed]: bad('This connector cannot sync to itself.'),
   [ErrorCode.MissingAuth]: bad(
-    'An api-key side sent `base` without `auth` (or a PATCH changed `connector` without full `auth` and `base`).',
+    'An api-key side sent `base` without `auth` (or a PATCH changed `connector` without full `auth` ' +
+      'and `base`).',
   ),
   [ErrorCode.MissingBase]: bad('A side sent `auth` without `base`.'),
   [ErrorCode.AuthNotSupported]: bad('A browser-sign-in side cannot take `auth`.'),
@@ -232,7 +238,8 @@ export const ERROR_CATALOG: Record<ErrorCode, ErrorCatalogEntry> = {
     status: 412,
     type: 'invalid_request_error',
     description:
-      'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings again and send their `ETag`.',
+      'The `If-Match` revision is not the current one (older, or never issued); fetch the mappings ' +
+      'again and send their `ETag`.',
   },
   [ErrorCode.CreateFailed]: bad('The connector refused a `create` placeholder.'),
   [ErrorCode.TableSetupFailed]: bad(

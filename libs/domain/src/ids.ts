@@ -38,7 +38,10 @@ export function newId(kind: IdKind): string {
   return `${ID_PREFIX[kind]}_${body}`;
 }
 
-/** Random bytes drawn 4 KB at a time (an engine page makes two thousand ids; one system call each was measurable). */
+/**
+ * Random bytes drawn 4 KB at a time: an engine page makes thousands of ids, and one system call per id adds
+ * up.
+ */
 const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;
 

@@ -2,8 +2,8 @@
  * Worker heartbeats, shared by the worker (writer), the API's `/healthz` (reader) and the worker image's
  * healthcheck. Every worker process adds itself to one Redis sorted set under the queue prefix, scored by the
  * time of its last beat; a worker counts as alive while its score is younger than `staleAfterMs`. One key for
- * all workers keeps the read a single round trip (no SCAN), and a stale entry stays until a live worker prunes
- * it, so `/healthz` can still say when the last worker was seen after all of them died.
+ * all workers keeps the read a single round trip (no SCAN), and a stale entry stays until a live worker
+ * prunes it, so `/healthz` can still say when the last worker was seen after all of them died.
  */
 import type Redis from 'ioredis';
 

@@ -46,7 +46,9 @@ export class JobProducer {
   }
 }
 
-/** Bull on Redis with every queue of `QUEUES` registered, for the API (producer) and the worker (consumers). */
+/**
+ * Bull on Redis with every queue of `QUEUES` registered, for the API (producer) and the worker (consumers).
+ */
 @Global()
 @Module({})
 export class JobsModule {

@@ -19,8 +19,8 @@ export interface JobMap {
   };
   syncs: {
     /**
-     * The sync was started or activated: a worker looks for syncs to run now (not at its next one-second tick) and
-     * clears `activating`.
+     * The sync was started or activated: a worker looks for syncs to run now (not at its next one-second
+     * tick) and clears `activating`.
      */
     activate: { syncId: string };
     /** The sync was deleted: undo table setup in both apps, then remove its rows. */
@@ -29,9 +29,14 @@ export interface JobMap {
   'live-export': {
     /** Carry out one run (`live_export_runs` row, state `queued`); job id `run:<runId>`. */
     run: { runId: string };
-    /** Find schedules whose slot is due and queue one run per slot (repeatable; safe to run on every worker). */
+    /**
+     * Find schedules whose slot is due and queue one run per slot (repeatable; safe to run on every worker).
+     */
     tick: Record<string, never>;
-    /** The export was deleted: remove its change capture from the source database (released `live_export_captures` rows). */
+    /**
+     * The export was deleted: remove its change capture from the source database (released
+     * `live_export_captures` rows).
+     */
     'release-captures': { liveExportId: string };
   };
 }

@@ -4,8 +4,8 @@
  * INSERTs. Every value goes through its column's input function, as an INSERT's parameters do; COPY takes no
  * parameters and no expressions.
  *
- * `copyBuffer` runs one COPY with rows already in COPY's text; `copyIn` builds the rows' text and runs it in a
- * TypeORM transaction (the service store's bulk inserts).
+ * `copyBuffer` runs one COPY with rows already in COPY's text; `copyIn` builds the rows' text and runs it in
+ * a TypeORM transaction (the service store's bulk inserts).
  */
 import { setImmediate } from 'node:timers/promises';
 import { Query } from 'pg';
@@ -35,7 +35,10 @@ export class CopyInQuery extends Query {
 
 export type PgClientLike = { query(query: Query): Query };
 
-/** Runs `statement` (a `COPY ... FROM STDIN`) on a pg client with `data`, text already in COPY's format, as its rows. */
+/**
+ * Runs `statement` (a `COPY ... FROM STDIN`) on a pg client with `data`, text already in COPY's format, as
+ * its rows.
+ */
 export function copyBuffer(client: PgClientLike, statement: string, data: Buffer): Promise<void> {
   // pg answers a query object (not a promise): the COPY has ended at its 'end' event, or failed at 'error' (a
   // rejected row). Without a listener that error would be thrown out of pg's socket handler.

@@ -73,9 +73,9 @@ export interface PgPoolLike {
 
 /**
  * Runs `COPY (query) TO STDOUT` on a pooled client and hands each line to `onLine` as soon as it arrives.
- * Rejects with the statement's error (the client is then discarded rather than returned to the pool), or, once
- * the statement has ended, with the first error `onLine` threw. `started` sees the client before the statement
- * is sent (to cancel it from elsewhere).
+ * Rejects with the statement's error (the client is then discarded rather than returned to the pool), or,
+ * once the statement has ended, with the first error `onLine` threw. `started` sees the client before the
+ * statement is sent (to cancel it from elsewhere).
  */
 export async function copyOut(
   pool: PgPoolLike,

@@ -1,7 +1,7 @@
 /**
- * COPY's text format, field by field: tabs separate the fields of a line, a newline ends it, `\N` is NULL, and
- * a backslash, tab, newline or carriage return in a value is escaped (so a line can never be the end-of-data
- * marker).
+ * COPY's text format, field by field: tabs separate the fields of a line, a newline ends it, `\N` is NULL,
+ * and a backslash, tab, newline or carriage return in a value is escaped (so a line can never be the
+ * end-of-data marker).
  */
 
 const BACKSLASH = 0x5c;
@@ -10,7 +10,10 @@ const CAPITAL_N = 0x4e;
 const SPECIAL = /[\\\t\n\r]/;
 const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/** One value as a field of COPY's text format: `\N` for NULL; backslash, tab, newline and carriage return escaped. */
+/**
+ * One value as a field of COPY's text format: `\N` for NULL; backslash, tab, newline and carriage return
+ * escaped.
+ */
 export function copyText(value: string | number | boolean | null): string {
   if (value === null) return '\\N';
   if (typeof value !== 'string') return String(value); // numbers and booleans are never escaped
@@ -18,8 +21,9 @@ export function copyText(value: string | number | boolean | null): string {
 }
 
 /**
- * Whether the field `line[start, end)` of a COPY text line is `\N` (NULL). Only a line holding a backslash can
- * have one: a backslash in the data is always escaped, so a field of exactly these two characters is NULL.
+ * Whether the field `line[start, end)` of a COPY text line is `\N` (NULL). Only a line holding a backslash
+ * can have one: a backslash in the data is always escaped, so a field of exactly these two characters is
+ * NULL.
  */
 export function isCopyNull(line: string, start: number, end: number): boolean {
   return (

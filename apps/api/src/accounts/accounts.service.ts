@@ -45,7 +45,9 @@ function toView(account: AccountEntity): AccountView {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Accounts: created by an operator (CLI) for now; the owner signs in to the console with email and password. */
+/**
+ * Accounts: created by an operator (CLI) for now; the owner signs in to the console with email and password.
+ */
 @Injectable()
 export class AccountsService {
   constructor(

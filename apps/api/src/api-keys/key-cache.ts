@@ -14,9 +14,10 @@ export interface CachedKey {
 }
 
 /**
- * Keys this process verified against the store, by the SHA-256 of their secret (never the secret). An entry is
- * used only while its generation is the current one and it is younger than `ttlMs` (API_KEY_CACHE_SECONDS): a
- * change made through Lockstep applies on the next request, one made directly in the store within the time limit.
+ * Keys this process verified against the store, by the SHA-256 of their secret (never the secret). An entry
+ * is used only while its generation is the current one and it is younger than `ttlMs`
+ * (API_KEY_CACHE_SECONDS): a change made through Lockstep applies on the next request, one made directly in
+ * the store within the time limit.
  */
 export class KeyCache {
   private readonly entries = new Map<string, CachedKey>();

@@ -33,7 +33,9 @@ export class KeyGeneration {
     }
   }
 
-  /** Called after the change is committed. Unreachable Redis: the cache's time limit still bounds the change. */
+  /**
+   * Called after the change is committed. Unreachable Redis: the cache's time limit still bounds the change.
+   */
   async bump(): Promise<void> {
     try {
       await this.redis.client.incr(this.key);

@@ -17,8 +17,8 @@ export function parseArgs(argv: string[]): { words: string[]; options: Record<st
 export class UsageError extends Error {}
 
 /**
- * One option a command accepts: the placeholder its usage shows (`true|false` for a switch, which may be given
- * alone), and whether the command needs it.
+ * One option a command accepts: the placeholder its usage shows (`true|false` for a switch, which may be
+ * given alone), and whether the command needs it.
  */
 export interface OptionSpec {
   value: string;

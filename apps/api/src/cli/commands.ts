@@ -40,7 +40,9 @@ type Run<S extends OptionSpecs> = (
   options: OptionValues<S>,
 ) => Promise<unknown>;
 
-/** A command: the options it takes (the parser accepts these and no other; the usage lists them) and its work. */
+/**
+ * A command: the options it takes (the parser accepts these and no other; the usage lists them) and its work.
+ */
 export interface Command {
   options: OptionSpecs;
   run: Run<OptionSpecs>;
@@ -51,7 +53,9 @@ function command<const S extends OptionSpecs>(options: S, run: Run<S>): Command 
   return { options, run: run as Run<OptionSpecs> };
 }
 
-/** `pending-delete approve|ignore|restore`: a person's decision on a held delete, by the record's `rec_` id. */
+/**
+ * `pending-delete approve|ignore|restore`: a person's decision on a held delete, by the record's `rec_` id.
+ */
 function pendingDeleteCommand(decision: PendingDeleteDecision): Command {
   return command(
     { sync: { value: 'SYNC_ID', required: true }, record: { value: 'REC_ID', required: true } },

@@ -7,8 +7,10 @@ import { UsageError } from './args';
 export class RotationIncompleteError extends Error {
   constructor(readonly report: RotationReport) {
     super(
-      `${report.remaining} stored credential(s) are still not sealed with LOCKSTEP_MASTER_KEY; keep LOCKSTEP_MASTER_KEY_PREVIOUS ` +
-        `set and run the command again (after reconnecting any side listed as unreadable).\n${JSON.stringify(report, null, 2)}`,
+      `${report.remaining} stored credential(s) are still not sealed with LOCKSTEP_MASTER_KEY; keep ` +
+        `LOCKSTEP_MASTER_KEY_PREVIOUS ` +
+        (`set and run the command again (after reconnecting any side listed as ` +
+          `unreadable).\n${JSON.stringify(report, null, 2)}`),
     );
   }
 }

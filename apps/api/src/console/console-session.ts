@@ -115,7 +115,8 @@ export const consoleNotFound = (): ConsolePageError =>
   new ConsolePageError(
     404,
     'Page not found',
-    'There is no such page, or it belongs to another account. Check that you are signed in to the right account.',
+    'There is no such page, or it belongs to another account. Check that you are signed in to the ' +
+      'right account.',
   );
 
 // ---- sessions ----
@@ -185,7 +186,10 @@ export class ConsoleSessionService {
     return fresh;
   }
 
-  /** Same-origin check of a POST: `Origin` (or `Referer`) must be PUBLIC_URL's origin when the browser sends one. */
+  /**
+   * Same-origin check of a POST: `Origin` (or `Referer`) must be PUBLIC_URL's origin when the browser sends
+   * one.
+   */
   sameOrigin(request: Request): boolean {
     const expected = new URL(this.config.publicUrl).origin;
     if (request.headers['sec-fetch-site'] === 'cross-site') return false;
@@ -224,12 +228,14 @@ export const csrfRefused = (): ConsolePageError =>
   new ConsolePageError(
     403,
     'Form expired',
-    'This form could not be verified (it is out of date or was sent from another site). Go back, reload the page and try again.',
+    'This form could not be verified (it is out of date or was sent from another site). Go back, ' +
+      'reload the page and try again.',
   );
 
 /**
  * Every console route: a signed-in session (otherwise a redirect to the sign-in page with `next`), and on
- * every POST the same-origin check and the session's CSRF token in the form's `_csrf` field (403 page otherwise).
+ * every POST the same-origin check and the session's CSRF token in the form's `_csrf` field (403 page
+ * otherwise).
  */
 @Injectable()
 export class ConsoleGuard implements CanActivate {

@@ -34,7 +34,10 @@ export class ConsoleCoreModule implements NestModule {
   }
 }
 
-/** Lockstep's web console under `/app` (issue 7): sign-in, API keys, connect, review and start, overview, pending deletes. */
+/**
+ * Lockstep's web console under `/app`: sign-in, API keys, connect, review and start, overview, pending
+ * deletes.
+ */
 @Module({
   imports: [
     ConsoleCoreModule,

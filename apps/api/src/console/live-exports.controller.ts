@@ -35,9 +35,15 @@ const isLiveExportSide = (side: string): side is LiveExportSide =>
 function connectMessage(error: DomainError, side: LiveExportSide): string {
   switch (error.code) {
     case ErrorCode.SideAlreadyConnected:
-      return `The ${side} is already connected (perhaps from another tab or over the API). Its credentials cannot be replaced; to use other credentials, create a new live export.`;
+      return (
+        `The ${side} is already connected (perhaps from another tab or over the API). Its credentials ` +
+        `cannot be replaced; to use other credentials, create a new live export.`
+      );
     case ErrorCode.InvalidLocation:
-      return 'The destination does not offer that location (any more). Check the credentials again and pick one of the listed locations.';
+      return (
+        'The destination does not offer that location (any more). Check the credentials again and pick ' +
+        'one of the listed locations.'
+      );
     default:
       return error.message;
   }
@@ -172,14 +178,17 @@ export class LiveExportsConsoleController {
               })
             : await this.connections.checkDestination(declaration, credentials);
         if (choices.length === 0) {
-          const error = `The credentials work, but they reach no ${where === 'source' ? 'base' : 'location'} (schema or database). Grant access to one and check again.`;
+          const error =
+            `The credentials work, but they reach no ${where === 'source' ? 'base' : 'location'} ` +
+            `(schema or database). Grant access to one and check again.`;
           this.renderConnect(response, session, 400, { ...page, values, error });
           return;
         }
         this.renderConnect(response, session, 200, { ...page, values, choices });
         return;
       }
-      // Step 2: the same call as PATCH /v1/live-export/live-exports/{id} with `{source: {auth, base}}` or `{destination: {auth, location}}`.
+      // Step 2: the same call as PATCH /v1/live-export/live-exports/{id} with `{source: {auth, base}}` or
+      // `{destination: {auth, location}}`.
       await this.exports.update(
         auth,
         page.dto.id,
@@ -200,9 +209,8 @@ export class LiveExportsConsoleController {
       });
       return;
     }
-    throw new ConsoleRedirect(
-      `/app/live-exports/${page.dto.id}?notice=${encodeURIComponent(`Connected ${declaration.displayName} as the ${where} of the live export.`)}`,
-    );
+    const notice = `Connected ${declaration.displayName} as the ${where} of the live export.`;
+    throw new ConsoleRedirect(`/app/live-exports/${page.dto.id}?notice=${encodeURIComponent(notice)}`);
   }
 
   // ---- helpers ----
@@ -218,7 +226,8 @@ export class LiveExportsConsoleController {
     return new ConsolePageError(
       403,
       'Live export is not available',
-      `Live export copies tables of an app into your own database on a schedule. It needs the pro or business plan and an active subscription; this account is on the ${session.plan} plan.`,
+      `Live export copies tables of an app into your own database on a schedule. It needs the pro or ` +
+        `business plan and an active subscription; this account is on the ${session.plan} plan.`,
     );
   }
 

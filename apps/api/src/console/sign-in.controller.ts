@@ -20,7 +20,9 @@ import {
 import { html } from './html';
 import { layout } from './layout';
 
-/** Failed sign-ins allowed per email and client address in the window before further tries from there wait. */
+/**
+ * Failed sign-ins allowed per email and client address in the window before further tries from there wait.
+ */
 export const SIGN_IN_FAILURES = 5;
 const FAILURE_WINDOW_SECONDS = 15 * 60;
 

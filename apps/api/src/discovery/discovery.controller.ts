@@ -28,7 +28,8 @@ export class DiscoveryController {
     return [
       '# Lockstep',
       '',
-      'Lockstep keeps two connected apps (a left and a right side: PostgreSQL, MySQL/MariaDB) equal, one way or both,',
+      'Lockstep keeps two connected apps (a left and a right side: PostgreSQL, MySQL/MariaDB) equal, ' +
+        'one way or both,',
       'and copies tables one way into a destination on a schedule (live export).',
       '',
       `Base URL: ${base}`,
@@ -36,8 +37,10 @@ export class DiscoveryController {
       `Error codes: ${this.config.publicUrl}/docs/errors`,
       '',
       '## Authentication',
-      'Send `Authorization: Bearer <API_KEY>` on every request. Keys are created only by a person signed in to the',
-      `console: ${this.config.publicUrl}/app/settings/api-keys (scopes: read < operate < readwrite; optionally limited to one sync).`,
+      'Send `Authorization: Bearer <API_KEY>` on every request. Keys are created only by a person ' +
+        'signed in to the',
+      `console: ${this.config.publicUrl}/app/settings/api-keys (scopes: read < operate < readwrite; ` +
+        `optionally limited to one sync).`,
       'A 401 carries a `required_action` to relay to that person.',
       '',
       '## MCP server (for agents)',
@@ -48,18 +51,24 @@ export class DiscoveryController {
         '", "headers": {"Authorization": "Bearer <API_KEY>"}}}}',
       '',
       '## Conventions',
-      '- JSON bodies, snake_case fields; errors are `{error: {type, code, message, doc_url, details?, required_action?}}`: branch on `code`.',
+      '- JSON bodies, snake_case fields; errors are `{error: {type, code, message, doc_url, ' +
+        'details?, required_action?}}`: branch on `code`.',
       '- Lists are pages `{data, has_more, next_cursor}`; pass `next_cursor` back as `cursor`.',
       '- Follow the `*_url` fields of responses instead of building URLs.',
-      '- 120 requests per minute per key; `RateLimit-*` headers on every response; 429 carries `Retry-After`.',
+      '- 120 requests per minute per key; `RateLimit-*` headers on every response; 429 carries ' +
+        '`Retry-After`.',
       '- `Idempotency-Key` on creates and mappings writes makes retries safe for 24 hours.',
       '',
       '## Endpoints',
       `- GET ${base}/sync/connectors: the connectors a side can use and the credential fields each declares.`,
-      `- POST ${base}/sync/syncs: create a sync (draft); a person reviews and starts it at its \`review_url\`.`,
-      `- GET ${base}/sync/operations?sync=...: the record-level change log; GET ${base}/sync/issues?sync=...: what failed and how to fix it.`,
-      `- GET ${base}/live-export/connectors: connectors with their live export roles (source, destination) and location kind.`,
-      `- POST ${base}/live-export/live-exports: create a live export (draft); map, save, then schedule or trigger runs.`,
+      `- POST ${base}/sync/syncs: create a sync (draft); a person reviews and starts it at its ` +
+        `\`review_url\`.`,
+      `- GET ${base}/sync/operations?sync=...: the record-level change log; GET ` +
+        `${base}/sync/issues?sync=...: what failed and how to fix it.`,
+      `- GET ${base}/live-export/connectors: connectors with their live export roles (source, ` +
+        `destination) and location kind.`,
+      `- POST ${base}/live-export/live-exports: create a live export (draft); map, save, then ` +
+        `schedule or trigger runs.`,
       '- Every path, field and error code: the OpenAPI description above.',
       '',
     ].join('\n');
@@ -70,11 +79,16 @@ export class DiscoveryController {
   errors(): string {
     const rows = ERROR_CODES.map((code) => {
       const entry = ERROR_CATALOG[code];
-      return `<tr id="${code}"><td><a href="/docs/errors/${code}"><code>${code}</code></a></td><td>${entry.status}</td><td><code>${entry.type}</code></td><td>${inlineCode(entry.description)}</td></tr>`;
+      return (
+        `<tr id="${code}"><td><a ` +
+        `href="/docs/errors/${code}"><code>${code}</code></a></td><td>${entry.status}</td><td><code>${entry.type}</code></td><td>${inlineCode(entry.description)}</td></tr>`
+      );
     }).join('');
     return page(
       'Error codes',
-      `<h1>Lockstep error codes</h1><p>Every error is <code>{"error": {"type", "code", "message", "doc_url", "details"?, "required_action"?}}</code>. Branch on <code>code</code>, never on <code>message</code>.</p><table><thead><tr><th>code</th><th>status</th><th>type</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>`,
+      `<h1>Lockstep error codes</h1><p>Every error is <code>{"error": {"type", "code", "message", ` +
+        `"doc_url", "details"?, "required_action"?}}</code>. Branch on <code>code</code>, never on ` +
+        `<code>message</code>.</p><table><thead><tr><th>code</th><th>status</th><th>type</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>`,
     );
   }
 
@@ -85,7 +99,8 @@ export class DiscoveryController {
     const entry = ERROR_CATALOG[code];
     return page(
       code,
-      `<p><a href="/docs/errors">All error codes</a></p><h1><code>${code}</code></h1><p>HTTP ${entry.status}, type <code>${entry.type}</code>.</p><p>${inlineCode(entry.description)}</p>`,
+      `<p><a href="/docs/errors">All error codes</a></p><h1><code>${code}</code></h1><p>HTTP ` +
+        `${entry.status}, type <code>${entry.type}</code>.</p><p>${inlineCode(entry.description)}</p>`,
     );
   }
 }

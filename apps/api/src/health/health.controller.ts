@@ -30,7 +30,10 @@ const check = (probe: () => Promise<unknown>): Promise<'ok' | 'unavailable'> =>
   );
 
 interface WorkerCheck {
-  /** `ok`: at least one worker beat within the stale window; `missing`: none did; `unknown`: Redis did not answer. */
+  /**
+   * `ok`: at least one worker beat within the stale window; `missing`: none did; `unknown`: Redis did not
+   * answer.
+   */
   status: 'ok' | 'missing' | 'unknown';
   alive: number;
   last_heartbeat_at: string | null;

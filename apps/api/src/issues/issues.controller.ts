@@ -29,8 +29,13 @@ export class IssuesController {
     operationId: 'listIssues',
     summary: 'List open issues',
     description: [
-      'The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are not listed: the engine clears an issue once its cause is gone, and a retry clears it at once. An issue is one failure (of one record and side, or of one side): when the engine runs into a failure it has seen before, that issue opens again with its id instead of a new one.',
-      '20 issues per page unless `limit` says otherwise. A one-sync key sees only its sync (`404 not_found` for others).',
+      'The unresolved issues of one sync, newest first by `last_seen_at` (an issue the engine runs ' +
+        'into again moves to the top; ties by id). Each carries its `remediation`. Resolved issues are ' +
+        'not listed: the engine clears an issue once its cause is gone, and a retry clears it at once. ' +
+        'An issue is one failure (of one record and side, or of one side): when the engine runs into a ' +
+        'failure it has seen before, that issue opens again with its id instead of a new one.',
+      '20 issues per page unless `limit` says otherwise. A one-sync key sees only its sync (`404 ' +
+        'not_found` for others).',
     ].join('\n\n'),
   })
   @ApiQuery({ name: 'sync', required: true, description: 'The sync (`sync_...`).' })
@@ -62,7 +67,8 @@ export class IssuesController {
     operationId: 'getIssue',
     summary: 'Get an issue',
     description:
-      "One issue with its remediation (resolved issues too). `404 not_found` for unknown ids, another account's issues and, for a one-sync key, other syncs' issues.",
+      'One issue with its remediation (resolved issues too). `404 not_found` for unknown ids, ' +
+      "another account's issues and, for a one-sync key, other syncs' issues.",
   })
   @ApiParam(ISSUE_ID)
   @ApiOkResponse({ type: IssueDto })
@@ -78,11 +84,20 @@ export class IssuesController {
     operationId: 'retryIssue',
     summary: 'Retry an issue',
     description: [
-      'Clears the issue (it leaves the open list) and gives the engine the work again; 202 with the confirmation.',
-      "- `record`: a `push` of the record joins the record's queue (after what is already queued there; the status document at `record_url` shows it under `queued_operations`). The worker runs it within about a second: it reads both copies and writes what the other side misses, like after a change.",
-      '- `connection`: the sync tries the side again at once instead of at the end of its backoff; for rejected credentials (`authentication_error`) the stored credentials are tried again.',
+      'Clears the issue (it leaves the open list) and gives the engine the work again; 202 with the ' +
+        'confirmation.',
+      "- `record`: a `push` of the record joins the record's queue (after what is already queued " +
+        'there; the status document at `record_url` shows it under `queued_operations`). The worker ' +
+        'runs it within about a second: it reads both copies and writes what the other side misses, ' +
+        'like after a change.',
+      '- `connection`: the sync tries the side again at once instead of at the end of its backoff; ' +
+        'for rejected credentials (`authentication_error`) the stored credentials are tried again.',
       '- `sync_preview`, `webhook`, `other`: cleared.',
-      'When the cause persists the engine runs into it again and the same issue opens again (same id, `resolved_at` back to null, `occurrence_count` and `last_seen_at` moved on), so polling the retried id tells whether the retry fixed it. Safe to repeat: a retry of an issue already cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and queues nothing.',
+      'When the cause persists the engine runs into it again and the same issue opens again (same ' +
+        'id, `resolved_at` back to null, `occurrence_count` and `last_seen_at` moved on), so polling ' +
+        'the retried id tells whether the retry fixed it. Safe to repeat: a retry of an issue already ' +
+        'cleared (by an earlier retry, or by the engine) answers 202 with `already_resolved: true` and ' +
+        'queues nothing.',
     ].join('\n\n'),
   })
   @ApiParam(ISSUE_ID)

@@ -75,8 +75,9 @@ export class IssuesService {
    * - `connection`: a rejected credential (`authentication_error`) is tried again (the side's `auth_status`
    *   goes back to `ok`); the sync's runner is woken now instead of at the end of its failure backoff.
    * - other types: cleared; the engine raises them again while the cause persists.
-   * A failure that persists reopens this same issue (`raiseIssues` in persistence), so its id tells the caller.
-   * Safe to repeat: only the call that clears the issue queues anything; later ones answer `already_resolved`.
+   * A failure that persists reopens this same issue (`raiseIssues` in persistence), so its id tells the
+   * caller. Safe to repeat: only the call that clears the issue queues anything; later ones answer
+   * `already_resolved`.
    */
   async retry(auth: AuthContext, id: string): Promise<IssueRetryDto> {
     return this.db.transaction(async (tx) => {
@@ -117,7 +118,9 @@ export class IssuesService {
     });
   }
 
-  /** An issue the caller may see (its account's sync, not deleted; a one-sync key's sync only); 404 otherwise. */
+  /**
+   * An issue the caller may see (its account's sync, not deleted; a one-sync key's sync only); 404 otherwise.
+   */
   private async find(issues: IssueQueries, auth: AuthContext, id: string, lock = false): Promise<IssueRow> {
     const notFound = () => new DomainError(ErrorCode.NotFound, `No issue ${String(id).slice(0, 100)}.`);
     if (!isId('issue', id)) throw notFound();

@@ -56,8 +56,10 @@ export class LiveExportLinks {
       url: `${this.config.publicUrl}/app/live-exports/${id}/connect/${side}`,
       instruction:
         authMethod === 'oauth'
-          ? `Ask a person to open this link, sign in to ${displayName} and allow Lockstep access for the live export's ${side}.`
-          : `Ask a person to open this link and enter the ${displayName} credentials for the live export's ${side} (or send them as \`${side}.auth\` in a PATCH of the live export).`,
+          ? `Ask a person to open this link, sign in to ${displayName} and allow Lockstep access for ` +
+            `the live export's ${side}.`
+          : `Ask a person to open this link and enter the ${displayName} credentials for the live ` +
+            `export's ${side} (or send them as \`${side}.auth\` in a PATCH of the live export).`,
     };
   }
 }
@@ -65,8 +67,8 @@ export class LiveExportLinks {
 /**
  * Who may use live export and which live exports a caller sees. Live export needs a plan that includes it and
  * an active subscription (`libs/domain/src/live-export/availability.ts`): otherwise writes are
- * `403 live_export_unavailable` and live export ids are `404 not_found` (spec 7.2). One-sync keys are refused on
- * every live export endpoint by the guard (`@NotForSyncRestrictedKeys()` on each controller).
+ * `403 live_export_unavailable` and live export ids are `404 not_found` (spec 7.2). One-sync keys are refused
+ * on every live export endpoint by the guard (`@NotForSyncRestrictedKeys()` on each controller).
  */
 @Injectable()
 export class LiveExportAccess {
@@ -95,14 +97,18 @@ export class LiveExportAccess {
     if (!gate.available) {
       throw new DomainError(
         ErrorCode.LiveExportUnavailable,
-        `Live export is not available to this account (plan "${auth.plan}"): it needs the pro or business plan and an active subscription.`,
+        `Live export is not available to this account (plan "${auth.plan}"): it needs the pro or ` +
+          `business plan and an active subscription.`,
         { plan: auth.plan },
       );
     }
     return gate;
   }
 
-  /** The caller's live export; `404 not_found` for another account's, an unknown id, or when live export is unavailable. */
+  /**
+   * The caller's live export; `404 not_found` for another account's, an unknown id, or when live export is
+   * unavailable.
+   */
   async load(
     auth: AuthContext,
     id: string,

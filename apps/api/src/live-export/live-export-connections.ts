@@ -18,8 +18,8 @@ export function connectorRoles(declaration: ConnectorDeclaration): LiveExportSid
 
 /**
  * Connections to the two apps of a live export (egress policy from config; always closed). Connector failures
- * become `400 connection_failed` with the app's reason (credentials never in the message): on create and PATCH
- * nothing is stored then; on reads with stored credentials it means they stopped working.
+ * become `400 connection_failed` with the app's reason (credentials never in the message): on create and
+ * PATCH nothing is stored then; on reads with stored credentials it means they stopped working.
  */
 @Injectable()
 export class LiveExportConnections {
@@ -43,7 +43,11 @@ export class LiveExportConnections {
       throw new DomainError(
         ErrorCode.ConnectorNotSupported,
         declaration
-          ? `${declaration.displayName} cannot be a live export ${role}${planIncludes(plan, declaration.plan) ? '' : ` on this account's plan (it needs ${declaration.plan})`}; ${role} connectors: ${offered.join(', ') || 'none'}.`
+          ? `${declaration.displayName} cannot be a live export ${role}` +
+              (planIncludes(plan, declaration.plan)
+                ? ''
+                : ` on this account's plan (it needs ${declaration.plan})`) +
+              `; ${role} connectors: ${offered.join(', ') || 'none'}.`
           : `No connector "${type}"; ${role} connectors: ${offered.join(', ') || 'none'}.`,
         { side: role, connector: type, supported: offered },
       );
@@ -51,7 +55,10 @@ export class LiveExportConnections {
     return declaration;
   }
 
-  /** `auth` of an api_key connector checked against its declared fields (`invalid_request` naming each problem). */
+  /**
+   * `auth` of an api_key connector checked against its declared fields (`invalid_request` naming each
+   * problem).
+   */
   credentialsFrom(
     declaration: ConnectorDeclaration,
     auth: Record<string, unknown>,
@@ -60,7 +67,8 @@ export class LiveExportConnections {
     if (declaration.auth.method !== 'api_key') {
       throw new DomainError(
         ErrorCode.OauthAuthNotAllowed,
-        `${declaration.displayName} is connected by a person signing in through the browser; \`${side}.auth\` cannot be sent for it.`,
+        `${declaration.displayName} is connected by a person signing in through the browser; ` +
+          `\`${side}.auth\` cannot be sent for it.`,
         { side },
       );
     }
@@ -135,7 +143,10 @@ export class LiveExportConnections {
     );
   }
 
-  /** The destination with its stored credentials; the connection's base is `location` (default: the stored one). */
+  /**
+   * The destination with its stored credentials; the connection's base is `location` (default: the stored
+   * one).
+   */
   withDestination<T>(
     entity: LiveExportEntity,
     work: (connection: Connection) => Promise<T>,
@@ -165,7 +176,9 @@ export function toConnectionFailed(error: unknown, side: LiveExportSide): unknow
   return error;
 }
 
-/** A location named by id, else by unique exact name; `invalid_location` listing the offered ones otherwise. */
+/**
+ * A location named by id, else by unique exact name; `invalid_location` listing the offered ones otherwise.
+ */
 export function resolveLocation(locations: BaseInfo[], wanted: string): BaseInfo {
   const byId = locations.find((location) => location.id === wanted);
   if (byId) return byId;
@@ -174,7 +187,8 @@ export function resolveLocation(locations: BaseInfo[], wanted: string): BaseInfo
   throw new DomainError(
     ErrorCode.InvalidLocation,
     byName.length > 1
-      ? `Location "${wanted}" matches ${byName.length} locations of the destination by name; send one of their ids.`
+      ? `Location "${wanted}" matches ${byName.length} locations of the destination by name; send one ` +
+          `of their ids.`
       : `The destination offers no location "${wanted}"; pick one of GET .../destination/locations.`,
     { locations: locations.map((location) => ({ id: location.id, name: location.name })) },
   );

@@ -24,8 +24,14 @@ export class LiveExportConnectorsController {
     operationId: 'listLiveExportConnectors',
     summary: 'List live export connectors',
     description: [
-      'Every connector that can take part in a live export, with its `roles` (`source`, `destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: `database`) and its credential fields. Both database connectors serve as source and destination.',
-      '`available` is false when live export is unavailable to the account (plan or subscription) or the connector is above its plan. `live_export_available` and `allowed_cadences` say what the plan permits: free has no live export; pro allows `manual`, `hourly`, `daily`; business adds `every_30_minutes` and `every_10_minutes`. Live export also needs an active subscription.',
+      'Every connector that can take part in a live export, with its `roles` (`source`, ' +
+        '`destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: ' +
+        '`database`) and its credential fields. Both database connectors serve as source and ' +
+        'destination.',
+      '`available` is false when live export is unavailable to the account (plan or subscription) or ' +
+        'the connector is above its plan. `live_export_available` and `allowed_cadences` say what the ' +
+        'plan permits: free has no live export; pro allows `manual`, `hourly`, `daily`; business adds ' +
+        '`every_30_minutes` and `every_10_minutes`. Live export also needs an active subscription.',
       'A key limited to one sync gets `403 sync_restricted_key` here, as on every live export endpoint.',
     ].join('\n\n'),
   })

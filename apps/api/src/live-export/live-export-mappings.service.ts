@@ -64,7 +64,8 @@ export function parseRequiredIfMatch(header: string | undefined): number {
   if (!match)
     throw new DomainError(
       ErrorCode.RevisionMismatch,
-      `If-Match "${header.slice(0, 100)}" is not a version this API issued; send the ETag of GET .../mappings.`,
+      `If-Match "${header.slice(0, 100)}" is not a version this API issued; send the ETag of GET ` +
+        `.../mappings.`,
     );
   return Number(match[1]);
 }
@@ -110,7 +111,9 @@ export class LiveExportMappingsService {
     if (idempotencyKey !== undefined) {
       throw new DomainError(
         ErrorCode.InvalidRequest,
-        'The live export mappings PUT does not take `Idempotency-Key`: it is a compare-and-set on `If-Match`, so a retry is already safe (a repeated PUT with a now stale If-Match answers 412).',
+        'The live export mappings PUT does not take `Idempotency-Key`: it is a compare-and-set on ' +
+          '`If-Match`, so a retry is already safe (a repeated PUT with a now stale If-Match answers ' +
+          '412).',
       );
     }
     const expected = parseRequiredIfMatch(ifMatch);
@@ -135,7 +138,9 @@ export class LiveExportMappingsService {
     return { document, version: expected + 1 };
   }
 
-  /** Side-effect free: `{valid, issues}`; a failure of validation itself is the issue `internal`, never a 500. */
+  /**
+   * Side-effect free: `{valid, issues}`; a failure of validation itself is the issue `internal`, never a 500.
+   */
   async validate(auth: AuthContext, id: string, body: unknown): Promise<ExportValidationResultDto> {
     const { entity } = await this.access.load(auth, id, 'read');
     const candidate = candidateOf(body);
@@ -147,7 +152,9 @@ export class LiveExportMappingsService {
       if (!connected)
         issues.push({
           code: 'auth_required',
-          message: `The live export's ${side} is not connected yet; a person connects it (see the live export's pending_actions).`,
+          message:
+            `The live export's ${side} is not connected yet; a person connects it (see the live ` +
+            `export's pending_actions).`,
           path: null,
         });
     }
@@ -186,7 +193,8 @@ export class LiveExportMappingsService {
     if (!location)
       throw new DomainError(
         ErrorCode.InvalidLocation,
-        'Choose the destination location first (PATCH the live export with `destination.location`; GET .../destination/locations lists them).',
+        'Choose the destination location first (PATCH the live export with `destination.location`; ' +
+          'GET .../destination/locations lists them).',
         { side: 'destination' },
       );
     const input = storedDocument(entity);
@@ -209,13 +217,33 @@ export class LiveExportMappingsService {
     );
 
     // 2. Provision: create the tables and columns (idempotent; never drops), then check what the runs need.
+    const tables = await this.provisionTables(entity, plan, location);
+
+    // 3. Record the plan. An older concurrent save never overwrites a newer one.
+    await this.exports.recordPlan(entity.id, plan, entity.mappingsVersion);
+    const saved = await this.exports.get(entity.id);
+    return toSaveDto(saved, saved.plan ?? plan, this.links, tables);
+  }
+
+  // ---- helpers ----
+
+  /**
+   * Creates the plan's tables and columns in the destination (idempotent; never drops) and checks that each
+   * holds what the runs need; returns what was created per table.
+   */
+  private async provisionTables(
+    entity: LiveExportEntity,
+    plan: LiveExportPlan,
+    location: string,
+  ): Promise<SavedTableDto[]> {
     const tables: SavedTableDto[] = planTablesDto(plan);
     await this.connections.withDestination(
       entity,
       async (connection) => {
         const target = this.target(connection);
-        // Before touching anything: an existing table must already be writable by the export (the hidden columns
-        // in place, not a view, the columns it keeps still of a compatible type). Someone else's table is refused.
+        // Before touching anything: an existing table must already be writable by the export (the hidden
+        // columns in place, not a view, the columns it keeps still of a compatible type). Someone else's
+        // table is refused.
         for (const table of plan.tables) {
           const info = await target.inspectExportTable(table.destinationTable);
           if (!info) continue;
@@ -253,14 +281,8 @@ export class LiveExportMappingsService {
       },
       location,
     );
-
-    // 3. Record the plan. An older concurrent save never overwrites a newer one.
-    await this.exports.recordPlan(entity.id, plan, entity.mappingsVersion);
-    const saved = await this.exports.get(entity.id);
-    return toSaveDto(saved, saved.plan ?? plan, this.links, tables);
+    return tables;
   }
-
-  // ---- helpers ----
 
   /**
    * Loads what validation needs from the apps: the source tables and the fields of the referenced ones, and
@@ -312,7 +334,8 @@ export class LiveExportMappingsService {
     if (problems.length === 0) return;
     throw new DomainError(
       ErrorCode.LiveExportInvalidStructure,
-      `Destination table "${table}" cannot be written by the export: ${problems.join('; ')}. Restore it, or export into another destination_table.`,
+      `Destination table "${table}" cannot be written by the export: ${problems.join('; ')}. Restore ` +
+        `it, or export into another destination_table.`,
       { table, problems },
     );
   }
@@ -327,7 +350,10 @@ export class LiveExportMappingsService {
     return connection.liveExport;
   }
 
-  /** Connector refusals while creating tables: the app's reason, as `unprocessable` (a name or type it will not take). */
+  /**
+   * Connector refusals while creating tables: the app's reason, as `unprocessable` (a name or type it will
+   * not take).
+   */
   private async provision<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -348,7 +374,8 @@ export class LiveExportMappingsService {
     if (!parsed.ok) {
       throw new DomainError(
         ErrorCode.InvalidMappings,
-        `The mappings document is malformed: ${parsed.problems.map((p) => `${p.path || '(document)'}: ${p.message}`).join('; ')}`,
+        `The mappings document is malformed: ` +
+          `${parsed.problems.map((p) => `${p.path || '(document)'}: ${p.message}`).join('; ')}`,
         { issues: parsed.problems },
       );
     }
@@ -369,7 +396,8 @@ export class LiveExportMappingsService {
       code,
       issues.length === 1
         ? first.message
-        : `${first.message} (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''}; see details.issues)`,
+        : `${first.message} (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''}; see ` +
+            `details.issues)`,
       { issues },
     );
   }
@@ -377,7 +405,8 @@ export class LiveExportMappingsService {
   private mismatch(current: number | null): DomainError {
     return new DomainError(
       ErrorCode.RevisionMismatch,
-      `The mappings changed while this request ran: the current version is ${current ?? 'unknown'}. GET them again and reapply your edit.`,
+      `The mappings changed while this request ran: the current version is ${current ?? 'unknown'}. ` +
+        `GET them again and reapply your edit.`,
       { current_version: current },
     );
   }

@@ -31,7 +31,12 @@ export class LiveExportScheduleController {
     operationId: 'getLiveExportSchedule',
     summary: 'Get the schedule',
     description:
-      "Fields: `cadence` (`manual`, `every_10_minutes`, `every_30_minutes`, `hourly`, `daily`), `enabled` (the on/off switch), `time_of_day` and `timezone` (daily only), `allowed_cadences` (the plan's), `next_run_at` (null when disabled or manual). Interval cadences run on UTC clock boundaries (:00, :10 ...); daily runs at `time_of_day` in `timezone`, following daylight saving time. `409 not_provisioned` before the first save; `404 not_found` after it until the first PATCH creates the schedule.",
+      'Fields: `cadence` (`manual`, `every_10_minutes`, `every_30_minutes`, `hourly`, `daily`), ' +
+      '`enabled` (the on/off switch), `time_of_day` and `timezone` (daily only), `allowed_cadences` ' +
+      "(the plan's), `next_run_at` (null when disabled or manual). Interval cadences run on UTC " +
+      'clock boundaries (:00, :10 ...); daily runs at `time_of_day` in `timezone`, following ' +
+      'daylight saving time. `409 not_provisioned` before the first save; `404 not_found` after it ' +
+      'until the first PATCH creates the schedule.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: ScheduleDto })
@@ -46,7 +51,12 @@ export class LiveExportScheduleController {
     operationId: 'updateLiveExportSchedule',
     summary: 'Set the schedule',
     description:
-      'Creates the schedule on first use (defaults: `manual`, `enabled: true`, timezone `UTC`), needs a saved export (`409 not_provisioned`). Missing fields keep their values; switching to `daily` needs `time_of_day`; `time_of_day`/`timezone` on another cadence are `400 invalid_request` (they are cleared when leaving daily). `403 plan_required` for a cadence outside `allowed_cadences`. A new or changed schedule first runs at its next slot (no catch-up of past slots); the worker never runs one slot twice.',
+      'Creates the schedule on first use (defaults: `manual`, `enabled: true`, timezone `UTC`), ' +
+      'needs a saved export (`409 not_provisioned`). Missing fields keep their values; switching to ' +
+      '`daily` needs `time_of_day`; `time_of_day`/`timezone` on another cadence are `400 ' +
+      'invalid_request` (they are cleared when leaving daily). `403 plan_required` for a cadence ' +
+      'outside `allowed_cadences`. A new or changed schedule first runs at its next slot (no ' +
+      'catch-up of past slots); the worker never runs one slot twice.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiBody({ type: SchedulePatchDto })
@@ -72,7 +82,10 @@ export class LiveExportScheduleController {
     operationId: 'triggerLiveExport',
     summary: 'Run now',
     description:
-      'Queues a run of the last saved plan regardless of the schedule: 202 with the run (`queued`); follow its `url`. At most one run is active per export (`409 run_in_progress`, `details.run` names it). `409 unsaved_changes` when the mappings changed since the last save, unless `{"force": true}` (which runs the saved plan). `409 not_provisioned` before the first save.',
+      'Queues a run of the last saved plan regardless of the schedule: 202 with the run (`queued`); ' +
+      'follow its `url`. At most one run is active per export (`409 run_in_progress`, `details.run` ' +
+      'names it). `409 unsaved_changes` when the mappings changed since the last save, unless ' +
+      '`{"force": true}` (which runs the saved plan). `409 not_provisioned` before the first save.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiBody({ type: TriggerDto, required: false })
@@ -101,7 +114,10 @@ export class LiveExportRunsController {
     operationId: 'listRuns',
     summary: 'List runs',
     description:
-      'The runs of one live export, newest first. Run states: `queued` -> `running` -> `succeeded` | `failed` | `canceled` (a queued run can be canceled directly). Each run has `trigger` (`manual` or `schedule`), the times (`queued_at`, `started_at`, `finished_at`), `rows_read` / `rows_written` / `rows_removed`, and `error: {code, message}` when it failed.',
+      'The runs of one live export, newest first. Run states: `queued` -> `running` -> `succeeded` | ' +
+      '`failed` | `canceled` (a queued run can be canceled directly). Each run has `trigger` ' +
+      '(`manual` or `schedule`), the times (`queued_at`, `started_at`, `finished_at`), `rows_read` / ' +
+      '`rows_written` / `rows_removed`, and `error: {code, message}` when it failed.',
   })
   @ApiQuery({ name: 'live_export', required: true, description: 'Live export id (`lex_...`).' })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-25 (default 10).' })
@@ -146,7 +162,10 @@ export class LiveExportRunsController {
     operationId: 'cancelRun',
     summary: 'Cancel a run',
     description:
-      'A queued run is `canceled` at once. A running run gets `cancel_requested_at` and stays `running` until the worker stops it (within a second), then `canceled`; the destination is left consistent (each batch is one transaction). `409 run_not_active` when the run already finished (or was already canceled).',
+      'A queued run is `canceled` at once. A running run gets `cancel_requested_at` and stays ' +
+      '`running` until the worker stops it (within a second), then `canceled`; the destination is ' +
+      'left consistent (each batch is one transaction). `409 run_not_active` when the run already ' +
+      'finished (or was already canceled).',
   })
   @ApiParam(RUN_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })

@@ -57,8 +57,8 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 
 /**
  * Schedule (GET/PATCH), trigger, runs listing, run, cancel. The worker executes runs and fires schedules
- * (`apps/worker/src/live-export/`); this side records intent: a `queued` run plus its Bull job, a schedule row,
- * a cancel request.
+ * (`apps/worker/src/live-export/`); this side records intent: a `queued` run plus its Bull job, a schedule
+ * row, a cancel request.
  */
 @Injectable()
 export class LiveExportRunsService {
@@ -154,7 +154,9 @@ export class LiveExportRunsService {
     if (entity.mappingsVersion !== entity.savedVersion && !force) {
       throw new DomainError(
         ErrorCode.UnsavedChanges,
-        `Live export ${entity.id} has unsaved changes (version ${entity.mappingsVersion}, saved ${entity.savedVersion}): save them first, or trigger with {"force": true} to run the last saved plan.`,
+        `Live export ${entity.id} has unsaved changes (version ${entity.mappingsVersion}, saved ` +
+          `${entity.savedVersion}): save them first, or trigger with {"force": true} to run the last ` +
+          `saved plan.`,
         { mappings_version: entity.mappingsVersion, saved_version: entity.savedVersion },
       );
     }
@@ -166,7 +168,8 @@ export class LiveExportRunsService {
       const active = await this.runs.activeOf(entity.id);
       throw new DomainError(
         ErrorCode.RunInProgress,
-        `Live export ${entity.id} already has an active run${active ? ` (${active.id}, ${active.state})` : ''}; wait for it or cancel it.`,
+        `Live export ${entity.id} already has an active ` +
+          `run${active ? ` (${active.id}, ${active.state})` : ''}; wait for it or cancel it.`,
         {
           run: active?.id ?? null,
           run_url: active ? this.links.run(active.id) : null,
@@ -210,7 +213,10 @@ export class LiveExportRunsService {
     return toRunDto(await this.loadRun(auth, runId, 'read'), this.links);
   }
 
-  /** Queued: canceled at once. Running: `cancel_requested_at` is set and the worker stops within a second. Finished: `409 run_not_active`. */
+  /**
+   * Queued: canceled at once. Running: `cancel_requested_at` is set and the worker stops within a second.
+   * Finished: `409 run_not_active`.
+   */
   async cancel(auth: AuthContext, runId: string): Promise<RunDto> {
     const run = await this.loadRun(auth, runId, 'write');
     const queued = await this.runs.cancelQueued(run.id);
@@ -223,7 +229,9 @@ export class LiveExportRunsService {
     if (now.state !== 'canceled' && now.state !== 'running') {
       throw new DomainError(
         ErrorCode.RunNotActive,
-        `Run ${run.id} already finished (${now.state}${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}); only a queued or running run can be canceled.`,
+        `Run ${run.id} already finished ` +
+          `(${now.state}${now.finishedAt ? ` at ${now.finishedAt.toISOString()}` : ''}); only a queued ` +
+          `or running run can be canceled.`,
         { state: now.state },
       );
     }
@@ -266,7 +274,8 @@ export class LiveExportRunsService {
     if (entity.savedVersion === null) {
       throw new DomainError(
         ErrorCode.NotProvisioned,
-        `${what}: live export ${entity.id} was never saved. PUT its mappings, then POST .../save to provision the destination.`,
+        `${what}: live export ${entity.id} was never saved. PUT its mappings, then POST .../save to ` +
+          `provision the destination.`,
       );
     }
   }

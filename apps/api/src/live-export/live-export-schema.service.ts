@@ -52,7 +52,8 @@ export class LiveExportSchemaService {
       if (!found)
         throw new DomainError(
           ErrorCode.NotFound,
-          `The source has no table "${table}"${byName.length > 1 ? ' (the name matches several; use the remote_id)' : ''}.`,
+          `The source has no table ` +
+            `"${table}"${byName.length > 1 ? ' (the name matches several; use the remote_id)' : ''}.`,
           { table },
         );
       return { remoteId: found.remoteId, fields: await connection.listFields(found.remoteId) };
@@ -91,7 +92,9 @@ export class LiveExportSchemaService {
     };
   }
 
-  /** `409 auth_required` (type `requires_action`, with the connect action) while a side has no credentials. */
+  /**
+   * `409 auth_required` (type `requires_action`, with the connect action) while a side has no credentials.
+   */
   requireConnected(entity: LiveExportEntity, side: LiveExportSide): void {
     const connected =
       side === 'source' ? entity.sourceCredentials !== null : entity.destinationCredentials !== null;

@@ -45,9 +45,20 @@ export class LiveExportsController {
     operationId: 'createLiveExport',
     summary: 'Create a live export',
     description: [
-      'Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database); the destination writes into its `location` (same kinds). Only the destination has a location (`invalid_location` on the source).',
-      "Per api_key side, `auth` is checked live before anything is stored (`connection_failed` with the app's reason; nothing is kept). `source.auth` travels with `source.base` (`missing_base` / `missing_auth`; `base_not_found` / `base_ambiguous` list the reachable bases). `destination.location` needs `destination.auth` and must be one of its locations (`invalid_location` with `details.locations`); it may also be set later by PATCH. A side without `auth` is created unconnected with a `user_authorization` pending action; an oauth connector always is (`oauth_auth_not_allowed` if `auth` is sent).",
-      'The export starts as a draft (`status: draft`): next map tables (`mappings_url`) and save (`save_url`). `connector_not_supported` for a connector that cannot take that role or is above the plan; `403 live_export_unavailable` when the plan has no live export.',
+      'Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, ' +
+        'location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database); the ' +
+        'destination writes into its `location` (same kinds). Only the destination has a location ' +
+        '(`invalid_location` on the source).',
+      'Per api_key side, `auth` is checked live before anything is stored (`connection_failed` with ' +
+        "the app's reason; nothing is kept). `source.auth` travels with `source.base` (`missing_base` " +
+        '/ `missing_auth`; `base_not_found` / `base_ambiguous` list the reachable bases). ' +
+        '`destination.location` needs `destination.auth` and must be one of its locations ' +
+        '(`invalid_location` with `details.locations`); it may also be set later by PATCH. A side ' +
+        'without `auth` is created unconnected with a `user_authorization` pending action; an oauth ' +
+        'connector always is (`oauth_auth_not_allowed` if `auth` is sent).',
+      'The export starts as a draft (`status: draft`): next map tables (`mappings_url`) and save ' +
+        '(`save_url`). `connector_not_supported` for a connector that cannot take that role or is ' +
+        'above the plan; `403 live_export_unavailable` when the plan has no live export.',
     ].join('\n\n'),
   })
   @ApiHeader({
@@ -107,7 +118,9 @@ export class LiveExportsController {
     operationId: 'getLiveExport',
     summary: 'Get a live export',
     description:
-      "Both sides (never credentials), pending actions, the mappings and save versions (`unsaved_changes`), and the next-step links. 404 also for another account's export, and for every export while live export is unavailable.",
+      'Both sides (never credentials), pending actions, the mappings and save versions ' +
+      "(`unsaved_changes`), and the next-step links. 404 also for another account's export, and for " +
+      'every export while live export is unavailable.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: LiveExportDto })
@@ -122,8 +135,13 @@ export class LiveExportsController {
     operationId: 'updateLiveExport',
     summary: 'Update a live export',
     description: [
-      'Body: `{name?, source?: {auth, base}, destination?: {auth?, location?}}`. `name` renames. `auth` completes a side created without it (checked live: `connection_failed`); a connected side answers `409 side_already_connected` (credentials are not rotated over the API). `destination.location` sets or changes where tables are created (checked live: `invalid_location`).',
-      'A location change after a save counts as an unsaved change (`mappings_version` goes up): runs keep writing the saved location until the next save, which creates the tables in the new one.',
+      'Body: `{name?, source?: {auth, base}, destination?: {auth?, location?}}`. `name` renames. ' +
+        '`auth` completes a side created without it (checked live: `connection_failed`); a connected ' +
+        'side answers `409 side_already_connected` (credentials are not rotated over the API). ' +
+        '`destination.location` sets or changes where tables are created (checked live: ' +
+        '`invalid_location`).',
+      'A location change after a save counts as an unsaved change (`mappings_version` goes up): runs ' +
+        'keep writing the saved location until the next save, which creates the tables in the new one.',
     ].join('\n\n'),
   })
   @ApiParam(LIVE_EXPORT_ID)
@@ -157,7 +175,10 @@ export class LiveExportsController {
     operationId: 'deleteLiveExport',
     summary: 'Delete a live export',
     description:
-      'Deletes the export, its schedule and its run history; an active run is canceled (a running copy stops within a second). Tables already created in the destination stay, with their rows. The change capture the export installed in the source database (triggers `lockstep_export_*` / `lockstep_x*`) is removed by the worker shortly after.',
+      'Deletes the export, its schedule and its run history; an active run is canceled (a running ' +
+      'copy stops within a second). Tables already created in the destination stay, with their rows. ' +
+      'The change capture the export installed in the source database (triggers `lockstep_export_*` ' +
+      '/ `lockstep_x*`) is removed by the worker shortly after.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: DeletedLiveExportDto })
@@ -172,7 +193,8 @@ export class LiveExportsController {
     operationId: 'listSourceTables',
     summary: 'List source tables',
     description:
-      "The tables of the source base, read live. Use `remote_id` (or the exact unique `name`) as a mapping's `source_table`. `409 auth_required` while the source is not connected.",
+      'The tables of the source base, read live. Use `remote_id` (or the exact unique `name`) as a ' +
+      "mapping's `source_table`. `409 auth_required` while the source is not connected.",
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: SourceTableListDto })
@@ -187,7 +209,9 @@ export class LiveExportsController {
     operationId: 'listSourceFields',
     summary: "List a source table's exportable fields",
     description:
-      'Read live. Link fields, unreadable fields and fields of unsupported types are never offered. `default_destination_field` is the column name a mapping gets without `destination_field`. 404 when the source has no such table.',
+      'Read live. Link fields, unreadable fields and fields of unsupported types are never offered. ' +
+      '`default_destination_field` is the column name a mapping gets without `destination_field`. ' +
+      '404 when the source has no such table.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiParam({ name: 'table', description: 'Source table remote id (or exact unique name).' })
@@ -207,7 +231,9 @@ export class LiveExportsController {
     operationId: 'listDestinationLocations',
     summary: 'List destination locations',
     description:
-      "Where the export can create its tables: the destination's schemas (PostgreSQL) or databases (MySQL/MariaDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.",
+      "Where the export can create its tables: the destination's schemas (PostgreSQL) or databases " +
+      '(MySQL/MariaDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while ' +
+      'the destination is not connected.',
   })
   @ApiParam(LIVE_EXPORT_ID)
   @ApiOkResponse({ type: LocationListDto })

@@ -48,15 +48,16 @@ function refuseSourceLocation(location: unknown): void {
   if (location !== undefined)
     throw new DomainError(
       ErrorCode.InvalidLocation,
-      'The source has no location: only the destination does (`destination.location`). The source reads from `source.base`.',
+      'The source has no location: only the destination does (`destination.location`). The source ' +
+        'reads from `source.base`.',
       { side: 'source' },
     );
 }
 
 /**
  * Live exports (spec 2.15, 4.8): create (every check before anything is stored), list, get, PATCH (rename,
- * complete a withheld side, set the location), DELETE (the export, its schedule and runs go; destination tables
- * stay).
+ * complete a withheld side, set the location), DELETE (the export, its schedule and runs go; destination
+ * tables stay).
  */
 @Injectable()
 export class LiveExportsService {
@@ -165,7 +166,8 @@ export class LiveExportsService {
     ) {
       throw new DomainError(
         ErrorCode.InvalidLocation,
-        'The destination is not connected yet, so its locations are unknown: send `destination.auth` with the location (or after it).',
+        'The destination is not connected yet, so its locations are unknown: send `destination.auth` ' +
+          'with the location (or after it).',
         { side: 'destination' },
       );
     }
@@ -194,7 +196,8 @@ export class LiveExportsService {
       if (location && location.id !== entity.destinationLocation) set.destinationLocation = location.id;
     }
     if (Object.keys(set).length === 0) return this.dto(entity);
-    // A location change after a save is an unsaved change: runs keep the saved plan's location until the next save.
+    // A location change after a save is an unsaved change: runs keep the saved plan's location until the next
+    // save.
     const bump = set.destinationLocation !== undefined && entity.savedVersion !== null;
     await this.dataSource.transaction((m) => new LiveExportStore(m).update(entity.id, set, bump));
     return this.dto(await this.exports.get(entity.id));
@@ -225,7 +228,10 @@ export class LiveExportsService {
       id: entity.id,
       deleted: true,
       canceled_run: canceled?.id ?? null,
-      note: 'The live export, its schedule and its run history are deleted. Tables it created in the destination stay, with their rows; the change capture it installed in the source database is removed shortly.',
+      note:
+        'The live export, its schedule and its run history are deleted. Tables it created in the ' +
+        'destination stay, with their rows; the change capture it installed in the source database is ' +
+        'removed shortly.',
     };
   }
 
@@ -284,7 +290,8 @@ export class LiveExportsService {
     if (!credentials && location !== undefined) {
       throw new DomainError(
         ErrorCode.InvalidLocation,
-        'destination.location needs a connected destination (send destination.auth with it, or set the location later with PATCH once connected).',
+        'destination.location needs a connected destination (send destination.auth with it, or set ' +
+          'the location later with PATCH once connected).',
         { side: 'destination' },
       );
     }
@@ -338,7 +345,8 @@ export class LiveExportsService {
     if (connected) {
       throw new DomainError(
         ErrorCode.SideAlreadyConnected,
-        `The ${side} is already connected; its credentials cannot be replaced over the API (create a new live export to use other credentials).`,
+        `The ${side} is already connected; its credentials cannot be replaced over the API (create a ` +
+          `new live export to use other credentials).`,
         { side },
       );
     }

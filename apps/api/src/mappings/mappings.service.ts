@@ -193,7 +193,8 @@ export class MappingsService {
       const code = putErrorCode(issues) ?? 'invalid_mappings';
       throw new DomainError(
         code as ErrorCode,
-        `The mappings were not saved: ${blocking[0]!.message}${blocking.length > 1 ? ` (and ${blocking.length - 1} more)` : ''}`,
+        `The mappings were not saved: ` +
+          `${blocking[0]!.message}${blocking.length > 1 ? ` (and ${blocking.length - 1} more)` : ''}`,
         { issues },
       );
     }
@@ -258,7 +259,10 @@ export class MappingsService {
     };
   }
 
-  /** The schema with the fields of every table the document references fetched (spec 4.4: fetched during the call). */
+  /**
+   * The schema with the fields of every table the document references fetched (spec 4.4: fetched during the
+   * call).
+   */
   private async schemaFor(loaded: LoadedSync, document: MappingsDocument): Promise<MappingsSchema> {
     let schema = await this.loadSchema(loaded);
     const resolved = resolveMappings(document, schema);

@@ -18,8 +18,11 @@ export class OperationsController {
     operationId: 'listOperations',
     summary: 'List operations',
     description: [
-      'The record-level change log of one sync, newest first (`occurred_at` descending, ties in the order the engine wrote them). Each record change shows on both sides: a `poll` operation on the side where Lockstep detected it and a `push` operation on the side it wrote it to.',
-      'The list form omits `field_changes` and returns `record.url` as null; `GET /sync/operations/{id}` has both. 20 operations per page unless `limit` says otherwise.',
+      'The record-level change log of one sync, newest first (`occurred_at` descending, ties in the ' +
+        'order the engine wrote them). Each record change shows on both sides: a `poll` operation on ' +
+        'the side where Lockstep detected it and a `push` operation on the side it wrote it to.',
+      'The list form omits `field_changes` and returns `record.url` as null; `GET ' +
+        '/sync/operations/{id}` has both. 20 operations per page unless `limit` says otherwise.',
       'A one-sync key sees only its sync (`404 not_found` for others).',
     ].join('\n\n'),
   })
@@ -28,7 +31,9 @@ export class OperationsController {
     name: 'table',
     required: false,
     description:
-      "Only operations on this table: a `table_...` id of either side (as in `table.id`), or a table's remote id (an exact unique name also works). A bare reference found on both sides is `400 table_ambiguous`; not a table of this sync is `400 invalid_table`.",
+      'Only operations on this table: a `table_...` id of either side (as in `table.id`), or a ' +
+      "table's remote id (an exact unique name also works). A bare reference found on both sides is " +
+      '`400 table_ambiguous`; not a table of this sync is `400 invalid_table`.',
   })
   @ApiQuery({
     name: 'record',
@@ -39,7 +44,8 @@ export class OperationsController {
     name: 'since',
     required: false,
     description:
-      'Only operations at or after this ISO 8601 time, for example `2026-01-31T12:00:00Z` (a time without a zone is UTC).',
+      'Only operations at or after this ISO 8601 time, for example `2026-01-31T12:00:00Z` (a time ' +
+      'without a zone is UTC).',
   })
   @ApiQuery({ name: 'limit', required: false, description: 'Integer 1-100 (default 20).' })
   @ApiQuery({
@@ -79,7 +85,9 @@ export class OperationsController {
     operationId: 'getOperation',
     summary: 'Get an operation',
     description:
-      "One operation with its `field_changes` (before and after per field) and `record.url` (opens the record's copy on the operation's side). `404 not_found` for unknown ids, another account's operations and, for a one-sync key, other syncs' operations.",
+      'One operation with its `field_changes` (before and after per field) and `record.url` (opens ' +
+      "the record's copy on the operation's side). `404 not_found` for unknown ids, another " +
+      "account's operations and, for a one-sync key, other syncs' operations.",
   })
   @ApiParam({ name: 'id', description: 'Operation id (`op_...`).' })
   @ApiOkResponse({ type: OperationDto })

@@ -37,8 +37,8 @@ function recordParam(raw: unknown): string | undefined {
 
 /**
  * The record-level change log (spec 2.10, 4.5), newest first: `ORDER BY occurred_at DESC, seq DESC` with a
- * keyset cursor on the same pair. Every filter has an index in that order (sync; sync + table; sync + record),
- * so a page is an index range scan however long the log is.
+ * keyset cursor on the same pair. Every filter has an index in that order (sync; sync + table; sync +
+ * record), so a page is an index range scan however long the log is.
  */
 @Injectable()
 export class OperationsService {
@@ -91,8 +91,9 @@ export class OperationsService {
   }
 
   /**
-   * `table`: a `table_` id of either side, else a remote id (or exact name) resolved over both sides' tables of
-   * this sync. Not a table of this sync: `invalid_table`; a bare reference found on both sides: `table_ambiguous`.
+   * `table`: a `table_` id of either side, else a remote id (or exact name) resolved over both sides' tables
+   * of this sync. Not a table of this sync: `invalid_table`; a bare reference found on both sides:
+   * `table_ambiguous`.
    */
   private async resolveTable(syncId: string, ref: string): Promise<string> {
     const tables = await this.db.getRepository(SyncTableEntity).findBy({ syncId });
@@ -100,7 +101,8 @@ export class OperationsService {
     const invalid = () =>
       new DomainError(
         ErrorCode.InvalidTable,
-        `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id from the sync's table listings.`,
+        `\`table\` "${shown}" is not a table of this sync; pass a \`table_...\` id or a remote id ` +
+          `from the sync's table listings.`,
       );
     if (isId('table', ref)) {
       if (!tables.some((table) => table.id === ref)) throw invalid();

@@ -18,9 +18,15 @@ export class PendingDeletesController {
     operationId: 'listPendingDeletes',
     summary: 'List held deletes',
     description: [
-      'Records that went missing on one side of a sync with `delete_approval: review_required`: the delete is held instead of being applied to the other side. Newest first.',
-      'Each entry names the side where the record went missing (`missing_side`), the side an approval deletes it from (`delete_from_side`), the surviving copy (`record`, null once that side holds no copy either), the record status document (`record_url`) and the page where a person approves, ignores or restores it (`review_url`). No API operation decides a held delete.',
-      '`state=ignored` lists the ones a person ignored (dormant, not raised again). `409 delete_approval_disabled` when the sync applies deletes without review.',
+      'Records that went missing on one side of a sync with `delete_approval: review_required`: the ' +
+        'delete is held instead of being applied to the other side. Newest first.',
+      'Each entry names the side where the record went missing (`missing_side`), the side an ' +
+        'approval deletes it from (`delete_from_side`), the surviving copy (`record`, null once that ' +
+        'side holds no copy either), the record status document (`record_url`) and the page where a ' +
+        'person approves, ignores or restores it (`review_url`). No API operation decides a held ' +
+        'delete.',
+      '`state=ignored` lists the ones a person ignored (dormant, not raised again). `409 ' +
+        'delete_approval_disabled` when the sync applies deletes without review.',
     ].join('\n\n'),
   })
   @ApiQuery({ name: 'sync', required: true, description: 'Sync id (`sync_...`).' })

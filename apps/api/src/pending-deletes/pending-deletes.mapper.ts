@@ -9,7 +9,10 @@ export interface PendingDeleteDecisionView {
   state: PendingDeleteEntity['state'];
   missing_side: PendingDeleteEntity['missingSide'];
   delete_from_side: PendingDeleteEntity['deleteFromSide'];
-  /** What the engine still has to carry out (`approve`: delete the surviving copy; `restore`: re-create the missing one). */
+  /**
+   * What the engine still has to carry out (`approve`: delete the surviving copy; `restore`: re-create the
+   * missing one).
+   */
   requested_action: PendingDeleteEntity['requestedAction'];
   pending_since: string;
   ignored_at: string | null;
@@ -36,7 +39,10 @@ export function toDecisionView(row: PendingDeleteEntity): PendingDeleteDecisionV
 
 export type { PendingDeleteListRow };
 
-/** Spec 2.13: `record` is the surviving copy (on `delete_from_side`), null once that side holds no copy either. */
+/**
+ * Spec 2.13: `record` is the surviving copy (on `delete_from_side`), null once that side holds no copy
+ * either.
+ */
 export function toPendingDeleteDto(
   syncId: string,
   row: PendingDeleteListRow,

@@ -24,7 +24,9 @@ const OPEN_STATES: State[] = ['awaiting_review', 'ignored'];
 const LIST_STATES = ['awaiting_review', 'ignored'] as const;
 export const LIST_LIMIT: LimitRule = { min: 1, max: 100, default: 20 };
 
-/** What each decision may start from, where it leads, what the engine is asked to do, and the history entry. */
+/**
+ * What each decision may start from, where it leads, what the engine is asked to do, and the history entry.
+ */
 const RULES: Record<
   PendingDeleteDecision,
   {
@@ -88,7 +90,8 @@ export class PendingDeletesService {
     if (sync.deleteApproval === 'auto_approve') {
       throw new DomainError(
         ErrorCode.DeleteApprovalDisabled,
-        `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing is held for review. A person can require review in the app.`,
+        `Sync ${syncId} applies deletes without review (delete approval \`auto_approve\`), so nothing ` +
+          `is held for review. A person can require review in the app.`,
         {
           delete_approval: sync.deleteApproval,
         },
@@ -119,7 +122,8 @@ export class PendingDeletesService {
       const current = await this.current(decisions, syncId, recordId);
       if (decision === 'ignore' && current.state === 'ignored') return toDecisionView(current);
       if (!rule.from.includes(current.state)) throw this.notAllowed(current, decision);
-      // Conditional on the state read: of two concurrent decisions, the second updates nothing and is refused.
+      // Conditional on the state read: of two concurrent decisions, the second updates nothing and is
+      // refused.
       if (!(await decisions.decide(current.id, current.state, { to: rule.to, set: rule.set }))) {
         const now = await decisions.find(current.id);
         if (!now) throw this.notFound(syncId, recordId);
@@ -131,7 +135,10 @@ export class PendingDeletesService {
     });
   }
 
-  /** The record's open held delete or, when none is open, its latest decided one (to say why nothing is left to decide). */
+  /**
+   * The record's open held delete or, when none is open, its latest decided one (to say why nothing is left
+   * to decide).
+   */
   private async current(
     decisions: PendingDeleteDecisions,
     syncId: string,
@@ -155,7 +162,8 @@ export class PendingDeletesService {
   private notFound(syncId: string, recordId: string): DomainError {
     return new DomainError(
       ErrorCode.NotFound,
-      `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored for it.`,
+      `Record ${recordId} has no held delete in sync ${syncId}: nothing is awaiting review or ignored ` +
+        `for it.`,
       { sync: syncId, record: recordId },
     );
   }
@@ -166,7 +174,9 @@ export class PendingDeletesService {
       row.state === 'approved'
         ? `its delete was already approved${when}; nothing is left to decide`
         : row.state === 'closed'
-          ? `${row.requestedAction === 'restore' ? `it was already restored${when}` : 'it closed by itself when the record reappeared'}; nothing is left to decide`
+          ? (row.requestedAction === 'restore'
+              ? `it was already restored${when}`
+              : 'it closed by itself when the record reappeared') + '; nothing is left to decide'
           : `it was decided meanwhile and is now ${row.state}; look again before deciding`;
     return new DomainError(
       ErrorCode.Conflict,

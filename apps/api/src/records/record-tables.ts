@@ -53,9 +53,9 @@ export class RecordTables {
   }
 
   /**
-   * Every pair and side of the mappings, or only those of the `table` given: a `table_` id or a table's remote
-   * id (then exact name) of either side. A table this sync does not have is `invalid_table`; a table of the
-   * sync that no pair maps selects nothing.
+   * Every pair and side of the mappings, or only those of the `table` given: a `table_` id or a table's
+   * remote id (then exact name) of either side. A table this sync does not have is `invalid_table`; a table
+   * of the sync that no pair maps selects nothing.
    */
   async scope(sync: SyncEntity, pairs: PairTables[], table: string | undefined): Promise<TableScope[]> {
     const all = pairs.flatMap((pair) => SIDES.map((side) => ({ pair: pair.index, side })));
@@ -63,7 +63,8 @@ export class RecordTables {
     const invalid = () =>
       new DomainError(
         ErrorCode.InvalidTable,
-        `\`table\` "${table.slice(0, 100)}" is not a table of sync ${sync.id}; use a \`table_...\` id or a table's remote id from the sync's table listing.`,
+        `\`table\` "${table.slice(0, 100)}" is not a table of sync ${sync.id}; use a \`table_...\` id ` +
+          `or a table's remote id from the sync's table listing.`,
       );
     let matches: SyncTableEntity[];
     if (isId('table', table)) {

@@ -18,19 +18,23 @@ import { RecordsService } from './records.service';
 const RECORD_ID = {
   name: 'record_id',
   description:
-    "A `rec_` id, or the record's id in a connected app (then `sync` is required, and `table` when the id exists in several tables). Without `sync`, an id starting `rec_` is a `rec_` id: one that names no record is `404 not_found`.",
+    "A `rec_` id, or the record's id in a connected app (then `sync` is required, and `table` when " +
+    'the id exists in several tables). Without `sync`, an id starting `rec_` is a `rec_` id: one ' +
+    'that names no record is `404 not_found`.',
 };
 const SYNC_FOR_RECORD = {
   name: 'sync',
   required: false,
   description:
-    "Sync id (`sync_...`): required with a connected-app id; with a `rec_` id optional, and it must be the record's sync.",
+    'Sync id (`sync_...`): required with a connected-app id; with a `rec_` id optional, and it must ' +
+    "be the record's sync.",
 };
 const TABLE_FOR_RECORD = {
   name: 'table',
   required: false,
   description:
-    "With a connected-app id: the table holding it (a `table_...` id of either side, or a table's remote id), when the id exists in several tables.",
+    "With a connected-app id: the table holding it (a `table_...` id of either side, or a table's " +
+    'remote id), when the id exists in several tables.',
 };
 
 @ApiTags('Records')
@@ -45,8 +49,13 @@ export class RecordsController {
     operationId: 'searchRecords',
     summary: 'Search records',
     description: [
-      'Finds records of a sync by a remote record id (either side), a `rec_` id or display text. Best first: exact id matches (the `rec_` id, then remote ids equal to the query, left then right), then display names equal to or starting with the query, then names containing it (case-insensitive).',
-      'Capped, not paginated: at most `limit` hits, `next_cursor` is always null, and `has_more: true` means more records matched; narrow the query (or add `table`). On a very large sync the substring pass may be cut short, which also answers `has_more: true`.',
+      'Finds records of a sync by a remote record id (either side), a `rec_` id or display text. ' +
+        'Best first: exact id matches (the `rec_` id, then remote ids equal to the query, left then ' +
+        'right), then display names equal to or starting with the query, then names containing it ' +
+        '(case-insensitive).',
+      'Capped, not paginated: at most `limit` hits, `next_cursor` is always null, and `has_more: ' +
+        'true` means more records matched; narrow the query (or add `table`). On a very large sync the ' +
+        'substring pass may be cut short, which also answers `has_more: true`.',
       'Each hit links its status document (`url`) and opens the record in a connected app (`browser_url`).',
     ].join('\n\n'),
   })
@@ -90,9 +99,16 @@ export class RecordsController {
     operationId: 'getRecordStatus',
     summary: 'Record status',
     description: [
-      "The record status document: per side the copy (`remote_id`, `is_deleted`, `is_filtered`, `is_sync_disabled`, the operations queued for it, `browser_url`) or null when that side has no copy; the record's queue in run order; its open issues; its held delete (`pending_delete`) and their history (`pending_delete_events`); the most recent operations of both sides with `operations_url` for the rest.",
-      "Queue positions count over the record's whole queue, 1 runs next; a side lists the entries that concern it with their positions, an entry for both sides (a push waiting for a linked record) on both.",
-      '`400 ambiguous_record` when a connected-app id names records in several tables (`details.candidates`); add `table` or use the `rec_` id.',
+      'The record status document: per side the copy (`remote_id`, `is_deleted`, `is_filtered`, ' +
+        '`is_sync_disabled`, the operations queued for it, `browser_url`) or null when that side has ' +
+        "no copy; the record's queue in run order; its open issues; its held delete (`pending_delete`) " +
+        'and their history (`pending_delete_events`); the most recent operations of both sides with ' +
+        '`operations_url` for the rest.',
+      "Queue positions count over the record's whole queue, 1 runs next; a side lists the entries " +
+        'that concern it with their positions, an entry for both sides (a push waiting for a linked ' +
+        'record) on both.',
+      '`400 ambiguous_record` when a connected-app id names records in several tables ' +
+        '(`details.candidates`); add `table` or use the `rec_` id.',
     ].join('\n\n'),
   })
   @ApiParam(RECORD_ID)
@@ -119,8 +135,12 @@ export class RecordsController {
     operationId: 'refetchRecord',
     summary: 'Refetch a record',
     description: [
-      "Queues a read of the record's copy on `side`, or without a body on every side holding a copy; the worker reads it from the app and syncs what changed. The refetch runs after the operations already queued for the record (see `queued_operations` in the status document). Repeating the request while the refetch still waits at the end of the queue adds nothing.",
-      'Same id and query rules as the status document. `400 no_copy_to_refetch` when the side (or every side) has no copy. On a paused sync the refetch waits until the sync runs again.',
+      "Queues a read of the record's copy on `side`, or without a body on every side holding a copy; " +
+        'the worker reads it from the app and syncs what changed. The refetch runs after the ' +
+        'operations already queued for the record (see `queued_operations` in the status document). ' +
+        'Repeating the request while the refetch still waits at the end of the queue adds nothing.',
+      'Same id and query rules as the status document. `400 no_copy_to_refetch` when the side (or ' +
+        'every side) has no copy. On a paused sync the refetch waits until the sync runs again.',
     ].join('\n\n'),
   })
   @ApiParam(RECORD_ID)

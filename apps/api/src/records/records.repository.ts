@@ -27,8 +27,8 @@ const pairsOf = (scope: TableScope[], side?: SideName) => [
 ];
 
 /**
- * The records API's reads and its refetch request over the engine's store (libs/persistence's record-search and
- * record-queue), with the caller's table scope turned into the table pairs each lookup covers.
+ * The records API's reads and its refetch request over the engine's store (libs/persistence's record-search
+ * and record-queue), with the caller's table scope turned into the table pairs each lookup covers.
  */
 @Injectable()
 export class RecordsRepository {

@@ -31,7 +31,8 @@ interface Resolved {
 
 /**
  * Records of a sync (spec 2.12, 3.3, 4.6): search by id or display text, the status document, and a refetch
- * queued behind what is already queued for the record. Read from the engine's store; the worker does the work.
+ * queued behind what is already queued for the record. Read from the engine's store; the worker does the
+ * work.
  */
 @Injectable()
 export class RecordsService {
@@ -92,7 +93,11 @@ export class RecordsService {
     if (requested && !hasCopy(link, requested)) {
       throw new DomainError(
         ErrorCode.NoCopyToRefetch,
-        `The ${requested} side holds no copy of record ${link.id}${(requested === 'left' ? link.left_remote_id : link.right_remote_id) ? ' (it was deleted there)' : ''}; there is nothing to refetch there.`,
+        `The ${requested} side holds no copy of record ${link.id}` +
+          ((requested === 'left' ? link.left_remote_id : link.right_remote_id)
+            ? ' (it was deleted there)'
+            : '') +
+          '; there is nothing to refetch there.',
         {
           record_id: link.id,
           side: requested,
@@ -124,7 +129,9 @@ export class RecordsService {
     const notFound = () =>
       new DomainError(
         ErrorCode.NotFound,
-        `No record ${recordId.slice(0, 200)}${raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : ''}.`,
+        `No record ${recordId.slice(0, 200)}` +
+          (raw.sync && typeof raw.sync === 'string' ? ` in sync ${raw.sync}` : '') +
+          '.',
       );
     if (isRecordId(recordId) || (raw.sync === undefined && recordId.startsWith(RECORD_PREFIX))) {
       const syncId = raw.sync === undefined ? undefined : requireSyncParam(raw.sync);
@@ -164,7 +171,9 @@ export class RecordsService {
       }));
       throw new DomainError(
         ErrorCode.AmbiguousRecord,
-        `The id "${recordId.slice(0, 200)}" names ${matches.length} records of sync ${syncId} (${candidates.map((c) => `${c.side} ${c.table?.name ?? `pair ${c.table_pair}`}`).join(', ')}); add \`table\` (a \`table_...\` id from details.candidates) or use the \`rec_\` id.`,
+        `The id "${recordId.slice(0, 200)}" names ${matches.length} records of sync ${syncId} ` +
+          `(${candidates.map((c) => `${c.side} ${c.table?.name ?? `pair ${c.table_pair}`}`).join(', ')}); ` +
+          `add \`table\` (a \`table_...\` id from details.candidates) or use the \`rec_\` id.`,
         { candidates },
       );
     }
@@ -194,7 +203,10 @@ function queryParam(raw: unknown): string {
   return raw.trim();
 }
 
-/** The optional refetch body `{side}`: `invalid_side` for another side value, `invalid_request` for anything else. */
+/**
+ * The optional refetch body `{side}`: `invalid_side` for another side value, `invalid_request` for anything
+ * else.
+ */
 function refetchSide(body: unknown): SideName | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body !== 'object' || Array.isArray(body))

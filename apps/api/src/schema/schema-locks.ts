@@ -10,7 +10,9 @@ export const SCHEMA_LOCK_TTL_MS = 60_000;
 const WAIT_MS = 15_000;
 const POLL_MS = 200;
 
-/** Deletes the key only while it still holds our token: never frees a lock another loader took after expiry. */
+/**
+ * Deletes the key only while it still holds our token: never frees a lock another loader took after expiry.
+ */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 export const BUSY = Symbol('schema-busy');

@@ -25,7 +25,8 @@ const REFRESH = {
   required: false,
   enum: ['true', 'false'],
   description:
-    '`true` reads the list from the app again instead of the cache; needs the sync off (`409 sync_active` while it is active). Default `false`.',
+    '`true` reads the list from the app again instead of the cache; needs the sync off (`409 ' +
+    'sync_active` while it is active). Default `false`.',
 };
 const error = (status: number, codes: string[]) => ({
   status,
@@ -35,7 +36,8 @@ const error = (status: number, codes: string[]) => ({
 const LOADING = {
   status: 202,
   description:
-    'Another request is reading this schema from the app right now. Body `{loading: true}`; repeat the same GET after `Retry-After` seconds.',
+    'Another request is reading this schema from the app right now. Body `{loading: true}`; repeat ' +
+    'the same GET after `Retry-After` seconds.',
   type: SchemaLoadingDto,
   headers: {
     'Retry-After': {
@@ -61,8 +63,12 @@ export class SchemaController {
     operationId: 'listTables',
     summary: 'List the tables of a side',
     description: [
-      "The tables of one side's app (spec 2.7). The first request reads them from the app (this may take a few seconds) and caches them; later requests answer from the cache (same `fetched_at`) until `refresh=true`.",
-      'A table keeps its `table_` id across refreshes while the app keeps its remote id. Tables the app no longer has are not listed (mappings that still reference them report `orphaned_table`); a table that comes back gets its old id again.',
+      "The tables of one side's app (spec 2.7). The first request reads them from the app (this may " +
+        'take a few seconds) and caches them; later requests answer from the cache (same `fetched_at`) ' +
+        'until `refresh=true`.',
+      'A table keeps its `table_` id across refreshes while the app keeps its remote id. Tables the ' +
+        'app no longer has are not listed (mappings that still reference them report ' +
+        '`orphaned_table`); a table that comes back gets its old id again.',
       'Each table carries `fields_url`, the link to its fields.',
     ].join('\n\n'),
   })
@@ -95,8 +101,14 @@ export class SchemaController {
     operationId: 'listFields',
     summary: 'List the fields of a table',
     description: [
-      'The fields of one table (spec 2.7), read from the app on the first request for that table and cached until `refresh=true`. A field keeps its `field_` id across refreshes while the app keeps its remote id; fields the app no longer has are not listed.',
-      '`table_id` is the prefixed id (`table_...`, resolved on its own side) or a bare string: a remote id, else an exact table name unique on the searched sides. Without `side` both sides are searched and a remote id wins over a name; a remote id (or name) found on both sides is `400 table_ambiguous`: use the prefixed id or pass `side`. A side whose table list was never fetched is fetched first.',
+      'The fields of one table (spec 2.7), read from the app on the first request for that table and ' +
+        'cached until `refresh=true`. A field keeps its `field_` id across refreshes while the app ' +
+        'keeps its remote id; fields the app no longer has are not listed.',
+      '`table_id` is the prefixed id (`table_...`, resolved on its own side) or a bare string: a ' +
+        'remote id, else an exact table name unique on the searched sides. Without `side` both sides ' +
+        'are searched and a remote id wins over a name; a remote id (or name) found on both sides is ' +
+        '`400 table_ambiguous`: use the prefixed id or pass `side`. A side whose table list was never ' +
+        'fetched is fetched first.',
     ].join('\n\n'),
   })
   @ApiParam(SYNC_ID)

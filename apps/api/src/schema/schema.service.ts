@@ -180,7 +180,8 @@ export class SchemaService {
   /**
    * Table reference of the fields endpoint: a prefixed id resolves on its own side (404 when `side` says
    * otherwise); a bare string is a remote id, else an exact name unique among the searched sides' listed
-   * tables (one side with `side`, both without). The table lists searched are fetched first when never fetched.
+   * tables (one side with `side`, both without). The table lists searched are fetched first when never
+   * fetched.
    */
   private async resolveTable(
     loaded: LoadedSync,
@@ -213,7 +214,8 @@ export class SchemaService {
         : `on the ${match.tables[0].side} side`;
     throw new DomainError(
       ErrorCode.TableAmbiguous,
-      `"${ref}" matches ${match.by === 'remote_id' ? 'the remote id' : 'the name'} of several tables ${where}; use the prefixed table id${side ? '' : ' or pass `side`'}.`,
+      `"${ref}" matches ${match.by === 'remote_id' ? 'the remote id' : 'the name'} of several tables ` +
+        `${where}; use the prefixed table id${side ? '' : ' or pass `side`'}.`,
       { tables: match.tables.map((t) => ({ id: t.id, side: t.side, remote_id: t.remoteId, name: t.name })) },
     );
   }

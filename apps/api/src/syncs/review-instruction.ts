@@ -3,9 +3,9 @@ import type { ConnectorCatalog } from '../connectors/connector-catalog';
 import { SIDES } from './sync-access';
 
 /**
- * The `user_confirmation` instruction: what the person is asked to do, and what Lockstep writes into each app,
- * per side as its connector declares it. A draft copies no records, but saving the mappings already changed the
- * apps (creates, the service id column), and starting installs change capture.
+ * The `user_confirmation` instruction: what the person is asked to do, and what Lockstep writes into each
+ * app, per side as its connector declares it. A draft copies no records, but saving the mappings already
+ * changed the apps (creates, the service id column), and starting installs change capture.
  */
 export function reviewInstruction(
   syncName: string,
@@ -37,8 +37,10 @@ function sideSetup(
     changeCapture: 'what the app needs for Lockstep to notice changes',
   };
   return (
-    `On the ${side} side (${where}), saving the mappings creates the tables and fields they mark \`create\` and ` +
-    `adds ${setup.serviceIdColumn} to every mapped table that lacks it (views excepted), whatever its primary key; ` +
+    `On the ${side} side (${where}), saving the mappings creates the tables and fields they mark ` +
+    `\`create\` and ` +
+    (`adds ${setup.serviceIdColumn} to every mapped table that lacks it (views excepted), whatever its ` +
+      `primary key; `) +
     `starting the sync installs ${setup.changeCapture}.`
   );
 }

@@ -37,7 +37,9 @@ export class SideBuilder {
       if (!declared.has(key))
         problems.push({
           path: `${path}.${key}`,
-          message: `${declaration.type} has no credential field "${key}"; it takes ${[...declared.keys()].join(', ')}`,
+          message:
+            `${declaration.type} has no credential field "${key}"; it takes ` +
+            `${[...declared.keys()].join(', ')}`,
         });
       else if (typeof value !== 'string')
         problems.push({ path: `${path}.${key}`, message: `${path}.${key} must be a string` });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
-import { isId } from '@lockstep/domain';
+import { isId, type SyncLifecycleState } from '@lockstep/domain';
 import {
   findSyncView,
   isSyncVisible,
@@ -36,6 +36,15 @@ export function isConnected(side: Pick<SyncSideEntity, 'authStatus'> | null): bo
   return side !== null && side.authStatus !== 'pending';
 }
 
+/** The sync's state as its lifecycle decides on it (`transition`). */
+export function lifecycleState(loaded: LoadedSync): SyncLifecycleState {
+  return {
+    status: loaded.sync.status,
+    initialSync: loaded.sync.initialSyncPhase,
+    bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
+  };
+}
+
 const notFound = (syncId: string) => new DomainError(ErrorCode.NotFound, `No sync ${syncId}.`);
 
 /**
@@ -53,7 +62,8 @@ export class SyncAccess {
 
   async load(auth: AuthContext, syncId: string): Promise<LoadedSync> {
     this.assertMayAsk(auth, syncId);
-    // The sides are read alongside (one round trip less); they are dropped unread when the sync is not the caller's.
+    // The sides are read alongside (one round trip less); they are dropped unread when the sync is not the
+    // caller's.
     const [sync, sides] = await Promise.all([
       this.syncs.findOneBy({ id: syncId, accountId: auth.accountId, deletedAt: IsNull() }),
       this.loadSides(syncId),
@@ -75,7 +85,9 @@ export class SyncAccess {
     return view;
   }
 
-  /** `404 not_found` as `load` says, without reading the sync: for reads that only need to know it is theirs. */
+  /**
+   * `404 not_found` as `load` says, without reading the sync: for reads that only need to know it is theirs.
+   */
   async assertVisible(auth: AuthContext, syncId: string): Promise<void> {
     this.assertMayAsk(auth, syncId);
     if (!(await isSyncVisible(this.sides.manager, auth.accountId, syncId))) throw notFound(syncId);

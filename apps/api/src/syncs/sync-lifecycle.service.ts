@@ -8,7 +8,7 @@ import { SyncEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { reviewInstruction } from './review-instruction';
-import { isConnected, type LoadedSync, SyncAccess } from './sync-access';
+import { lifecycleState, type LoadedSync, SyncAccess } from './sync-access';
 import { SyncLinks } from './sync-links';
 import { SyncsService } from './syncs.service';
 
@@ -43,14 +43,7 @@ export class SyncLifecycleService {
     for (let attempt = 0; ; attempt += 1) {
       const loaded = await this.access.load(auth, syncId);
       const { sync } = loaded;
-      const outcome = transition(
-        {
-          status: sync.status,
-          initialSync: sync.initialSyncPhase,
-          bothSidesConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
-        },
-        event,
-      );
+      const outcome = transition(lifecycleState(loaded), event);
       if (!outcome.ok) {
         if (outcome.code === 'auth_required') this.access.requireBothConnected(loaded);
         throw this.refusal(loaded, outcome);

@@ -60,7 +60,10 @@ export class SyncLinks {
     return this.app(`/syncs/${syncId}/records/${recordId}?side=${side}`);
   }
 
-  /** The console page where a person approves, ignores or restores held deletes (one record, or all of a sync). */
+  /**
+   * The console page where a person approves, ignores or restores held deletes (one record, or all of a
+   * sync).
+   */
   pendingDeleteReview(syncId: string, recordId?: string): string {
     return this.app(`/syncs/${syncId}/pending-deletes${recordId ? `/${recordId}` : ''}`);
   }
@@ -82,12 +85,17 @@ export class SyncLinks {
       connector,
       url: this.connect(syncId, side),
       instruction: reconnect
-        ? `Ask a person to open this link, sign in to Lockstep and reconnect ${connectorName} (the ${side} side of the sync "${syncName}"): the app rejects the stored credentials.`
-        : `Ask a person to open this link, sign in to Lockstep and connect ${connectorName} as the ${side} side of the sync "${syncName}". Then poll the sync until its ${side} side appears.`,
+        ? `Ask a person to open this link, sign in to Lockstep and reconnect ${connectorName} (the ` +
+          `${side} side of the sync "${syncName}"): the app rejects the stored credentials.`
+        : `Ask a person to open this link, sign in to Lockstep and connect ${connectorName} as the ` +
+          `${side} side of the sync "${syncName}". Then poll the sync until its ${side} side appears.`,
     };
   }
 
-  /** A person reviews the mappings and starts the sync in the console (`reviewInstruction` says what that writes). */
+  /**
+   * A person reviews the mappings and starts the sync in the console (`reviewInstruction` says what that
+   * writes).
+   */
   reviewAction(syncId: string, instruction: string): PendingAction {
     return {
       type: 'user_confirmation',

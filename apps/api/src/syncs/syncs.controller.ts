@@ -74,9 +74,15 @@ export class SyncsController {
     operationId: 'createSync',
     summary: 'Create a sync',
     description: [
-      'Creates a draft sync (spec 4.2 rules 1-4). Per API-key side, `auth` and `base` travel together: both given builds the side now (credentials checked live, base resolved by id or unique exact name); neither given defers it to a person (the side is null and a `user_authorization` pending action is returned). A browser-sign-in (oauth) side takes only `connector`.',
-      'When only one side is built it occupies the `left` slot; the side a person connects later becomes `right`.',
-      'A 201 means everything was validated; on any error nothing is kept. The sync carries a `user_confirmation` pending action: a person reviews and starts it in the app.',
+      'Creates a draft sync (spec 4.2 rules 1-4). Per API-key side, `auth` and `base` travel ' +
+        'together: both given builds the side now (credentials checked live, base resolved by id or ' +
+        'unique exact name); neither given defers it to a person (the side is null and a ' +
+        '`user_authorization` pending action is returned). A browser-sign-in (oauth) side takes only ' +
+        '`connector`.',
+      'When only one side is built it occupies the `left` slot; the side a person connects later ' +
+        'becomes `right`.',
+      'A 201 means everything was validated; on any error nothing is kept. The sync carries a ' +
+        '`user_confirmation` pending action: a person reviews and starts it in the app.',
       'Credentials are encrypted at rest and never returned.',
     ].join('\n\n'),
   })
@@ -130,8 +136,14 @@ export class SyncsController {
     operationId: 'updateSync',
     summary: 'Update a sync',
     description: [
-      '`name` any time. A side with only `auth` rotates its credential (same shape, checked live, any state; a side connected by browser sign-in gives `invalid_auth`, an oauth connector `oauth_connector_not_supported`).',
-      '`connector` and/or `base` rebuild the side and need a draft (`409 sync_not_draft`); a new api_key connector needs `auth` and `base` (`missing_auth`, `missing_base`). A deferred api_key side is connected with `connector`, `auth` and `base` together. A rebuilt side starts with an empty schema cache and the mappings are emptied (they referred to the old app or base).',
+      '`name` any time. A side with only `auth` rotates its credential (same shape, checked live, ' +
+        'any state; a side connected by browser sign-in gives `invalid_auth`, an oauth connector ' +
+        '`oauth_connector_not_supported`).',
+      '`connector` and/or `base` rebuild the side and need a draft (`409 sync_not_draft`); a new ' +
+        'api_key connector needs `auth` and `base` (`missing_auth`, `missing_base`). A deferred ' +
+        'api_key side is connected with `connector`, `auth` and `base` together. A rebuilt side starts ' +
+        'with an empty schema cache and the mappings are emptied (they referred to the old app or ' +
+        'base).',
       'A still-unconnected side that needs a browser sign-in answers `409 requires_action`.',
     ].join('\n\n'),
   })
@@ -166,7 +178,11 @@ export class SyncsController {
     operationId: 'deleteSync',
     summary: 'Delete a sync',
     description:
-      "Stops the sync and deletes it with its credentials. The worker then removes what table setup installed in both apps from every table no other sync reads: the change-capture triggers, the `lockstep_id` column it added, and the change log once no table of that database is read. The rows and the apps' own columns stay (so do tables the sync created, with their `lockstep_id` key).",
+      'Stops the sync and deletes it with its credentials. The worker then removes what table setup ' +
+      'installed in both apps from every table no other sync reads: the change-capture triggers, the ' +
+      '`lockstep_id` column it added, and the change log once no table of that database is read. The ' +
+      "rows and the apps' own columns stay (so do tables the sync created, with their `lockstep_id` " +
+      'key).',
   })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: DeletedSyncDto })
@@ -182,7 +198,8 @@ export class SyncsController {
     operationId: 'pauseSync',
     summary: 'Pause a sync',
     description:
-      'Turns the sync off; pausing a sync that is already off succeeds. `409 initial_sync_running` while the initial sync runs.',
+      'Turns the sync off; pausing a sync that is already off succeeds. `409 initial_sync_running` ' +
+      'while the initial sync runs.',
   })
   @ApiParam(SYNC_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })
@@ -199,7 +216,11 @@ export class SyncsController {
     operationId: 'activateSync',
     summary: 'Activate a paused sync',
     description:
-      "Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 auth_required` with a side unconnected; `409 initial_sync_preparing` while an active sync's initial sync is being prepared and `409 initial_sync_running` while it runs. A sync paused while its initial sync was being prepared is resumed: 202, and the worker prepares it again.",
+      'Turns a paused sync back on: 202 with the sync, `status: active` and `activating: true` until ' +
+      'the worker has picked it up. Never starts a draft (`409 confirmation_required`); `409 ' +
+      "auth_required` with a side unconnected; `409 initial_sync_preparing` while an active sync's " +
+      'initial sync is being prepared and `409 initial_sync_running` while it runs. A sync paused ' +
+      'while its initial sync was being prepared is resumed: 202, and the worker prepares it again.',
   })
   @ApiParam(SYNC_ID)
   @ApiBody({ required: false, schema: { type: 'object' } })
@@ -218,7 +239,9 @@ export class SyncsController {
     operationId: 'getSyncStatus',
     summary: 'Sync status snapshot',
     description:
-      'A live snapshot: per side the change detection in use, polling state, last poll and last change detected; record operations queued by type (`pending_pushes`); the initial sync phase with its start, end and per-table-pair progress; open issues and pending deletes.',
+      'A live snapshot: per side the change detection in use, polling state, last poll and last ' +
+      'change detected; record operations queued by type (`pending_pushes`); the initial sync phase ' +
+      'with its start, end and per-table-pair progress; open issues and pending deletes.',
   })
   @ApiParam(SYNC_ID)
   @ApiOkResponse({ type: SyncStatusDto })
@@ -233,7 +256,8 @@ export class SyncsController {
     operationId: 'listSideBases',
     summary: "List a side's bases",
     description:
-      "The bases (PostgreSQL schemas, MySQL databases) the side's credentials reach, fetched live. `409 requires_action` when the side is not connected yet.",
+      "The bases (PostgreSQL schemas, MySQL databases) the side's credentials reach, fetched live. " +
+      '`409 requires_action` when the side is not connected yet.',
   })
   @ApiParam(SYNC_ID)
   @ApiParam({ name: 'side', enum: ['left', 'right'] })

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   type BaseListDto,
@@ -197,7 +197,8 @@ export class SyncsService {
       throw new DomainError(
         ErrorCode.UnknownConnector,
         known
-          ? `The ${side} side's connector "${input.connector}" needs the ${known.plan} plan; this account is on ${plan}.`
+          ? `The ${side} side's connector "${input.connector}" needs the ${known.plan} plan; this ` +
+              `account is on ${plan}.`
           : `The ${side} side's connector "${input.connector}" does not exist; see GET /v1/sync/connectors.`,
         { side, connector: input.connector, ...(known ? { required_plan: known.plan } : {}) },
       );
@@ -208,13 +209,15 @@ export class SyncsService {
       if (hasAuth)
         throw new DomainError(
           ErrorCode.AuthNotSupported,
-          `${declaration.displayName} is connected by a person signing in through the browser; omit auth on the ${side} side.`,
+          `${declaration.displayName} is connected by a person signing in through the browser; omit ` +
+            `auth on the ${side} side.`,
           { side },
         );
       if (hasBase)
         throw new DomainError(
           ErrorCode.BaseNotSupported,
-          `${declaration.displayName} is connected by a person signing in through the browser, who picks the base; omit base on the ${side} side.`,
+          `${declaration.displayName} is connected by a person signing in through the browser, who ` +
+            `picks the base; omit base on the ${side} side.`,
           { side },
         );
       return { kind: 'deferred', declaration };
@@ -259,7 +262,8 @@ export class SyncsService {
     ) {
       throw new DomainError(
         ErrorCode.BaseConflict,
-        `Both sides point to the same base "${left.base.id}" with the same credentials; a sync joins two different places.`,
+        `Both sides point to the same base "${left.base.id}" with the same credentials; a sync joins ` +
+          `two different places.`,
         { base: left.base.id },
       );
     }
@@ -326,6 +330,30 @@ export class SyncsService {
       const patch = input[side];
       if (patch) changes[side] = await this.planSideChange(loaded, side, patch, auth.plan);
     }
+    this.assertSidesFit(loaded, changes);
+    await this.dataSource.transaction(async (manager) => {
+      const store = new SyncStore(manager);
+      const now = new Date();
+      const syncUpdate: QueryDeepPartialEntity<SyncEntity> = { updatedAt: now };
+      if (input.name !== undefined) syncUpdate.name = input.name.trim() || input.name;
+      let resetMappings = false;
+      for (const side of SIDES) {
+        const change = changes[side];
+        if (await this.writeSideChange(manager, { syncId, loaded, side, change, via, now }))
+          resetMappings = true;
+      }
+      if (resetMappings && (loaded.sync.mappings.tables ?? []).length > 0) {
+        // The mapped tables of a rebuilt side belong to another app or base: start the mappings over.
+        syncUpdate.mappings = { tables: [] };
+        syncUpdate.mappingsRevision = loaded.sync.mappingsRevision + 1;
+      }
+      await store.update(syncId, syncUpdate);
+    });
+    return this.view(await this.access.load(auth, syncId));
+  }
+
+  /** The sides as they would be after the change may be paired (connector types, not the same base twice). */
+  private assertSidesFit(loaded: LoadedSync, changes: Record<SideName, SideChange>): void {
     const after = (side: SideName) => {
       const change = changes[side];
       const entity = loaded.sides[side]!;
@@ -360,49 +388,56 @@ export class SyncsService {
         );
       }
     }
+  }
 
-    await this.dataSource.transaction(async (manager) => {
-      const store = new SyncStore(manager);
-      const now = new Date();
-      const syncUpdate: QueryDeepPartialEntity<SyncEntity> = { updatedAt: now };
-      if (input.name !== undefined) syncUpdate.name = input.name.trim() || input.name;
-      let resetMappings = false;
-      for (const side of SIDES) {
-        const change = changes[side];
-        if (change.kind === 'none') continue;
-        const row =
-          change.kind === 'build'
-            ? this.builtSideRow(syncId, side, change.built, via)
-            : this.deferredSideRow(syncId, side, change.declaration);
-        await resolveCredentialIssues(manager, syncId, side);
-        if (change.kind === 'build' && !change.rebuild) {
-          // Rotation keeps the side's history (connected_at, engine state) and fixes a broken credential.
-          const current = loaded.sides[side]!;
-          row.connectedAt = current.connectedAt ?? now;
-          row.tablesFetchedAt = current.tablesFetchedAt;
-          row.connectedVia = current.connectedVia ?? via;
-          await store.updateSide(syncId, side, row);
-        } else {
-          await store.updateSide(syncId, side, {
-            ...row,
-            checkpoint: null,
-            changeDetection: null,
-            pollingState: 'idle',
-            lastPolledAt: null,
-            lastChangeDetectedAt: null,
-          });
-          await new SchemaStore(manager).forgetSide(syncId, side);
-          resetMappings = true;
-        }
-      }
-      if (resetMappings && (loaded.sync.mappings.tables ?? []).length > 0) {
-        // The mapped tables of a rebuilt side belong to another app or base: start the mappings over.
-        syncUpdate.mappings = { tables: [] };
-        syncUpdate.mappingsRevision = loaded.sync.mappingsRevision + 1;
-      }
-      await store.update(syncId, syncUpdate);
+  /**
+   * Writes one side's change inside the update's transaction: a rotation keeps the side's history; a rebuilt
+   * or deferred side starts over (engine state and schema cache forgotten). True when the side was rebuilt.
+   */
+  private async writeSideChange(
+    manager: EntityManager,
+    {
+      syncId,
+      loaded,
+      side,
+      change,
+      via,
+      now,
+    }: {
+      syncId: string;
+      loaded: LoadedSync;
+      side: SideName;
+      change: SideChange;
+      via: 'api' | 'cli' | 'console';
+      now: Date;
+    },
+  ): Promise<boolean> {
+    if (change.kind === 'none') return false;
+    const store = new SyncStore(manager);
+    const row =
+      change.kind === 'build'
+        ? this.builtSideRow(syncId, side, change.built, via)
+        : this.deferredSideRow(syncId, side, change.declaration);
+    await resolveCredentialIssues(manager, syncId, side);
+    if (change.kind === 'build' && !change.rebuild) {
+      // Rotation keeps the side's history (connected_at, engine state) and fixes a broken credential.
+      const current = loaded.sides[side]!;
+      row.connectedAt = current.connectedAt ?? now;
+      row.tablesFetchedAt = current.tablesFetchedAt;
+      row.connectedVia = current.connectedVia ?? via;
+      await store.updateSide(syncId, side, row);
+      return false;
+    }
+    await store.updateSide(syncId, side, {
+      ...row,
+      checkpoint: null,
+      changeDetection: null,
+      pollingState: 'idle',
+      lastPolledAt: null,
+      lastChangeDetectedAt: null,
     });
-    return this.view(await this.access.load(auth, syncId));
+    await new SchemaStore(manager).forgetSide(syncId, side);
+    return true;
   }
 
   private async planSideChange(
@@ -412,76 +447,97 @@ export class SyncsService {
     plan: string,
   ): Promise<SideChange> {
     const entity = loaded.sides[side]!;
-    const current = this.catalog.find(entity.connector);
     const changesConnector = patch.connector !== undefined && patch.connector !== entity.connector;
     const rebuild =
       changesConnector ||
       (patch.base !== undefined && (!isConnected(entity) || patch.base !== entity.baseId));
 
-    if (rebuild || patch.connector !== undefined || patch.base !== undefined) {
-      if (rebuild) {
-        const outcome = transition(
-          { status: loaded.sync.status, initialSync: loaded.sync.initialSyncPhase, bothSidesConnected: true },
-          'rebuild_side',
-        );
-        if (!outcome.ok) throw new DomainError(ErrorCode.SyncNotDraft, outcome.message, { side });
-      }
-      const declaration =
-        patch.connector !== undefined ? this.catalog.available(patch.connector, plan) : current;
-      if (!declaration) {
-        throw new DomainError(
-          ErrorCode.UnknownConnector,
-          `The ${side} side's connector "${patch.connector ?? entity.connector}" does not exist or is not available on this account's plan.`,
-          { side },
-        );
-      }
-      if (declaration.auth.method === 'oauth') {
-        if (patch.auth !== undefined)
-          throw new DomainError(
-            ErrorCode.OauthConnectorNotSupported,
-            `${declaration.displayName} is connected by a person signing in through the browser; its credentials cannot be set over the API.`,
-            { side },
-          );
-        if (patch.base !== undefined)
-          throw new DomainError(
-            ErrorCode.BaseNotSupported,
-            `${declaration.displayName} is connected by a person signing in through the browser, who picks the base.`,
-            { side },
-          );
-        return changesConnector ? { kind: 'defer', declaration } : { kind: 'none' };
-      }
-      if (
-        patch.auth === undefined &&
-        (changesConnector || !isConnected(entity) || entity.authMethod !== 'api_key')
-      ) {
-        throw new DomainError(
-          ErrorCode.MissingAuth,
-          `Changing the ${side} side's connector or connecting it needs auth and base together.`,
-          { side },
-        );
-      }
-      const base =
-        patch.base ?? (changesConnector || !isConnected(entity) ? undefined : (entity.baseId ?? undefined));
-      if (base === undefined)
-        throw new DomainError(
-          ErrorCode.MissingBase,
-          `The ${side} side needs a base together with its auth.`,
-          { side },
-        );
-      if (!rebuild && patch.auth === undefined) return { kind: 'none' };
-      const credentials =
-        patch.auth !== undefined
-          ? this.builder.credentialsFrom(declaration, patch.auth, `${side}.auth`)
-          : this.connections.credentials(entity);
-      return {
-        kind: 'build',
-        built: await this.builder.build(declaration, credentials, base, side),
-        rebuild,
-      };
-    }
-
+    if (rebuild || patch.connector !== undefined || patch.base !== undefined)
+      return this.planReconnect(loaded, side, patch, plan, { changesConnector, rebuild });
     if (patch.auth === undefined) return { kind: 'none' };
-    // auth alone: fill nothing, rotate a connected api_key side.
+    return this.planRotation(loaded, side, patch.auth);
+  }
+
+  /** A new connector or base (rebuilds the side: drafts only), or connecting a side not connected yet. */
+  private async planReconnect(
+    loaded: LoadedSync,
+    side: SideName,
+    patch: SidePatchDto,
+    plan: string,
+    { changesConnector, rebuild }: { changesConnector: boolean; rebuild: boolean },
+  ): Promise<SideChange> {
+    const entity = loaded.sides[side]!;
+    const current = this.catalog.find(entity.connector);
+    if (rebuild) {
+      const outcome = transition(
+        { status: loaded.sync.status, initialSync: loaded.sync.initialSyncPhase, bothSidesConnected: true },
+        'rebuild_side',
+      );
+      if (!outcome.ok) throw new DomainError(ErrorCode.SyncNotDraft, outcome.message, { side });
+    }
+    const declaration =
+      patch.connector !== undefined ? this.catalog.available(patch.connector, plan) : current;
+    if (!declaration) {
+      throw new DomainError(
+        ErrorCode.UnknownConnector,
+        `The ${side} side's connector "${patch.connector ?? entity.connector}" does not exist ` +
+          "or is not available on this account's plan.",
+        { side },
+      );
+    }
+    if (declaration.auth.method === 'oauth') {
+      if (patch.auth !== undefined)
+        throw new DomainError(
+          ErrorCode.OauthConnectorNotSupported,
+          `${declaration.displayName} is connected by a person signing in through the browser; ` +
+            'its credentials cannot be set over the API.',
+          { side },
+        );
+      if (patch.base !== undefined)
+        throw new DomainError(
+          ErrorCode.BaseNotSupported,
+          `${declaration.displayName} is connected by a person signing in through the browser, who ` +
+            `picks the base.`,
+          { side },
+        );
+      return changesConnector ? { kind: 'defer', declaration } : { kind: 'none' };
+    }
+    if (
+      patch.auth === undefined &&
+      (changesConnector || !isConnected(entity) || entity.authMethod !== 'api_key')
+    ) {
+      throw new DomainError(
+        ErrorCode.MissingAuth,
+        `Changing the ${side} side's connector or connecting it needs auth and base together.`,
+        { side },
+      );
+    }
+    const base =
+      patch.base ?? (changesConnector || !isConnected(entity) ? undefined : (entity.baseId ?? undefined));
+    if (base === undefined)
+      throw new DomainError(ErrorCode.MissingBase, `The ${side} side needs a base together with its auth.`, {
+        side,
+      });
+    if (!rebuild && patch.auth === undefined) return { kind: 'none' };
+    const credentials =
+      patch.auth !== undefined
+        ? this.builder.credentialsFrom(declaration, patch.auth, `${side}.auth`)
+        : this.connections.credentials(entity);
+    return {
+      kind: 'build',
+      built: await this.builder.build(declaration, credentials, base, side),
+      rebuild,
+    };
+  }
+
+  /** Auth alone: fills nothing, rotates the credentials of a connected api_key side. */
+  private async planRotation(
+    loaded: LoadedSync,
+    side: SideName,
+    auth: NonNullable<SidePatchDto['auth']>,
+  ): Promise<SideChange> {
+    const entity = loaded.sides[side]!;
+    const current = this.catalog.find(entity.connector);
     if (!current)
       throw new DomainError(
         ErrorCode.UnknownConnector,
@@ -492,14 +548,16 @@ export class SyncsService {
       if (!isConnected(entity)) {
         throw new DomainError(
           ErrorCode.RequiresAction,
-          `The ${side} side (${current.displayName}) is connected by a person signing in through the browser; relay the action.`,
+          `The ${side} side (${current.displayName}) is connected by a person signing in through the ` +
+            'browser; relay the action.',
           { side },
           this.access.connectAction(loaded, side),
         );
       }
       throw new DomainError(
         ErrorCode.OauthConnectorNotSupported,
-        `${current.displayName} credentials cannot be set or rotated over the API; a person reconnects it in the app.`,
+        `${current.displayName} credentials cannot be set or rotated over the API; ` +
+          'a person reconnects it in the app.',
         { side },
       );
     }
@@ -512,11 +570,12 @@ export class SyncsService {
     if (entity.authMethod === 'oauth') {
       throw new DomainError(
         ErrorCode.InvalidAuth,
-        `The ${side} side was connected by a person signing in; it keeps that method and cannot be switched to a pasted credential.`,
+        `The ${side} side was connected by a person signing in; it keeps that method and cannot be ` +
+          'switched to a pasted credential.',
         { side },
       );
     }
-    const credentials = this.builder.credentialsFrom(current, patch.auth, `${side}.auth`);
+    const credentials = this.builder.credentialsFrom(current, auth, `${side}.auth`);
     return {
       kind: 'build',
       built: await this.builder.build(current, credentials, entity.baseId!, side),

@@ -30,7 +30,10 @@ export class ChangeHub {
 
   constructor(private readonly pollMs = 1000) {}
 
-  /** Subscribes to changes of `tables` in the database `key`; `open` makes a connection when the hub needs one. */
+  /**
+   * Subscribes to changes of `tables` in the database `key`; `open` makes a connection when the hub needs
+   * one.
+   */
   subscribe(key: string, open: () => Promise<Connection>, tables: string[], wake: () => void): () => void {
     let watch = this.watches.get(key);
     if (!watch) {

@@ -20,9 +20,15 @@ export interface EngineContext {
   plan: SyncPlan;
   sides: Record<SideName, SideSession>;
   publicUrl: string;
-  /** Throws StopSync when the sync may not be written any more (paused, changed, lease lost). Called before every write to an app. */
+  /**
+   * Throws StopSync when the sync may not be written any more (paused, changed, lease lost). Called before
+   * every write to an app.
+   */
   assertCanWrite(): Promise<void>;
-  /** Runs `work` in one store transaction after checking the fencing token; throws StopSync when the lease was lost. */
+  /**
+   * Runs `work` in one store transaction after checking the fencing token; throws StopSync when the lease was
+   * lost.
+   */
   fenced<T>(work: (tx: Db) => Promise<T>): Promise<T>;
   /** Batch sizes. */
   pageSize: number;

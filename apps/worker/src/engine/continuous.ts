@@ -61,7 +61,8 @@ export async function pollChanges(ctx: EngineContext, checkpoints: Checkpoints):
       const next: Checkpoints = { left: { ...checkpoints.left }, right: { ...checkpoints.right } };
       for (const side of SIDES) next[side][sideEnd(pair, side).remoteId] = batches[side]!.checkpoint;
       if (count === 0) {
-        // Nothing new: read on from the new checkpoints; they are stored with the next change (a replay is harmless).
+        // Nothing new: read on from the new checkpoints; they are stored with the next change (a replay is
+        // harmless).
         checkpoints.left = next.left;
         checkpoints.right = next.right;
       } else {

@@ -6,6 +6,7 @@ import { decideDelete, type SideName } from '@lockstep/domain';
 import { newId } from '@lockstep/domain';
 import type { EngineContext } from './context';
 import { type PairPlan, sideEnd } from './plan';
+import { linkOperation } from './reconcile/operations';
 import { retryableWriteError } from './write-errors';
 import {
   deletedOn,
@@ -97,28 +98,4 @@ export async function applyConfirmedDeletes(
     }
     await insertOperations(tx, ctx.syncId, operations);
   });
-}
-
-export function linkOperation(
-  pair: PairPlan,
-  link: LinkRow,
-  side: SideName,
-  action: string,
-  trigger: 'push' | 'poll',
-  details: Record<string, unknown> | null,
-): OperationRow {
-  const table = sideEnd(pair, side);
-  return {
-    record_id: link.id,
-    table_pair: pair.index,
-    side,
-    table_id: table.id,
-    table_name: table.name,
-    record_remote_id: remoteOf(link, side),
-    record_name: link.name,
-    action,
-    trigger,
-    field_changes: [],
-    details,
-  };
 }

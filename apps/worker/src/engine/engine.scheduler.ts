@@ -1,10 +1,10 @@
 /**
  * Hands syncs to runners. Every second: claim the lease of active syncs nobody owns (or whose owner's lease
  * expired), renew the leases this worker holds (one statement), stop runners whose sync was paused, deleted
- * or taken over, and wake runners that have due queue entries, a person's pending-delete decision or a retried
- * connection issue (`sync_leases.wake_requested_at`, set by the API). A lease is a row with an owner, an expiry
- * and a fencing token that grows with every change of owner; the engine's commits check the token, so a worker
- * that lost its lease (stalled, partitioned) can no longer commit.
+ * or taken over, and wake runners that have due queue entries, a person's pending-delete decision or a
+ * retried connection issue (`sync_leases.wake_requested_at`, set by the API). A lease is a row with an owner,
+ * an expiry and a fencing token that grows with every change of owner; the engine's commits check the token,
+ * so a worker that lost its lease (stalled, partitioned) can no longer commit.
  */
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -71,10 +71,11 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /**
-   * Looks for syncs to run now rather than at the next tick (a sync was just started or activated). A tick already
-   * running is followed by another one, since it may have looked before the sync was started. The runner this
-   * worker already has for `syncId` is woken too: a sync paused and started again before a tick saw the pause
-   * keeps its runner, which would otherwise sleep until its safety poll before it reads the new phase.
+   * Looks for syncs to run now rather than at the next tick (a sync was just started or activated). A tick
+   * already running is followed by another one, since it may have looked before the sync was started. The
+   * runner this worker already has for `syncId` is woken too: a sync paused and started again before a tick
+   * saw the pause keeps its runner, which would otherwise sleep until its safety poll before it reads the new
+   * phase.
    */
   wake(syncId?: string): void {
     if (!this.timer || this.stopping) return;
@@ -102,8 +103,8 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /**
-   * The runners this worker has: forgets the ones that ended by themselves, renews their leases, stops the ones
-   * whose sync was paused, deleted or taken over, and wakes the ones with work waiting.
+   * The runners this worker has: forgets the ones that ended by themselves, renews their leases, stops the
+   * ones whose sync was paused, deleted or taken over, and wakes the ones with work waiting.
    */
   private async checkRunners(): Promise<void> {
     // Forget runners that ended by themselves (paused, lease lost).
@@ -120,11 +121,15 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     const still = new Set(await activeSyncIds(this.db, mine));
     for (const id of mine) if (!still.has(id)) this.runners.get(id)?.stop();
     for (const id of await syncsWithDueWork(this.db, mine)) this.runners.get(id)?.wake();
-    // A person retried a connection issue (`POST /sync/issues/{id}/retry`): try again now, not after the failure backoff.
+    // A person retried a connection issue (`POST /sync/issues/{id}/retry`): try again now, not after the
+    // failure backoff.
     for (const id of await takeWakeRequests(this.db, this.owner, mine)) this.runners.get(id)?.wake();
   }
 
-  /** Claims the leases of active syncs nobody runs, as many as this worker has room for, and starts their runners. */
+  /**
+   * Claims the leases of active syncs nobody runs, as many as this worker has room for, and starts their
+   * runners.
+   */
   private async pickUpSyncs(): Promise<void> {
     const room = this.config.ENGINE_MAX_SYNCS - this.runners.size;
     if (room <= 0) return;

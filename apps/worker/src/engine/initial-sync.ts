@@ -30,9 +30,9 @@ import {
   syncedRightRemoteIds,
   unlinkedKeyPreview,
 } from '@lockstep/persistence';
-import type { RecordPage } from '@lockstep/connectors-core';
+import type { RecordPage, SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
-import { type PairPlan, sideEnd } from './plan';
+import { type FieldPlan, type PairPlan, sideEnd } from './plan';
 import { reconcile, type ReconcileResult } from './reconcile';
 import type { IdScheme } from './service-ids';
 
@@ -58,7 +58,10 @@ export interface PairProgress {
   failed: number;
   /** The runner working on the pair (see `takeUp`). */
   runner?: string;
-  /** Set when another runner had begun the pair (after a crash, a pause or a restart): no pass is skipped then. */
+  /**
+   * Set when another runner had begun the pair (after a crash, a pause or a restart): no pass is skipped
+   * then.
+   */
   resumed?: boolean;
   /**
    * The side whose pass this runner began while the pair had no record links at all (see `unlinkedPass`): its
@@ -70,7 +73,9 @@ export interface PairProgress {
 export interface InitialProgress {
   /** This initial sync's run: the seed of the service ids its creates derive (service-ids.ts). */
   run?: string;
-  /** How the run derives them; absent for runs prepared before scheme 2 (they keep scheme 1 when they resume). */
+  /**
+   * How the run derives them; absent for runs prepared before scheme 2 (they keep scheme 1 when they resume).
+   */
   id_scheme?: IdScheme;
   pairs: PairProgress[];
 }
@@ -78,8 +83,8 @@ export interface InitialProgress {
 const SIDES: SideName[] = ['left', 'right'];
 
 /**
- * What a run's creates derive their service ids from: its run id and its scheme. A run prepared by an older
- * release has no `id_scheme` and keeps scheme 1, so a page it replays after a crash derives the ids it wrote.
+ * What a run's creates derive their service ids from: its run id and its scheme. Progress without an
+ * `id_scheme` means scheme 1, so a page such a run replays after a crash derives the ids it wrote.
  */
 export function runIds(progress: InitialProgress): { initialRun?: string; initialIdScheme?: IdScheme } {
   return progress.run ? { initialRun: progress.run, initialIdScheme: progress.id_scheme ?? 1 } : {};
@@ -144,11 +149,20 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
           code: 'validation_error',
           side: null,
           connector: ctx.sides.left.connector,
-          message: `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ${entry.preview.skipped} record(s) are not matched and not synced (${entry.preview.duplicate_keys} match key value(s) are not unique; other values belong to a record already linked to another one).`,
+          message:
+            `Table pair ${pair.index} (${pair.left.name} / ${pair.right.name}): ` +
+            `${entry.preview.skipped} record(s) are not matched and not synced ` +
+            `(${entry.preview.duplicate_keys} match key value(s) are not unique; other values belong to ` +
+            `a record already linked to another one).`,
           remediation: {
-            explanation: `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ${entry.match_field?.right}. Some values occur more than once on a side, or belong to a record an earlier start of this sync linked to another record, so Lockstep cannot tell which records belong together; those records are skipped instead of creating duplicates.`,
+            explanation:
+              `The initial sync pairs existing records by the match field ${entry.match_field?.left} = ` +
+              `${entry.match_field?.right}. Some values occur more than once on a side, or belong to a ` +
+              `record an earlier start of this sync linked to another record, so Lockstep cannot tell ` +
+              `which records belong together; those records are skipped instead of creating duplicates.`,
             suggested_action:
-              'Make the match field unique on both sides (or pick another match field when starting the sync), then start the sync again to match the skipped records.',
+              'Make the match field unique on both sides (or pick another match field when starting ' +
+              'the sync), then start the sync again to match the skipped records.',
             links: [],
           },
           dedupeKey: `preview:${pair.index}`,
@@ -185,7 +199,8 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
   for (const side of SIDES) {
     const field = pairsUp ? fieldOf(side) : null;
     if (!pairsUp && first[side].next !== null) {
-      // Only a count is needed: the app counts when its connector can (cheaper than paging through the table).
+      // Only a count is needed: the app counts when its connector can (cheaper than paging through the
+      // table).
       const counted = await ctx.sides[side].use((connection) =>
         connection.countRecords
           ? connection.countRecords(sideEnd(pair, side).remoteId)
@@ -202,20 +217,12 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
       page ??= await read(side, after, field);
       counts[side] += page.records.length;
       if (page.records.length > 0 && match && field) {
-        const keys = page.records.map((record) => {
-          if (!match || !field) return null;
-          const value = record.values[field] ?? null;
-          // Keys compare in the right side's type: left values are converted first.
-          const converted =
-            side === 'left' ? convertAcross(match, 'left', value) : { ok: true as const, value };
-          return converted.ok ? matchKey(converted.value) : null;
-        });
         await stageMatchKeys(ctx.db, {
           syncId: ctx.syncId,
           pair: pair.index,
           side,
           remoteIds: page.records.map((record) => record.remoteId),
-          keys,
+          keys: matchKeys(match, side, field, page.records),
         });
       }
       after = page.next;
@@ -226,7 +233,33 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
   const outcome = pairsUp
     ? await stagedOutcome(ctx, pair.index, counts)
     : await unstagedOutcome(ctx, pair.index, counts);
-  const { matched, skipped } = outcome;
+  return previewProgress(pair, counts, outcome);
+}
+
+/**
+ * The match keys of a page of one side's records (null: no usable key). Keys compare in the right side's
+ * type: left values are converted first.
+ */
+function matchKeys(
+  match: FieldPlan,
+  side: SideName,
+  field: string,
+  records: SourceRecord[],
+): (string | null)[] {
+  return records.map((record) => {
+    const value = record.values[field] ?? null;
+    const converted = side === 'left' ? convertAcross(match, 'left', value) : { ok: true as const, value };
+    return converted.ok ? matchKey(converted.value) : null;
+  });
+}
+
+/** A pair's progress after its staging pass: the preview counts, and the link stage to do next. */
+function previewProgress(
+  pair: PairPlan,
+  counts: Record<SideName, number>,
+  outcome: PairOutcome,
+): PairProgress {
+  const match = pair.match;
   const writesRight = pair.direction !== 'right_to_left';
   const writesLeft = pair.direction !== 'left_to_right';
   return {
@@ -239,10 +272,10 @@ async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgre
     preview: {
       left_records: counts.left,
       right_records: counts.right,
-      matched,
+      matched: outcome.matched,
       to_create_right: writesRight ? outcome.create.left : 0,
       to_create_left: writesLeft ? outcome.create.right : 0,
-      skipped: skipped.left + skipped.right,
+      skipped: outcome.skipped.left + outcome.skipped.right,
       duplicate_keys: outcome.duplicateKeys,
     },
     processed: { left: 0, right: 0 },
@@ -262,8 +295,8 @@ interface PairOutcome {
 }
 
 /**
- * The preview of a pair whose match keys were staged on both sides. Without links (the usual first start) every
- * pair of unique values is linkable and nothing is linked yet: one pass over the keys counts it all.
+ * The preview of a pair whose match keys were staged on both sides. Without links (the usual first start)
+ * every pair of unique values is linkable and nothing is linked yet: one pass over the keys counts it all.
  */
 async function stagedOutcome(
   ctx: EngineContext,
@@ -283,8 +316,8 @@ async function stagedOutcome(
 }
 
 /**
- * The preview of a pair with nothing to match (no match field, or a side empty): every record is created on the
- * other side except those an earlier start of the sync already linked to a record there.
+ * The preview of a pair with nothing to match (no match field, or a side empty): every record is created on
+ * the other side except those an earlier start of the sync already linked to a record there.
  */
 async function unstagedOutcome(
   ctx: EngineContext,
@@ -311,7 +344,10 @@ interface Prefetch {
   page: Promise<RecordPage | null>;
 }
 
-/** Keyed by the side's session, which lives as long as the runner (a step's context and progress are new each step). */
+/**
+ * Keyed by the side's session, which lives as long as the runner (a step's context and progress are new each
+ * step).
+ */
 const prefetched = new WeakMap<object, Prefetch>();
 
 function readNow(
@@ -341,7 +377,8 @@ async function readPage(
 ): Promise<RecordPage> {
   const ahead = prefetched.get(ctx.sides[side]);
   prefetched.delete(ctx.sides[side]);
-  // A page read long ago (the sync was paused between steps) is read again: fresher, and no memory held for long.
+  // A page read long ago (the sync was paused between steps) is read again: fresher, and no memory held for
+  // long.
   const page =
     ahead?.key === `${index}|${table}|${cursor ?? ''}` && Date.now() - ahead.at < 30_000
       ? await ahead.page
@@ -390,16 +427,19 @@ const ANALYZE_AFTER_PAGES = [2, 20, 200];
  */
 const PAGES_IN_FLIGHT = 3;
 
-/** How long one step keeps taking pages before it returns to the runner (which checks the sync between steps). */
+/**
+ * How long one step keeps taking pages before it returns to the runner (which checks the sync between steps).
+ */
 const STEP_BUDGET_MS = 5000;
 
 /**
  * Running: a step takes pages of one pass for about five seconds (every app write checks pause first), then
- * returns to the runner. Pages are pipelined: a page's app writes and store commit (links, shadows, operations,
- * the cursor) run while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in flight); commits
- * stay in page order, and the step ends only after its last commit (so a short step would drain the pipeline
- * often). A crash can therefore leave a few pages written to the app but not committed; the replay from the
- * committed cursor derives the same service ids and adopts those rows. Returns true when done.
+ * returns to the runner. Pages are pipelined: a page's app writes and store commit (links, shadows,
+ * operations, the cursor) run while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in
+ * flight); commits stay in page order, and the step ends only after its last commit (so a short step would
+ * drain the pipeline often). A crash can therefore leave a few pages written to the app but not committed;
+ * the replay from the committed cursor derives the same service ids and adopts those rows. Returns true when
+ * done.
  */
 export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
   for (const index of ctx.plan.order) {
@@ -419,9 +459,9 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
     }
     const side: SideName = entry.stage === 'left' ? 'left' : 'right';
     if (entry.preview[`${side}_records`] === 0 && entry.cursor === null && !entry.resumed) {
-      // The side was empty when the sync started, and this runner did the whole other pass: every record the side
-      // holds now is a copy that pass wrote (linked already) or was added since the checkpoint (the change feed
-      // after the initial sync delivers it). Reading the side again would find nothing to do.
+      // The side was empty when the sync started, and this runner did the whole other pass: every record the
+      // side holds now is a copy that pass wrote (linked already) or was added since the checkpoint (the
+      // change feed after the initial sync delivers it). Reading the side again would find nothing to do.
       entry.stage = side === 'left' ? 'right' : 'done';
       await ctx.fenced((tx) => saveProgress(tx, ctx.syncId, progress));
       return false;
@@ -450,8 +490,8 @@ async function runPass(
   try {
     do {
       if (inFlight.length >= PAGES_IN_FLIGHT) await inFlight.shift();
-      // Statistics serve the lookups of links by remote id, which an unlinked pass does not make; a pass that makes
-      // them after one that did not (and took none) starts with fresh ones.
+      // Statistics serve the lookups of links by remote id, which an unlinked pass does not make; a pass that
+      // makes them after one that did not (and took none) starts with fresh ones.
       const passStart = cursor === null && processed > 0;
       if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)))
         await analyzeLinkLookups(ctx.db);
@@ -484,7 +524,8 @@ async function runPass(
 
 /**
  * In a page's commit: the pair's counts and cursor move past the page. The commit does not wait for the disk
- * (see `commitWithoutWaitingForDisk`): a page lost with the store's server is read again from the cursor before it.
+ * (see `commitWithoutWaitingForDisk`): a page lost with the store's server is read again from the cursor
+ * before it.
  */
 async function commitPage(
   ctx: EngineContext,
@@ -514,17 +555,17 @@ async function commitPage(
 }
 
 /**
- * Whether the records of this pass have no record links yet, so that their pages need not look any up by remote
- * id (two index probes per record in the store).
+ * Whether the records of this pass have no record links yet, so that their pages need not look any up by
+ * remote id (two index probes per record in the store).
  *
  * Decided when the pass begins (cursor null) by a runner that began the pair (not `resumed`): the pass is
  * `unlinked` when the pair has no links at all then (no matched pairs, no earlier pass that wrote any, no
- * earlier initial sync). From then on, links of the pair are written only by this pass (the initial sync is all
- * a sync does until it is done, and nothing else writes links), one per record of its pages; the pages come in
- * remote id order after the cursor, so no page holds a record an earlier page did, and a record of the page
- * being read has no link. The choice is kept in the progress for the pass's later steps. A runner that takes
- * the pair up after another one (a crash, a pause, a restart) finds it `resumed` and looks links up as usual:
- * pages written to the app but not committed are read again then, and their copies adopted.
+ * earlier initial sync). From then on, links of the pair are written only by this pass (the initial sync is
+ * all a sync does until it is done, and nothing else writes links), one per record of its pages; the pages
+ * come in remote id order after the cursor, so no page holds a record an earlier page did, and a record of
+ * the page being read has no link. The choice is kept in the progress for the pass's later steps. A runner
+ * that takes the pair up after another one (a crash, a pause, a restart) finds it `resumed` and looks links
+ * up as usual: pages written to the app but not committed are read again then, and their copies adopted.
  */
 async function unlinkedPass(ctx: EngineContext, entry: PairProgress, side: SideName): Promise<boolean> {
   if (entry.resumed) return false;
@@ -544,7 +585,8 @@ async function toReconcile(
   unlinked: boolean,
 ): Promise<{ records: RecordPage['records']; skip: Set<string> }> {
   const ids = page.records.map((record) => record.remoteId);
-  // A record whose match value is not unique, or whose counterpart by match value is linked to another record.
+  // A record whose match value is not unique, or whose counterpart by match value is linked to another
+  // record.
   const skipped =
     ids.length && entry.preview.skipped > 0
       ? await skippedRemoteIds(ctx.db, { syncId: ctx.syncId, pair: entry.table_pair, side, remoteIds: ids })

@@ -8,6 +8,7 @@ import {
   conversionFor,
   type Conversion,
   type Direction,
+  type FieldPair,
   fieldPairDirection,
   findSyncEnabledField,
   type FilterGroup,
@@ -18,9 +19,16 @@ import {
   type RecordDeleteBehavior,
   type SideName,
   type SyncEnabledField,
+  type TablePair,
   type TypeClass,
 } from '@lockstep/domain';
-import { planSchema, type StartOptions, type SyncEntity } from '@lockstep/persistence';
+import {
+  planSchema,
+  type PlanFieldRow,
+  type PlanTableRow,
+  type StartOptions,
+  type SyncEntity,
+} from '@lockstep/persistence';
 
 export interface FieldEnd {
   id: string;
@@ -101,70 +109,12 @@ export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncP
   const stored = sync.mappings.tables as Record<string, unknown>[];
   const options: StartOptions = sync.startOptions ?? {};
   const pairs: PairPlan[] = parsed.document.tables.map((pair, index) => {
-    const end = (side: SideName): TableEnd => {
-      const ref = side === 'left' ? pair.leftTable : pair.rightTable;
-      const table = typeof ref === 'string' ? tableById.get(ref) : undefined;
-      if (!table)
-        throw new Error(
-          `table pair ${index}: ${side} table ${JSON.stringify(ref)} is not in the schema cache`,
-        );
-      return {
-        id: table.id,
-        remoteId: table.remote_id,
-        name: table.name,
-        readOnly: table.read_only,
-        deleteBehavior: pair[side].recordDeleteBehavior,
-        view: pair[side].view,
-      };
-    };
-    const left = end('left');
-    const right = end('right');
+    const left = tableEnd(pair, 'left', index, tableById);
+    const right = tableEnd(pair, 'right', index, tableById);
     const fieldPlans: FieldPlan[] = [];
     pair.fields.forEach((fieldPair, fieldIndex) => {
-      const l = typeof fieldPair.leftField === 'string' ? fieldById.get(fieldPair.leftField) : undefined;
-      const r = typeof fieldPair.rightField === 'string' ? fieldById.get(fieldPair.rightField) : undefined;
-      if (!l || !r) return;
-      const fieldEnd = (f: NonNullable<typeof l>): FieldEnd => ({
-        id: f.id,
-        remoteId: f.remote_id,
-        name: f.name,
-        typeClass: f.type_class,
-        typeDetails: f.type_details,
-        read: f.read,
-        write: f.write,
-        primary: f.is_primary,
-      });
-      const leftEnd = fieldEnd(l);
-      const rightEnd = fieldEnd(r);
-      const ways = oneWayDirections(fieldPairDirection(pair, fieldPair));
-      const toRight = conversionFor(
-        { typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails },
-        { typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails },
-      );
-      const toLeft = conversionFor(
-        { typeClass: rightEnd.typeClass, typeDetails: rightEnd.typeDetails },
-        { typeClass: leftEnd.typeClass, typeDetails: leftEnd.typeDetails },
-      );
-      fieldPlans.push({
-        key: String(fieldIndex),
-        left: leftEnd,
-        right: rightEnd,
-        leftToRight:
-          ways.includes('left_to_right') &&
-          leftEnd.read &&
-          rightEnd.write &&
-          !right.readOnly &&
-          toRight.kind !== 'incompatible',
-        rightToLeft:
-          ways.includes('right_to_left') &&
-          rightEnd.read &&
-          leftEnd.write &&
-          !left.readOnly &&
-          toLeft.kind !== 'incompatible',
-        toRight,
-        toLeft,
-        relationPair: null,
-      });
+      const plan = fieldPlan(pair, fieldPair, String(fieldIndex), { left, right }, fieldById);
+      if (plan) fieldPlans.push(plan);
     });
     const storedPair = stored[index] ?? {};
     const filter = parseFilter(storedPair['filter'] ?? null);
@@ -181,7 +131,98 @@ export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncP
       preferred: options.prefer ?? 'left',
     };
   });
-  // Relation targets: the pair whose left table is the left field's target table.
+  linkRelations(pairs);
+  for (const pair of pairs) pair.match = chooseMatch(pair, options);
+  return { revision: sync.mappingsRevision, pairs, order: dependencyOrder(pairs) };
+}
+
+/** One side's table of a pair, from the schema cache (a pair whose table is not there cannot be planned). */
+function tableEnd(
+  pair: TablePair,
+  side: SideName,
+  index: number,
+  tableById: Map<string, PlanTableRow>,
+): TableEnd {
+  const ref = side === 'left' ? pair.leftTable : pair.rightTable;
+  const table = typeof ref === 'string' ? tableById.get(ref) : undefined;
+  if (!table)
+    throw new Error(`table pair ${index}: ${side} table ${JSON.stringify(ref)} is not in the schema cache`);
+  return {
+    id: table.id,
+    remoteId: table.remote_id,
+    name: table.name,
+    readOnly: table.read_only,
+    deleteBehavior: pair[side].recordDeleteBehavior,
+    view: pair[side].view,
+  };
+}
+
+function fieldEndOf(field: PlanFieldRow): FieldEnd {
+  return {
+    id: field.id,
+    remoteId: field.remote_id,
+    name: field.name,
+    typeClass: field.type_class,
+    typeDetails: field.type_details,
+    read: field.read,
+    write: field.write,
+    primary: field.is_primary,
+  };
+}
+
+/**
+ * A field pair with the ways it carries values: a way needs the mapping's direction, a readable source, a
+ * writable target on a writable table, and a conversion between the two types. Null when either field is
+ * not in the schema cache.
+ */
+function fieldPlan(
+  pair: TablePair,
+  fieldPair: FieldPair,
+  key: string,
+  tables: { left: TableEnd; right: TableEnd },
+  fieldById: Map<string, PlanFieldRow>,
+): FieldPlan | null {
+  const l = typeof fieldPair.leftField === 'string' ? fieldById.get(fieldPair.leftField) : undefined;
+  const r = typeof fieldPair.rightField === 'string' ? fieldById.get(fieldPair.rightField) : undefined;
+  if (!l || !r) return null;
+  const left = fieldEndOf(l);
+  const right = fieldEndOf(r);
+  const ways = oneWayDirections(fieldPairDirection(pair, fieldPair));
+  const toRight = conversionFor(
+    { typeClass: left.typeClass, typeDetails: left.typeDetails },
+    { typeClass: right.typeClass, typeDetails: right.typeDetails },
+  );
+  const toLeft = conversionFor(
+    { typeClass: right.typeClass, typeDetails: right.typeDetails },
+    { typeClass: left.typeClass, typeDetails: left.typeDetails },
+  );
+  return {
+    key,
+    left,
+    right,
+    leftToRight:
+      ways.includes('left_to_right') &&
+      left.read &&
+      right.write &&
+      !tables.right.readOnly &&
+      toRight.kind !== 'incompatible',
+    rightToLeft:
+      ways.includes('right_to_left') &&
+      right.read &&
+      left.write &&
+      !tables.left.readOnly &&
+      toLeft.kind !== 'incompatible',
+    toRight,
+    toLeft,
+    relationPair: null,
+  };
+}
+
+/**
+ * Relation targets: the pair whose left table is the left field's target table. A relation field pair whose
+ * target table is in no pair carries nothing.
+ */
+function linkRelations(pairs: PairPlan[]): void {
   for (const pair of pairs) {
     for (const field of pair.fields) {
       if (field.left.typeClass !== 'relation' || field.right.typeClass !== 'relation') continue;
@@ -194,8 +235,6 @@ export async function buildPlan(db: DataSource, sync: SyncEntity): Promise<SyncP
       }
     }
   }
-  for (const pair of pairs) pair.match = chooseMatch(pair, options);
-  return { revision: sync.mappingsRevision, pairs, order: dependencyOrder(pairs) };
 }
 
 /** The match field chosen at start, else a matchable field pair, primary fields first. */

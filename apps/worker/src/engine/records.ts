@@ -6,7 +6,8 @@
 import type { SideName } from '@lockstep/domain';
 import type { SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
-import { applyConfirmedDeletes, linkOperation as op } from './deletes';
+import { applyConfirmedDeletes } from './deletes';
+import { linkOperation as op } from './reconcile/operations';
 import { type PairPlan, sideEnd } from './plan';
 import { reconcile, retryableWriteError, type Observation } from './reconcile';
 import {
@@ -98,7 +99,8 @@ async function runEntries(
         (entry.side === side || entry.side === null) &&
         !deletedOn(link, side)
       ) {
-        // Read by id and not there: a confirmed absence. (Other entries leave a missing copy to a verify_delete.)
+        // Read by id and not there: a confirmed absence. (Other entries leave a missing copy to a
+        // verify_delete.)
         confirmed.push({ link, side });
       }
     }
@@ -107,8 +109,9 @@ async function runEntries(
   for (const entry of entries)
     if (entry.type === 'push')
       attempts.set(entry.record_id, Math.max(attempts.get(entry.record_id) ?? 0, entry.attempts));
-  // The entries are removed in the reconcile's commit, before a push still deferred is queued again (with a longer delay).
-  // A copy that reappeared closes its pending delete inside reconcile (whichever path observed it).
+  // The entries are removed in the reconcile's commit, before a push still deferred is queued again (with a
+  // longer delay). A copy that reappeared closes its pending delete inside reconcile (whichever path observed
+  // it).
   await reconcile(ctx, pair, observations, {
     kind: 'queue',
     consumed: entries.map((entry) => entry.id),
@@ -136,66 +139,92 @@ export async function applyDecisions(ctx: EngineContext): Promise<number> {
       await ctx.fenced((tx) => markDecisionApplied(tx, row.id));
       continue;
     }
-    if (row.requested_action === 'approve') {
-      const side = row.delete_from_side;
-      const remoteId = remoteOf(link, side);
-      const operations: OperationRow[] = [];
-      if (remoteId !== null && !deletedOn(link, side)) {
-        await ctx.assertCanWrite();
-        const [outcome] = await ctx.sides[side].use((connection) =>
-          connection.deleteRecords(sideEnd(pair, side).remoteId, [remoteId]),
-        );
-        if (outcome && !outcome.ok) {
-          if (outcome.error.retryable || outcome.error.kind === 'auth')
-            throw retryableWriteError(outcome.error, side);
-          await ctx.fenced((tx) =>
-            openRecordIssues(tx, ctx.syncId, [
-              {
-                recordId: link.id,
-                side,
-                connector: ctx.sides[side].connector,
-                cause: 'delete',
-                message: `Deleting the approved record in ${sideEnd(pair, side).name} (${side}) was rejected: ${outcome.error.message}`,
-                remediation: {
-                  explanation: `The ${side} app refused the delete a person approved: ${outcome.error.message}.`,
-                  suggested_action: `Delete the record in the ${side} app by hand, or remove what blocks the delete (for example rows that reference it).`,
-                  links: [],
-                },
-                tableId: sideEnd(pair, side).id,
-                tableName: sideEnd(pair, side).name,
-                remoteId,
-                name: link.name,
-                recordUrl: null,
-              },
-            ]),
-          );
-          continue;
-        }
-        operations.push(op(pair, link, side, 'deleted', 'push', { approved: true }));
-      }
-      await ctx.fenced(async (tx) => {
-        await markDeleted(tx, link.id, side);
-        await markDecisionApplied(tx, row.id);
-        await insertOperations(tx, ctx.syncId, operations);
-      });
-    } else {
-      // Restore: forget the missing copy, then reconcile from the surviving one (which creates it again).
-      const missing = row.missing_side;
-      await ctx.fenced((tx) => forgetCopy(tx, link.id, missing));
-      const surviving = other(missing);
-      const remoteId = remoteOf(link, surviving);
-      const found = remoteId
-        ? await ctx.sides[surviving].use((connection) =>
-            connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId]),
-          )
-        : [];
-      await reconcile(
-        ctx,
-        pair,
-        found.map((record) => ({ side: surviving, remoteId: record.remoteId, record, at: null })),
-        { kind: 'restore', onCommit: (tx) => markDecisionApplied(tx, row.id) },
-      );
-    }
+    if (row.requested_action === 'approve') await approveDelete(ctx, pair, link, row);
+    else await restoreCopy(ctx, pair, link, row);
   }
   return rows.length;
+}
+
+/**
+ * An approved delete: the surviving copy is deleted (unless already gone), then the link marked deleted with
+ * its operation. A delete the app refuses for the record's own reason opens an issue instead.
+ */
+async function approveDelete(
+  ctx: EngineContext,
+  pair: PairPlan,
+  link: LinkRow,
+  row: DeleteDecision,
+): Promise<void> {
+  const side = row.delete_from_side;
+  const remoteId = remoteOf(link, side);
+  const operations: OperationRow[] = [];
+  if (remoteId !== null && !deletedOn(link, side)) {
+    await ctx.assertCanWrite();
+    const [outcome] = await ctx.sides[side].use((connection) =>
+      connection.deleteRecords(sideEnd(pair, side).remoteId, [remoteId]),
+    );
+    if (outcome && !outcome.ok) {
+      if (outcome.error.retryable || outcome.error.kind === 'auth')
+        throw retryableWriteError(outcome.error, side);
+      await ctx.fenced((tx) =>
+        openRecordIssues(tx, ctx.syncId, [
+          {
+            recordId: link.id,
+            side,
+            connector: ctx.sides[side].connector,
+            cause: 'delete',
+            message:
+              `Deleting the approved record in ${sideEnd(pair, side).name} (${side}) was rejected: ` +
+              outcome.error.message,
+            remediation: {
+              explanation: `The ${side} app refused the delete a person approved: ${outcome.error.message}.`,
+              suggested_action:
+                `Delete the record in the ${side} app by hand, or remove what blocks the delete ` +
+                '(for example rows that reference it).',
+              links: [],
+            },
+            tableId: sideEnd(pair, side).id,
+            tableName: sideEnd(pair, side).name,
+            remoteId,
+            name: link.name,
+            recordUrl: null,
+          },
+        ]),
+      );
+      return;
+    }
+    operations.push(op(pair, link, side, 'deleted', 'push', { approved: true }));
+  }
+  await ctx.fenced(async (tx) => {
+    await markDeleted(tx, link.id, side);
+    await markDecisionApplied(tx, row.id);
+    await insertOperations(tx, ctx.syncId, operations);
+  });
+}
+
+/**
+ * A restored copy: the missing copy is forgotten, then reconciled from the surviving one (which creates it
+ * again).
+ */
+async function restoreCopy(
+  ctx: EngineContext,
+  pair: PairPlan,
+  link: LinkRow,
+  row: DeleteDecision,
+): Promise<void> {
+  const missing = row.missing_side;
+  await ctx.fenced((tx) => forgetCopy(tx, link.id, missing));
+  const surviving = other(missing);
+  const remoteId = remoteOf(link, surviving);
+  const found = remoteId
+    ? await ctx.sides[surviving].use((connection) =>
+        connection.readByIds(sideEnd(pair, surviving).remoteId, [remoteId]),
+      )
+    : [];
+  await reconcile(
+    ctx,
+    pair,
+    found.map((record) => ({ side: surviving, remoteId: record.remoteId, record, at: null })),
+    { kind: 'restore', onCommit: (tx) => markDecisionApplied(tx, row.id) },
+  );
 }

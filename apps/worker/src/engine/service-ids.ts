@@ -2,8 +2,9 @@
  * Service ids of the records an initial sync creates: derived, not random, so the create needs no intent row
  * in the store before the app sees it.
  *
- * The id is a version-8 UUID. Its first 48 bits mark the sync (a hash of the sync id); the rest is derived from
- * the initial sync's run, the table pair, the source side and the source record's remote id (`IdScheme`). So:
+ * The id is a version-8 UUID. Its first 48 bits mark the sync (a hash of the sync id); the rest is derived
+ * from the initial sync's run, the table pair, the source side and the source record's remote id
+ * (`IdScheme`). So:
  *
  * - a page replayed after a crash computes the same ids, and the connector's create adopts the rows the
  *   crashed attempt already wrote (the service id column is unique) instead of writing them twice;
@@ -32,10 +33,11 @@ const marks = new Map<string, string>();
 const VARIANT = ['8', '9', 'a', 'b'];
 
 /**
- * How a run derives its ids. 1: the rest of the id hashes run, pair, side and remote id. 2 (runs prepared by this
- * release on): ids in the order of the source's keys where the remote id is a plain integer (the common primary
- * key), so that the copies' ids are inserted in order into the store's and the target's service-id indexes
- * instead of at random places; a run keeps its scheme when it resumes, so a replayed page derives the same ids.
+ * How a run derives its ids. 1: the rest of the id hashes run, pair, side and remote id (a run whose progress
+ * has no `id_scheme`). 2 (every run prepared now): ids in the order of the source's keys where the remote id
+ * is a plain integer (the common primary key), so that the copies' ids are inserted in order into the store's
+ * and the target's service-id indexes instead of at random places. A run keeps its scheme when it resumes, so
+ * a replayed page derives the same ids.
  */
 export type IdScheme = 1 | 2;
 
@@ -58,10 +60,11 @@ export function initialServiceId(
 const ORDERED_REMOTE_ID = /^(0|[1-9][0-9]{0,12})$/;
 
 /**
- * Scheme 2. After the sync's mark and the version, 28 bits name the stream: a hash of the run and the pair, whose
- * last bit is the side, so a pass's ids share a prefix and the two sides' never meet. Then either
+ * Scheme 2. After the sync's mark and the version, 28 bits name the stream: a hash of the run and the pair,
+ * whose last bit is the side, so a pass's ids share a prefix and the two sides' never meet. Then either
  *
- * - variant `a` and the rest of the stream, then the remote id as 11 hex digits (in the source's key order), or
+ * - variant `a` and the rest of the stream, then the remote id as 11 hex digits (in the source's key order),
+ *   or
  * - variant `8`/`9` and 61 bits of a hash of the run, pair, side and remote id, for any other remote id.
  *
  * The variants keep the two forms apart, and `createdBySync` reads the mark and the version as before.

@@ -77,7 +77,10 @@ export class SideSession {
     }
   }
 
-  /** A new connection with the side's credentials; `writeOrigin` tags its writes (none for a read-only watcher). */
+  /**
+   * A new connection with the side's credentials; `writeOrigin` tags its writes (none for a read-only
+   * watcher).
+   */
   async connect(writeOrigin?: string): Promise<Connection> {
     const declaration = findConnector(this.entity.connector);
     if (!declaration) throw new Error(`connector ${this.entity.connector} is not installed`);

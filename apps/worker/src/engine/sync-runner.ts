@@ -96,7 +96,9 @@ export class SyncRunner {
   private scanQueue: ScanState[] = [];
   private nextScanAt = 0;
   private failures = 0;
-  /** Sides that may have an open `unreachable` issue (both at start: a previous owner may have opened one). */
+  /**
+   * Sides that may have an open `unreachable` issue (both at start: a previous owner may have opened one).
+   */
   private failedSides = new Set<string>(['left', 'right']);
   private lastStatusCheck = 0;
   readonly done: Promise<void>;
@@ -187,31 +189,7 @@ export class SyncRunner {
     if (!bySide.left || !bySide.right) throw new StopSync('a side is missing');
     // A side whose credentials the app rejects is not touched until a person fixes them; then we catch up.
     if (bySide.left.authStatus !== 'ok' || bySide.right.authStatus !== 'ok') return 2000;
-    if (!this.sessions) {
-      this.sessions = {
-        left: new SideSession(
-          this.syncId,
-          'left',
-          bySide.left,
-          this.cipher,
-          this.settings.egress,
-          this.settings.shared,
-          this.settings.connectorSettings,
-        ),
-        right: new SideSession(
-          this.syncId,
-          'right',
-          bySide.right,
-          this.cipher,
-          this.settings.egress,
-          this.settings.shared,
-          this.settings.connectorSettings,
-        ),
-      };
-    } else {
-      await this.sessions.left.refresh(bySide.left);
-      await this.sessions.right.refresh(bySide.right);
-    }
+    await this.useSides({ left: bySide.left, right: bySide.right });
     if (!this.plan || this.plan.revision !== sync.mappingsRevision) {
       this.plan = await buildPlan(this.db, sync);
       this.checkpoints = null;
@@ -238,26 +216,57 @@ export class SyncRunner {
     let work = await pollChanges(ctx, this.checkpoints);
     work += await processQueue(ctx);
     work += await applyDecisions(ctx);
+    work += await this.fullScanStep(ctx);
+    await this.recovered();
+    return work > 0 ? 0 : this.idleDelay();
+  }
+
+  /** Opens the two sides' sessions on the first round; later rounds refresh them from the stored sides. */
+  private async useSides(bySide: Record<SideName, SyncSideEntity>): Promise<void> {
+    if (this.sessions) {
+      await this.sessions.left.refresh(bySide.left);
+      await this.sessions.right.refresh(bySide.right);
+      return;
+    }
+    const open = (side: SideName) =>
+      new SideSession(
+        this.syncId,
+        side,
+        bySide[side],
+        this.cipher,
+        this.settings.egress,
+        this.settings.shared,
+        this.settings.connectorSettings,
+      );
+    this.sessions = { left: open('left'), right: open('right') };
+  }
+
+  /**
+   * One step of the periodic full scan (every pair, each side in turn), starting one when it is due.
+   * Returns 1 when it did a step, else 0.
+   */
+  private async fullScanStep(ctx: EngineContext): Promise<number> {
     if (this.nextScanAt === 0) this.nextScanAt = Date.now() + this.settings.fullScanMs;
     if (!this.scan && Date.now() >= this.nextScanAt) {
       const startedAt = await storeNow(this.db);
-      this.scanQueue = this.plan.pairs.flatMap((pair) =>
+      this.scanQueue = ctx.plan.pairs.flatMap((pair) =>
         SIDES.map((side) => ({ pair: pair.index, side, cursor: null, startedAt })),
       );
       this.scan = this.scanQueue.shift() ?? null;
       await markFullScan(this.db, this.syncId);
     }
-    if (this.scan) {
-      this.scan = await fullScanStep(ctx, this.scan);
-      if (!this.scan) this.scan = this.scanQueue.shift() ?? null;
-      if (!this.scan) {
-        this.nextScanAt = Date.now() + this.settings.fullScanMs;
-        await markPollingIdle(this.db, this.syncId);
-      }
-      work += 1;
+    if (!this.scan) return 0;
+    this.scan = await fullScanStep(ctx, this.scan);
+    if (!this.scan) this.scan = this.scanQueue.shift() ?? null;
+    if (!this.scan) {
+      this.nextScanAt = Date.now() + this.settings.fullScanMs;
+      await markPollingIdle(this.db, this.syncId);
     }
-    await this.recovered();
-    if (work > 0) return 0;
+    return 1;
+  }
+
+  /** With nothing to do: sleep until the next queue entry is due or the scan, at most the safety poll. */
+  private async idleDelay(): Promise<number> {
     const queued = await untilNextQueueEntry(this.db, this.syncId);
     const untilScan = Math.max(0, this.nextScanAt - Date.now());
     return Math.max(
@@ -365,8 +374,13 @@ export class SyncRunner {
         cause: 'unreachable',
         message: `The ${side} app could not be reached: ${message}`,
         remediation: {
-          explanation: `Lockstep could not read from or write to the ${side} side (${connector}): ${message}. Nothing is lost: changes wait at their checkpoint and are applied when the app answers again.`,
-          suggested_action: `Check that the ${side} database or app is up and reachable from Lockstep; the sync retries with backoff by itself and this issue clears once it succeeds.`,
+          explanation:
+            `Lockstep could not read from or write to the ${side} side (${connector}): ${message}. ` +
+            `Nothing is lost: changes wait at their checkpoint and are applied when the app answers ` +
+            `again.`,
+          suggested_action:
+            `Check that the ${side} database or app is up and reachable from Lockstep; the sync retries ` +
+            `with backoff by itself and this issue clears once it succeeds.`,
           links: [],
         },
       }).catch(() => undefined);

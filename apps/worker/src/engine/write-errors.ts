@@ -1,7 +1,10 @@
 /** Write outcomes that are not a record's fault: the caller retries the whole round. */
 import type { SideName } from '@lockstep/domain';
 
-/** A write outcome that is not the record's fault (auth, transient, rate limit): the caller retries the whole round. */
+/**
+ * A write outcome that is not the record's fault (auth, transient, rate limit): the caller retries the whole
+ * round.
+ */
 export function retryableWriteError(
   error: { message: string; kind: string },
   side: SideName,

@@ -6,9 +6,9 @@ import { AppConfig } from '@lockstep/config';
 import { recordWorkerHeartbeat, removeWorkerHeartbeat, WORKER_HEARTBEAT } from '@lockstep/jobs';
 
 /**
- * Tells the API's `/healthz` (and the worker image's healthcheck) that this worker process is alive: a beat in
- * Redis every `WORKER_HEARTBEAT.everyMs`, under the queue prefix. The id starts with the host name, which is
- * what the healthcheck of a container matches. A clean shutdown removes the entry; a killed worker's entry
+ * Tells the API's `/healthz` (and the worker image's healthcheck) that this worker process is alive: a beat
+ * in Redis every `WORKER_HEARTBEAT.everyMs`, under the queue prefix. The id starts with the host name, which
+ * is what the healthcheck of a container matches. A clean shutdown removes the entry; a killed worker's entry
  * goes stale.
  */
 @Injectable()

@@ -1,11 +1,13 @@
 /**
  * The worker's live export consumer (queue `live-export`):
  * - job `run` `{runId}`: carries out one run (run-executor.ts); up to `LIVE_EXPORT_CONCURRENCY` at once;
- * - job `release-captures` `{liveExportId}`: the export was deleted; removes its change capture from the source;
+ * - job `release-captures` `{liveExportId}`: the export was deleted; removes its change capture from the
+ *   source;
  * - job `tick` `{}`: a Bull repeatable job every 15 s (registered at boot by every worker; Bull keeps one
  *   schedule per name and interval), queuing scheduled runs (scheduler.ts);
- * - every few seconds, orphan recovery: a running run whose heartbeat is older than `LIVE_EXPORT_STALE_SECONDS`
- *   (its worker died) is re-queued once, then failed; a queued run without a job gets one again.
+ * - every few seconds, orphan recovery: a running run whose heartbeat is older than
+ *   `LIVE_EXPORT_STALE_SECONDS` (its worker died) is re-queued once, then failed; a queued run without a job
+ *   gets one again.
  *
  * With `ENGINE_ACCOUNT_ID` set (tests, a dedicated worker), the tick and the recovery only look at that
  * account's exports. With `LIVE_EXPORT_TEST_CLOCK=1` (tests only) the tick's "now" is read from the Redis key

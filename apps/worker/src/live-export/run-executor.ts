@@ -7,12 +7,13 @@
  * export's rows yet (a first run), the source is streamed in keyset pages (rows with their hashes), converted
  * to the destination columns' classes (the conversion table the engine and mapping validation use) and
  * inserted. Otherwise the run reads `(id, hash)` from both sides at once, diffs them, fetches full rows only
- * for new and changed ids, upserts them, and deletes the ids the source no longer has (it streams instead when
- * most rows changed). Writes go in batches of `LIVE_EXPORT_BATCH_ROWS`, each one destination transaction,
- * while the next rows are read. Rows with a NULL `lockstep_source_id` are never read or written.
+ * for new and changed ids, upserts them, and deletes the ids the source no longer has (it streams instead
+ * when most rows changed). Writes go in batches of `LIVE_EXPORT_BATCH_ROWS`, each one destination
+ * transaction, while the next rows are read. Rows with a NULL `lockstep_source_id` are never read or written.
  *
- * Every 200 ms the run looks at its cancel flag; a cancel aborts the batch in flight (its transaction is rolled
- * back) and ends the run `canceled` within a second. Each row is therefore as before or as after the run.
+ * Every 200 ms the run looks at its cancel flag; a cancel aborts the batch in flight (its transaction is
+ * rolled back) and ends the run `canceled` within a second. Each row is therefore as before or as after the
+ * run.
  */
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -57,7 +58,10 @@ import {
 
 const PAGE_SIZE = 5000;
 const HASH_PAGE = 50_000;
-/** A run whose destination holds rows streams the whole source when more than this share of rows must be written. */
+/**
+ * A run whose destination holds rows streams the whole source when more than this share of rows must be
+ * written.
+ */
 const STREAM_ABOVE = 0.25;
 /** Changed rows fetched from the source per statement in an incremental run. */
 const FETCH_ROWS = 1000;
@@ -76,6 +80,19 @@ const CHECKPOINT_MAX_AGE_MS = 6 * 24 * 3600_000;
 const HEARTBEAT_MS = 1000;
 
 /** A failure that ends the run with this code and message. */
+/** What every step of one table's copy works with. */
+interface TableCopy {
+  liveExportId: string;
+  table: LiveExportPlanTable;
+  /** Source fields the plan reads. */
+  fields: string[];
+  /** Row hash salt: the plan and the destination columns' types. */
+  salt: string;
+  writer: BatchWriter;
+  counters: RunCounters;
+  signal: AbortSignal;
+}
+
 export class RunFailure extends Error {
   constructor(
     readonly code: string,
@@ -130,7 +147,9 @@ export class RunExecutor {
     return this.runs;
   }
 
-  /** Carries out the run if it is still queued; returns its final state (null when there was nothing to do). */
+  /**
+   * Carries out the run if it is still queued; returns its final state (null when there was nothing to do).
+   */
   async execute(runId: string): Promise<string | null> {
     const claimed = await this.runs.claim(runId);
     if (!claimed) return null;
@@ -196,8 +215,8 @@ export class RunExecutor {
 
   /**
    * Removes the change capture of a deleted export from its source database and deletes the released rows. A
-   * source that cannot be reached throws (the job retries with backoff); on the last attempt the rows go anyway
-   * and the triggers stay behind (logged, with their names, for a person to drop).
+   * source that cannot be reached throws (the job retries with backoff); on the last attempt the rows go
+   * anyway and the triggers stay behind (logged, with their names, for a person to drop).
    */
   async releaseCaptures(liveExportId: string, lastAttempt: boolean): Promise<number> {
     const released = await this.captures.released(liveExportId);
@@ -228,7 +247,8 @@ export class RunExecutor {
       const tables = released.map((row) => row.sourceTable);
       this.logger.warn(
         { liveExportId, tables, error: error instanceof Error ? error.message : String(error) },
-        'could not remove the change capture of a deleted live export from its source; its triggers on these tables (PostgreSQL lockstep_export_*, MySQL lockstep_xa*) can be dropped by hand',
+        'could not remove the change capture of a deleted live export from its source; its triggers ' +
+          'on these tables (PostgreSQL lockstep_export_*, MySQL lockstep_xa*) can be dropped by hand',
       );
       for (const table of tables) await this.captures.forget(liveExportId, table);
     }
@@ -408,83 +428,92 @@ export class RunExecutor {
       this.config.LIVE_EXPORT_BATCH_ROWS,
     );
     const layer = exportSourceOf(source);
-
+    const copy: TableCopy = { liveExportId, table, fields, salt, writer, counters, signal };
     if (layer) {
-      const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
-      if (
-        capture &&
-        state &&
-        probe.rows.length > 0 &&
-        (await this.captureUsable(capture, table, state, salt))
-      ) {
-        const next = await this.changesOnly(
-          capture,
-          layer,
-          table,
-          fields,
-          salt,
-          state.checkpoint,
-          writer,
-          counters,
-          signal,
-        );
-        if (next !== null) {
-          await writer.done();
-          if (!signal.aborted)
-            await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
-          return;
-        }
-        // Too many changes to fetch one by one: compare everything instead (below).
-      }
-      // The capture is installed (or found) before anything is read, and its checkpoint taken: every change
-      // committed after it reaches the next run through the log, everything before it is in this run's reads.
-      const started = capture ? await this.startCapture(capture, table) : null;
-      if (probe.rows.length === 0) {
-        // First run (or an emptied table): stream every source row straight into inserts.
-        await this.stream(layer, table, fields, salt, writer, counters, signal, () => 'insert');
-      } else {
-        await this.incremental(layer, target, table, fields, salt, writer, counters, signal);
-      }
-      await writer.done();
-      if (started && !signal.aborted) {
-        const now = new Date();
-        await this.captures.save(liveExportId, {
-          sourceTable: table.sourceTable,
-          destinationTable: table.destinationTable,
-          token: started.token,
-          checkpoint: started.checkpoint,
-          salt,
-          checkpointAt: now,
-          fullCompareAt: now,
-        });
-      } else if (state && !signal.aborted) {
-        await this.captures.forget(liveExportId, table.sourceTable);
-      }
+      await this.copyHashedAtSource(copy, layer, capture, target, state);
       return;
+    }
+    await this.copyHashedHere(copy, source, target);
+    await writer.done();
+  }
+
+  /**
+   * A source that hashes its rows: only the logged changes when the capture allows it, else a full compare
+   * (or, into an empty table, a stream of every row); the capture is (re)started and its state kept.
+   */
+  private async copyHashedAtSource(
+    copy: TableCopy,
+    layer: LiveExportSource,
+    capture: LiveExportSourceCapture | null,
+    target: LiveExportTarget,
+    state: CaptureState | null,
+  ): Promise<void> {
+    const { liveExportId, table, salt, writer, signal } = copy;
+    const probe = await target.readExportHashes(table.destinationTable, { limit: 1 });
+    if (
+      capture &&
+      state &&
+      probe.rows.length > 0 &&
+      (await this.captureUsable(capture, table, state, salt))
+    ) {
+      const next = await this.changesOnly(copy, capture, layer, state.checkpoint);
+      if (next !== null) {
+        await writer.done();
+        if (!signal.aborted)
+          await this.captures.save(liveExportId, { ...state, checkpoint: next, checkpointAt: new Date() });
+        return;
+      }
+      // Too many changes to fetch one by one: compare everything instead (below).
+    }
+    // The capture is installed (or found) before anything is read, and its checkpoint taken: every change
+    // committed after it reaches the next run through the log, everything before it is in this run's reads.
+    const started = capture ? await this.startCapture(capture, table) : null;
+    if (probe.rows.length === 0) {
+      // First run (or an emptied table): stream every source row straight into inserts.
+      await this.stream(copy, layer, () => 'insert');
     } else {
-      // A source whose database cannot hash rows: stream it, hashing the mapped source values here.
-      const existing = await this.destinationHashes(target, table, signal);
-      const hasher = exportRowHasher(salt, fields);
-      const pages: SourcePages = async (after) => {
-        const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
-        return {
-          rows: page.records.map((record) => ({
-            id: record.remoteId,
-            hash: hasher(record.values),
-            values: record.values,
-          })),
-          next: page.next,
-        };
-      };
-      await this.streamPages(pages, writer, counters, signal, (id, hash) => {
-        const known = existing.get(id);
-        if (known === undefined) return 'insert';
-        existing.delete(id);
-        return known === hash ? null : 'upsert';
-      });
-      if (!signal.aborted) await writer.deletes([...existing.keys()]);
+      await this.incremental(copy, layer, target);
     }
     await writer.done();
+    if (started && !signal.aborted) {
+      const now = new Date();
+      await this.captures.save(liveExportId, {
+        sourceTable: table.sourceTable,
+        destinationTable: table.destinationTable,
+        token: started.token,
+        checkpoint: started.checkpoint,
+        salt,
+        checkpointAt: now,
+        fullCompareAt: now,
+      });
+    } else if (state && !signal.aborted) {
+      await this.captures.forget(liveExportId, table.sourceTable);
+    }
+  }
+
+  /** A source whose database cannot hash rows: stream it, hashing the mapped source values here. */
+  private async copyHashedHere(copy: TableCopy, source: Connection, target: LiveExportTarget): Promise<void> {
+    const { table, fields, salt, writer, counters, signal } = copy;
+    const existing = await this.destinationHashes(target, table, signal);
+    const hasher = exportRowHasher(salt, fields);
+    const pages: SourcePages = async (after) => {
+      const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
+      return {
+        rows: page.records.map((record) => ({
+          id: record.remoteId,
+          hash: hasher(record.values),
+          values: record.values,
+        })),
+        next: page.next,
+      };
+    };
+    await this.streamPages(pages, writer, counters, signal, (id, hash) => {
+      const known = existing.get(id);
+      if (known === undefined) return 'insert';
+      existing.delete(id);
+      return known === hash ? null : 'upsert';
+    });
+    if (!signal.aborted) await writer.deletes([...existing.keys()]);
   }
 
   /**
@@ -506,7 +535,10 @@ export class RunExecutor {
     return (await capture.sourceCaptureToken(table.sourceTable)) === state.token;
   }
 
-  /** Installs the capture; a source that will not take it (no trigger privilege, no usable key) is compared in full each run. */
+  /**
+   * Installs the capture; a source that will not take it (no trigger privilege, no usable key) is compared in
+   * full each run.
+   */
   private async startCapture(
     capture: LiveExportSourceCapture,
     table: LiveExportPlanTable,
@@ -536,16 +568,12 @@ export class RunExecutor {
    * written) when more ids changed than fetching one by one is worth.
    */
   private async changesOnly(
+    copy: TableCopy,
     capture: LiveExportSourceCapture,
     layer: LiveExportSource,
-    table: LiveExportPlanTable,
-    fields: string[],
-    salt: string,
     since: string,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
   ): Promise<string | null> {
+    const { table, fields, salt, writer, counters, signal } = copy;
     const ids = new Set<string>();
     let checkpoint = since;
     for (;;) {
@@ -572,7 +600,9 @@ export class RunExecutor {
     return checkpoint;
   }
 
-  /** Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page. */
+  /**
+   * Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page.
+   */
   private async readDestinationHashes(
     target: LiveExportTarget,
     table: LiveExportPlanTable,
@@ -603,15 +633,11 @@ export class RunExecutor {
   }
 
   private async stream(
+    copy: TableCopy,
     layer: LiveExportSource,
-    table: LiveExportPlanTable,
-    fields: string[],
-    salt: string,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
     decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
   ): Promise<void> {
+    const { table, fields, salt, writer, counters, signal } = copy;
     const pages: SourcePages = (after) =>
       layer.readSourceRows(table.sourceTable, { fields, salt, after, limit: PAGE_SIZE });
     await this.streamPages(pages, writer, counters, signal, decide);
@@ -639,22 +665,18 @@ export class RunExecutor {
   }
 
   /**
-   * A destination that already holds rows: scan `(id, hash)` of both sides (hashed inside the source database)
-   * at the same time, each in one statement; as soon as the destination's pairs are in, every source pair is
-   * compared on arrival and new or changed ids are fetched (full rows with their hashes) and written in chunks
-   * while the source scan goes on. Ids the source no longer has are deleted at the end. When most rows
-   * changed (a re-saved plan), the rest is streamed instead of fetched by id.
+   * A destination that already holds rows: scan `(id, hash)` of both sides (hashed inside the source
+   * database) at the same time, each in one statement; as soon as the destination's pairs are in, every
+   * source pair is compared on arrival and new or changed ids are fetched (full rows with their hashes) and
+   * written in chunks while the source scan goes on. Ids the source no longer has are deleted at the end.
+   * When most rows changed (a re-saved plan), the rest is streamed instead of fetched by id.
    */
   private async incremental(
+    copy: TableCopy,
     layer: LiveExportSource,
     target: LiveExportTarget,
-    table: LiveExportPlanTable,
-    fields: string[],
-    salt: string,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
   ): Promise<void> {
+    const { table, fields, salt, writer, counters, signal } = copy;
     const existing = new Map<string, string | null>();
     const wanted = new Map<string, 'insert' | 'upsert'>();
     let early: [string, string][] | null = [];
@@ -719,9 +741,7 @@ export class RunExecutor {
     if (signal.aborted) return;
     if (streaming) {
       // Streaming re-reads every row with its hash: a row changed since the scan is written as it is now.
-      await this.stream(layer, table, fields, salt, writer, counters, signal, (id) =>
-        dispatched.has(id) ? null : (wanted.get(id) ?? null),
-      );
+      await this.stream(copy, layer, (id) => (dispatched.has(id) ? null : (wanted.get(id) ?? null)));
     } else {
       counters.rowsRead += sourceRows;
     }

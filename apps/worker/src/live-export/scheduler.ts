@@ -2,12 +2,13 @@
  * The schedule tick (a Bull repeatable job, every 15 s on whichever worker takes it): for every enabled,
  * non-manual schedule of a saved export, the due slot (`dueSlot`: the latest passed slot later than
  * `last_slot_at`, or than the schedule's `updated_at` before its first slot) is claimed by moving
- * `last_slot_at` forward with a compare-and-set, then a `schedule` run is inserted with `slot_at`. Two workers
- * ticking at once cannot both claim a slot, and the unique index on (live_export_id, slot_at) backs that up.
+ * `last_slot_at` forward with a compare-and-set, then a `schedule` run is inserted with `slot_at`. Two
+ * workers ticking at once cannot both claim a slot, and the unique index on (live_export_id, slot_at) backs
+ * that up.
  *
- * A slot that comes while a run is still active is skipped: `last_slot_at` records it as handled and no run is
- * queued for it (the active run already brings the destination up to date; the next slot runs as usual).
- * A slot of a cadence the account's plan no longer allows is skipped the same way.
+ * A slot that comes while a run is still active is skipped: `last_slot_at` records it as handled and no run
+ * is queued for it (the active run already brings the destination up to date; the next slot runs as usual). A
+ * slot of a cadence the account's plan no longer allows is skipped the same way.
  */
 import type { DataSource } from 'typeorm';
 import { newId } from '@lockstep/domain';

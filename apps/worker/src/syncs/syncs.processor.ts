@@ -31,8 +31,9 @@ export class SyncsProcessor {
   ) {}
 
   /**
-   * The sync was started or activated: the worker has it again, so it is no longer reported as activating, and
-   * the engine looks for syncs to run now instead of at its next tick (a started sync begins preparing at once).
+   * The sync was started or activated: the worker has it again, so it is no longer reported as activating,
+   * and the engine looks for syncs to run now instead of at its next tick (a started sync begins preparing at
+   * once).
    */
   @Process(SYNC_JOBS.activate)
   async activate(job: Job<JobMap['syncs']['activate']>): Promise<{ picked_up: boolean }> {
@@ -47,10 +48,10 @@ export class SyncsProcessor {
   }
 
   /**
-   * The sync was deleted: undo table setup in both apps (`unprepareTable` of every table it prepared: triggers,
-   * the service id column and the change log go where no other sync reads them), then remove its rows. An app
-   * that cannot be reached is retried with backoff; after the last attempt the rows go anyway (the app keeps
-   * inert triggers a person can drop; logged).
+   * The sync was deleted: undo table setup in both apps (`unprepareTable` of every table it prepared:
+   * triggers, the service id column and the change log go where no other sync reads them), then remove its
+   * rows. An app that cannot be reached is retried with backoff; after the last attempt the rows go anyway
+   * (the app keeps inert triggers a person can drop; logged).
    */
   @Process(SYNC_JOBS.teardown)
   async teardown(job: Job<JobMap['syncs']['teardown']>): Promise<{ unprepared: number; deleted: boolean }> {
@@ -70,7 +71,8 @@ export class SyncsProcessor {
       if (tables.length === 0 || !side.credentials || !declaration) continue;
       try {
         const credentials = this.cipher.decrypt(side.credentials, sideOwner(syncId, side.side));
-        // The sync's own write origin: its tables' setup is removed as this sync's (a table another sync still reads keeps its triggers).
+        // The sync's own write origin: its tables' setup is removed as this sync's (a table another sync
+        // still reads keeps its triggers).
         const connection = await declaration.connect(credentials, side.baseId, {
           egress: {
             allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,

@@ -3,7 +3,7 @@
  * `ConnectorDeclaration` made with `defineConnector()`; the registry (`libs/connectors/registry`) lists them.
  * Everything the API, the engine and live export do to an app goes through a `Connection`.
  */
-import type { CanonicalValue, TypeClass } from '@lockstep/domain';
+import type { CanonicalValue, RemoteField, TypeClass } from '@lockstep/domain';
 import type { ConnectorCoordination } from './coordination';
 import type { EgressPolicy } from './egress';
 import type { LiveExportTarget } from './live-export';
@@ -29,6 +29,33 @@ export type ConnectorAuthDeclaration =
       /** OAuth 2.0 authorization-code (PKCE) endpoints used by the console's browser sign-in. */
       oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
     };
+
+/** The credential field of a database connector whose one credential is a connection string. */
+export const CONNECTION_STRING_FIELD = 'connectionString';
+
+/**
+ * The auth of a database connector: one secret connection string, with an example and where its format is
+ * described.
+ */
+export function connectionStringAuth(
+  placeholder: string,
+  help: { label: string; url: string },
+): { method: 'api_key'; fields: AuthFieldDeclaration[] } {
+  return {
+    method: 'api_key',
+    fields: [
+      {
+        id: CONNECTION_STRING_FIELD,
+        label: 'Connection string',
+        optional: false,
+        placeholder,
+        options: null,
+        help,
+        secret: true,
+      },
+    ],
+  };
+}
 
 export type ChangeDetectionMode = 'change_feed' | 'incremental' | 'full_scan';
 
@@ -63,9 +90,10 @@ export interface ConnectContext {
    */
   writeOrigin?: string;
   /**
-   * Rate budgets and locks shared by every connection of the service (Redis-backed in the API and the worker),
-   * so syncs, live exports and worker processes talking to one app key stay within its budget together.
-   * Absent in tests and tools: an app connector then keeps them in its process. Database connectors ignore it.
+   * Rate budgets and locks shared by every connection of the service (Redis-backed in the API and the
+   * worker), so syncs, live exports and worker processes talking to one app key stay within its budget
+   * together. Absent in tests and tools: an app connector then keeps them in its process. Database connectors
+   * ignore it.
    */
   shared?: ConnectorCoordination;
   /**
@@ -80,8 +108,8 @@ export interface ConnectContext {
 export const OWN_WRITE_ORIGIN = 'lockstep';
 
 /**
- * The tag of a connection's writes in a change log: `lockstep`, or `lockstep:<writeOrigin>`, cut to `maxLength`
- * characters when the log's column is bounded.
+ * The tag of a connection's writes in a change log: `lockstep`, or `lockstep:<writeOrigin>`, cut to
+ * `maxLength` characters when the log's column is bounded.
  */
 export function writeOriginTag(
   writeOrigin: string | undefined,
@@ -113,7 +141,10 @@ export interface ConnectorDeclaration {
 
 /** Table setup in words; each completes "adds ..." / "installs ..." in a sentence. */
 export interface TableSetupDescription {
-  /** The service id column `prepareTable` adds with `serviceIdColumn` (a mappings save does it for every mapped table). */
+  /**
+   * The service id column `prepareTable` adds with `serviceIdColumn` (a mappings save does it for every
+   * mapped table).
+   */
   serviceIdColumn: string;
   /** What `prepareTable` with `changeCapture` installs (starting the sync does it). */
   changeCapture: string;
@@ -139,23 +170,8 @@ export interface TableInfo {
   readOnly: boolean;
 }
 
-export interface FieldInfo {
-  remoteId: string;
-  name: string;
-  /** The connector's own type name (`varchar(40)`, `timestamp with time zone`, `enum`...). */
-  type: string;
-  typeClass: TypeClass;
-  read: boolean;
-  write: boolean;
-  required: boolean;
-  primary: boolean;
-  /**
-   * Spec 2.7 `type_details` (snake_case keys), or null: `display_name`, `allows_multiple_values`, and for
-   * the engine `options` (select / multi_select), `element_class` (array), `target_table` (relation),
-   * `precision`/`scale`/`max_length` where the type has them.
-   */
-  typeDetails: Record<string, unknown> | null;
-}
+/** A field as the connector describes it (the schema cache keeps it as it is, with a service id). */
+export type FieldInfo = RemoteField;
 
 /** A record as a connector reads it: values keyed by field remote id, in canonical form. */
 export interface SourceRecord {
@@ -233,9 +249,9 @@ export interface RecordUpdate extends RecordWrite {
   remoteId: string;
   /**
    * A conditional update: the values (field remote id -> canonical value) the caller last read for fields of
-   * the record, as `readByIds` returns them. The connector locks the row, reads it in its write transaction and
-   * writes only if every listed field still holds its value; otherwise nothing is written to the row and its
-   * result is kind `changed` (someone edited it since the caller read it). Without it the update is
+   * the record, as `readByIds` returns them. The connector locks the row, reads it in its write transaction
+   * and writes only if every listed field still holds its value; otherwise nothing is written to the row and
+   * its result is kind `changed` (someone edited it since the caller read it). Without it the update is
    * unconditional.
    */
   expected?: Record<string, CanonicalValue>;
@@ -260,7 +276,10 @@ export type ConnectorErrorKind =
   | 'transient'
   | 'invalid_data'
   | 'unsupported'
-  /** A conditional update found the record edited since the caller read it (`RecordUpdate.expected`); nothing was written. */
+  /**
+   * A conditional update found the record edited since the caller read it (`RecordUpdate.expected`); nothing
+   * was written.
+   */
   | 'changed';
 
 /** A field to create, typed from the mapped counterpart (another connector's field). */
@@ -278,9 +297,9 @@ export interface PrepareOptions {
   /** Install change capture (triggers and change log) where the connector has a change feed. */
   changeCapture: boolean;
   /**
-   * Add the service id column (`lockstep_id`, uuid, unique, defaulted) even when the table has a single-column
-   * primary key, so a create retried after a crash adopts the row it already wrote. The remote id stays the
-   * primary key. Default false.
+   * Add the service id column (`lockstep_id`, uuid, unique, defaulted) even when the table has a
+   * single-column primary key, so a create retried after a crash adopts the row it already wrote. The remote
+   * id stays the primary key. Default false.
    */
   serviceIdColumn?: boolean;
 }
@@ -303,12 +322,15 @@ export interface Connection {
   listTables(): Promise<TableInfo[]>;
   listFields(tableRemoteId: string): Promise<FieldInfo[]>;
 
-  /** Streams a table in pages, ordered by a stable key, resumable from `after`; never the whole table in memory. */
+  /**
+   * Streams a table in pages, ordered by a stable key, resumable from `after`; never the whole table in
+   * memory.
+   */
   readPage(tableRemoteId: string, options: ReadPageOptions): Promise<RecordPage>;
   /**
-   * How many records `readPage` would stream from the table now, counted by the app (the initial sync's preview
-   * counts a side it does not match against without paging through it). Optional: without it, the engine counts
-   * the pages.
+   * How many records `readPage` would stream from the table now, counted by the app (the initial sync's
+   * preview counts a side it does not match against without paging through it). Optional: without it, the
+   * engine counts the pages.
    */
   countRecords?(tableRemoteId: string): Promise<number>;
   /**
@@ -336,9 +358,9 @@ export interface Connection {
   /**
    * One result per input, in input order; one bad row never fails the others. A row the app refuses is
    * `{ ok: false }` with kind `invalid_data` (constraint, type, size) or another kind from the error table;
-   * an update of a record that does not exist is kind `not_found`, a conditional update of a record edited since
-   * (`RecordUpdate.expected`) is kind `changed`; deleting a record that is already gone
-   * is `ok` (the outcome the caller wanted). Throws only when the whole call failed (connection lost).
+   * an update of a record that does not exist is kind `not_found`, a conditional update of a record edited
+   * since (`RecordUpdate.expected`) is kind `changed`; deleting a record that is already gone is `ok` (the
+   * outcome the caller wanted). Throws only when the whole call failed (connection lost).
    */
   createRecords(tableRemoteId: string, rows: RecordCreate[]): Promise<WriteResult[]>;
   updateRecords(tableRemoteId: string, rows: RecordUpdate[]): Promise<WriteResult[]>;
@@ -356,7 +378,9 @@ export interface Connection {
    */
   unprepareTable(tableRemoteId: string): Promise<void>;
 
-  /** Live export destination operations (live-export.ts); present on connectors that serve as a destination. */
+  /**
+   * Live export destination operations (live-export.ts); present on connectors that serve as a destination.
+   */
   readonly liveExport?: LiveExportTarget;
 
   close(): Promise<void>;

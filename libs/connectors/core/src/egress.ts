@@ -130,7 +130,8 @@ export async function assertHostAllowed(
     if (!policy.allowLoopback) {
       throw new ConnectorError(
         'permission',
-        'Connection refused by egress policy: local sockets are loopback targets, which this server does not allow',
+        'Connection refused by egress policy: local sockets are loopback targets, which this server ' +
+          'does not allow',
       );
     }
     return [host];

@@ -14,6 +14,23 @@ const RETRYABLE: Record<ConnectorErrorKind, boolean> = {
   changed: false,
 };
 
+/** Network and TLS errors Node.js raises before the app answers: the app is unreachable for now. */
+export const NODE_NETWORK_CODES: Readonly<Record<string, ConnectorErrorKind>> = Object.freeze({
+  ECONNREFUSED: 'transient',
+  ECONNRESET: 'transient',
+  ETIMEDOUT: 'transient',
+  ENOTFOUND: 'transient',
+  EAI_AGAIN: 'transient',
+  EHOSTUNREACH: 'transient',
+  ENETUNREACH: 'transient',
+  EPIPE: 'transient',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'transient',
+  SELF_SIGNED_CERT_IN_CHAIN: 'transient',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'transient',
+  CERT_HAS_EXPIRED: 'transient',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'transient',
+});
+
 /**
  * The one error a connector throws. The engine decides retry versus issue from `kind` alone; `message`
  * is safe to show a person (never contains credentials); `appCode` is the app's or driver's own code.
@@ -50,8 +67,8 @@ export function isConnectorError(error: unknown): error is ConnectorError {
 }
 
 /**
- * The field of `expected` whose value `record` no longer holds (compared as canonical values), or null when it
- * holds them all: the check behind a conditional update (`RecordUpdate.expected`).
+ * The field of `expected` whose value `record` no longer holds (compared as canonical values), or null when
+ * it holds them all: the check behind a conditional update (`RecordUpdate.expected`).
  */
 export function changedField(
   record: SourceRecord,

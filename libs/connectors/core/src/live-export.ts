@@ -4,10 +4,11 @@
  * `LiveExportTarget` as `Connection.liveExport`; the connection's base is the destination `location`.
  *
  * A table an export writes carries two hidden columns besides the mapped ones:
- * - `lockstep_source_id` (text, unique): the source record's remote id. Rows with NULL here (or rows the export
- *   never wrote) are someone else's: no write or delete of the target ever touches them.
- * - `lockstep_row_hash` (text): the hash of the row's mapped SOURCE values, salted with the plan's fingerprint
- *   (`exportPlanFingerprint`), so a run writes only rows whose source values (or the plan) changed.
+ * - `lockstep_source_id` (text, unique): the source record's remote id. Rows with NULL here (or rows the
+ *   export never wrote) are someone else's: no write or delete of the target ever touches them.
+ * - `lockstep_row_hash` (text): the hash of the row's mapped SOURCE values, salted with the plan's
+ *   fingerprint (`exportPlanFingerprint`), so a run writes only rows whose source values (or the plan)
+ *   changed.
  *
  * A connector that serves as a live export source computes those hashes inside its own database
  * (`LiveExportSource`, the optional `readSource*` members of the same object): a run then reads only
@@ -81,8 +82,8 @@ export interface ExportBatch {
   /** Insert or replace by `lockstep_source_id`. */
   upserts: ExportRow[];
   /**
-   * Rows the caller believes are not in the table yet (their id was not among `readExportHashes`): written the
-   * connector's fastest way; one that exists after all is replaced like an upsert.
+   * Rows the caller believes are not in the table yet (their id was not among `readExportHashes`): written
+   * the connector's fastest way; one that exists after all is replaced like an upsert.
    */
   inserts?: ExportRow[];
   /** `lockstep_source_id` values to delete (only rows with that non-null id are deleted). */
@@ -119,13 +120,14 @@ export interface ExportSourcePage<T> {
 /**
  * Source side of a live export: keyset pages (in the table's key order) of row hashes computed inside the
  * source database over a canonical text of the mapped fields, so a run with few changes never moves whole
- * rows. The same row always gets the same hash for the same salt; a change of any field in `fields` changes it.
+ * rows. The same row always gets the same hash for the same salt; a change of any field in `fields` changes
+ * it.
  */
 export interface LiveExportSource {
   /**
-   * Every `(id, hash)` of the table in ONE statement (one snapshot), streamed to `onRow` in no particular order
-   * (a plain table scan: no sort, no index walk). Aborting `signal` drops the statement's connection and makes
-   * the call reject with an `ExportAbortedError`. Resolves with the number of rows.
+   * Every `(id, hash)` of the table in ONE statement (one snapshot), streamed to `onRow` in no particular
+   * order (a plain table scan: no sort, no index walk). Aborting `signal` drops the statement's connection
+   * and makes the call reject with an `ExportAbortedError`. Resolves with the number of rows.
    */
   scanSourceHashes(
     table: string,
@@ -183,7 +185,10 @@ export interface LiveExportSourceCapture {
   startSourceCapture(table: string): Promise<ExportCaptureStart | null>;
   /** The token of the capture installed on the table now; null when it is missing or incomplete. */
   sourceCaptureToken(table: string): Promise<string | null>;
-  /** Ids changed after `since`, reading at most `limit` log entries. Every change after `since` is returned exactly once over consecutive calls. */
+  /**
+   * Ids changed after `since`, reading at most `limit` log entries. Every change after `since` is returned
+   * exactly once over consecutive calls.
+   */
   readSourceChanges(table: string, since: string, options: { limit: number }): Promise<ExportChangePage>;
   /** Drops the table's capture triggers and its log entries. Idempotent; a table that is gone is fine. */
   stopSourceCapture(table: string): Promise<void>;
@@ -193,8 +198,8 @@ export interface LiveExportSourceCapture {
 export interface LiveExportTarget extends Partial<LiveExportSource>, Partial<LiveExportSourceCapture> {
   /**
    * Creates the table with the two hidden columns and the mapped columns (typed from the source through the
-   * connector's `createTable`/`createField` type mapping), or adds the mapped columns an existing table lacks.
-   * Never drops or retypes a column. Idempotent.
+   * connector's `createTable`/`createField` type mapping), or adds the mapped columns an existing table
+   * lacks. Never drops or retypes a column. Idempotent.
    */
   provisionExportTable(spec: ExportTableSpec): Promise<ProvisionResult>;
   /** The table as it is now, or null when it does not exist. */
@@ -202,9 +207,9 @@ export interface LiveExportTarget extends Partial<LiveExportSource>, Partial<Liv
   /** Keyset pages of `(lockstep_source_id, lockstep_row_hash)` over the rows with a non-null id. */
   readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage>;
   /**
-   * Every `(lockstep_source_id, lockstep_row_hash)` with a non-null id in ONE statement, streamed to `onRow` in
-   * no particular order (a plain table scan). Aborting `signal` drops the connection; the call then rejects
-   * with an `ExportAbortedError`. Resolves with the number of rows.
+   * Every `(lockstep_source_id, lockstep_row_hash)` with a non-null id in ONE statement, streamed to `onRow`
+   * in no particular order (a plain table scan). Aborting `signal` drops the connection; the call then
+   * rejects with an `ExportAbortedError`. Resolves with the number of rows.
    */
   scanExportHashes?(
     name: string,
@@ -217,6 +222,74 @@ export interface LiveExportTarget extends Partial<LiveExportSource>, Partial<Liv
     batch: ExportBatch,
     options?: ExportWriteOptions,
   ): Promise<{ upserted: number; deleted: number }>;
+}
+
+/** A live export target whose optional full scan is present. */
+export type ExportTargetTables = LiveExportTarget & Required<Pick<LiveExportTarget, 'scanExportHashes'>>;
+
+/**
+ * A connector's live export object made of its two halves: the destination tables (`target`) and the source
+ * reads (`source`), each method delegating. A connector extends it and adds its source change capture.
+ */
+export abstract class DelegatingLiveExport implements LiveExportTarget, LiveExportSource {
+  protected constructor(
+    private readonly target: ExportTargetTables,
+    private readonly source: LiveExportSource,
+  ) {}
+
+  provisionExportTable(spec: ExportTableSpec): Promise<ProvisionResult> {
+    return this.target.provisionExportTable(spec);
+  }
+
+  inspectExportTable(name: string): Promise<ExportTableInfo | null> {
+    return this.target.inspectExportTable(name);
+  }
+
+  readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage> {
+    return this.target.readExportHashes(name, options);
+  }
+
+  writeExportBatch(
+    name: string,
+    batch: ExportBatch,
+    options: ExportWriteOptions = {},
+  ): Promise<{ upserted: number; deleted: number }> {
+    return this.target.writeExportBatch(name, batch, options);
+  }
+
+  scanExportHashes(
+    name: string,
+    onRow: (id: string, hash: string | null) => void,
+    options: ExportWriteOptions = {},
+  ): Promise<number> {
+    return this.target.scanExportHashes(name, onRow, options);
+  }
+
+  readSourceHashes(
+    name: string,
+    options: ExportSourceOptions & { after?: string | null; limit: number },
+  ): Promise<ExportSourcePage<ExportSourceHash>> {
+    return this.source.readSourceHashes(name, options);
+  }
+
+  scanSourceHashes(
+    name: string,
+    options: ExportSourceOptions & { signal?: AbortSignal },
+    onRow: (id: string, hash: string) => void,
+  ): Promise<number> {
+    return this.source.scanSourceHashes(name, options, onRow);
+  }
+
+  readSourceRows(
+    name: string,
+    options: ExportSourceOptions & { after?: string | null; limit: number },
+  ): Promise<ExportSourcePage<ExportSourceRow>> {
+    return this.source.readSourceRows(name, options);
+  }
+
+  readSourceRowsById(name: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]> {
+    return this.source.readSourceRowsById(name, ids, options);
+  }
 }
 
 /** Thrown by `writeExportBatch` when its signal aborted it; the batch was rolled back. */
@@ -261,14 +334,17 @@ export function exportStructureProblems(
       problems.push(`Column "${expected.column}" of "${name}" no longer exists`);
     } else if (conversionSeverity(expected.sourceClass, column.typeClass) === 'incompatible') {
       problems.push(
-        `Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ${expected.sourceClass} values`,
+        `Column "${expected.column}" of "${name}" is now ${column.type}, which cannot hold ` +
+          `${expected.sourceClass} values`,
       );
     }
   }
   return problems;
 }
 
-/** The source-side export reads of a connection, or null when its connector does not compute hashes itself. */
+/**
+ * The source-side export reads of a connection, or null when its connector does not compute hashes itself.
+ */
 export function exportSourceOf(connection: Connection): LiveExportSource | null {
   const layer = connection.liveExport;
   if (
@@ -299,9 +375,9 @@ export function exportCaptureOf(connection: Connection): LiveExportSourceCapture
 }
 
 /**
- * The fingerprint of a planned table (32 hex characters): the mapped source fields, destination columns, their
- * classes and details, and the destination columns' current types. Row hashes are salted with it, so saving a
- * different plan (or retyping a destination column) rewrites every row once.
+ * The fingerprint of a planned table (32 hex characters): the mapped source fields, destination columns,
+ * their classes and details, and the destination columns' current types. Row hashes are salted with it, so
+ * saving a different plan (or retyping a destination column) rewrites every row once.
  */
 export function exportPlanFingerprint(parts: unknown): string {
   return createHash('sha1').update(JSON.stringify(parts)).digest('hex').slice(0, 32);

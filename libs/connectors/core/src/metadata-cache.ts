@@ -1,5 +1,6 @@
 /**
- * Table metadata cached per connection, keyed by table remote id (see the connector READMEs, "Metadata cache").
+ * Table metadata cached per connection, keyed by table remote id (see the connector READMEs, "Metadata
+ * cache").
  *
  * Reading a table's description from the catalog costs a round trip and several milliseconds, and every
  * read and write needs it; the description only changes when the schema does. An entry is used until it

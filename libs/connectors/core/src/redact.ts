@@ -40,7 +40,9 @@ function hasScheme(text: string, end: number): boolean {
   return letter;
 }
 
-/** Index of the first character at or after `from` that is in `stops` or whitespace (`text.length` if none). */
+/**
+ * Index of the first character at or after `from` that is in `stops` or whitespace (`text.length` if none).
+ */
 function scanUntil(text: string, from: number, stops: string): number {
   let i = from;
   while (i < text.length && !stops.includes(text[i]) && !WHITESPACE.test(text[i])) i += 1;

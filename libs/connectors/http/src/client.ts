@@ -34,7 +34,9 @@ export interface HttpClientOptions {
   shared?: ConnectorCoordination;
   /** The budget every request takes from, unless a request names its own. */
   rules?: readonly RateRule[];
-  /** Headers of every request (the `Authorization` header); called per attempt, so a refreshed token is used. */
+  /**
+   * Headers of every request (the `Authorization` header); called per attempt, so a refreshed token is used.
+   */
   headers?: () => Record<string, string> | Promise<Record<string, string>>;
   /** Values that must never appear in a message (the token, the client secret). */
   secrets?: () => Iterable<string>;
@@ -62,7 +64,9 @@ export interface RequestOptions {
   /** Sent as `application/x-www-form-urlencoded` (an OAuth token endpoint), instead of `json`. */
   form?: Record<string, string>;
   headers?: Record<string, string>;
-  /** Overrides the method's default (GET, HEAD, PUT, DELETE are idempotent): a create carrying a service id. */
+  /**
+   * Overrides the method's default (GET, HEAD, PUT, DELETE are idempotent): a create carrying a service id.
+   */
   idempotent?: boolean;
   /** The budget of this request instead of the client's. */
   rules?: readonly RateRule[];

@@ -1,10 +1,15 @@
 /**
  * The one table of the shared layer: an HTTP status or a network error code -> `ConnectorError` kind. An app
- * connector adds its own error codes (`AppErrorTable`), looked up first: the most specific code wins. A status
- * this table does not list is `invalid_data` when it is a 4xx (the app refused the request) and `transient`
- * otherwise (a later attempt may succeed); a network code it does not list is `transient`.
+ * connector adds its own error codes (`AppErrorTable`), looked up first: the most specific code wins. A
+ * status this table does not list is `invalid_data` when it is a 4xx (the app refused the request) and
+ * `transient` otherwise (a later attempt may succeed); a network code it does not list is `transient`.
  */
-import { ConnectorError, type ConnectorErrorKind, redactSecrets } from '@lockstep/connectors-core';
+import {
+  ConnectorError,
+  type ConnectorErrorKind,
+  NODE_NETWORK_CODES,
+  redactSecrets,
+} from '@lockstep/connectors-core';
 
 export const HTTP_STATUS_KINDS: Readonly<Record<number, ConnectorErrorKind>> = Object.freeze({
   400: 'invalid_data',
@@ -29,26 +34,17 @@ export const HTTP_STATUS_KINDS: Readonly<Record<number, ConnectorErrorKind>> = O
   504: 'transient',
 });
 
+/** Node.js network and TLS errors, a stream closed early, and an answer over the size limit. */
 export const NETWORK_CODES: Readonly<Record<string, ConnectorErrorKind>> = Object.freeze({
-  ECONNREFUSED: 'transient',
-  ECONNRESET: 'transient',
-  ETIMEDOUT: 'transient',
-  ENOTFOUND: 'transient',
-  EAI_AGAIN: 'transient',
-  EHOSTUNREACH: 'transient',
-  ENETUNREACH: 'transient',
-  EPIPE: 'transient',
+  ...NODE_NETWORK_CODES,
   ECONNABORTED: 'transient',
   ERR_STREAM_PREMATURE_CLOSE: 'transient',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'transient',
-  SELF_SIGNED_CERT_IN_CHAIN: 'transient',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'transient',
-  CERT_HAS_EXPIRED: 'transient',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'transient',
   RESPONSE_TOO_LARGE: 'unsupported',
 });
 
-/** An app's own error codes (Airtable's `error.type`), and how to read code and reason from its error body. */
+/**
+ * An app's own error codes (Airtable's `error.type`), and how to read code and reason from its error body.
+ */
 export interface AppErrorTable {
   kinds: Readonly<Record<string, ConnectorErrorKind>>;
   /** The app's error code in a parsed error body (JSON when it parsed, else the text). */

@@ -15,7 +15,9 @@ export interface OAuthToken {
   expiresAt: number | null;
 }
 
-/** Where the side's tokens live (encrypted with its other credentials); shared by every holder of the side. */
+/**
+ * Where the side's tokens live (encrypted with its other credentials); shared by every holder of the side.
+ */
 export interface TokenStore {
   load(): Promise<OAuthToken>;
   save(token: OAuthToken): Promise<void>;

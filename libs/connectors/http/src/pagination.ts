@@ -1,8 +1,8 @@
 /**
  * Paging through an app's lists in its own style: an offset token (Airtable's `offset`), a cursor (Notion's
- * `start_cursor` / `next_cursor`), or a page number. Each helper yields one page at a time, so a list is never
- * held whole in memory, and stops with a `transient` error when the app hands back a token it already gave
- * (a loop would otherwise never end).
+ * `start_cursor` / `next_cursor`), or a page number. Each helper yields one page at a time, so a list is
+ * never held whole in memory, and stops with a `transient` error when the app hands back a token it already
+ * gave (a loop would otherwise never end).
  */
 import { ConnectorError } from '@lockstep/connectors-core';
 

@@ -108,6 +108,21 @@ export async function listTableRows(connection: PoolConnection, database: string
   return rows(connection, LIST_TABLES_SQL, [database, CHANGE_LOG_TABLE, EXPORT_LOG_TABLE, READERS_TABLE]);
 }
 
+/** The table's description, or null when the database has no such table. */
+export async function findTableMeta(
+  connection: PoolConnection,
+  database: string,
+  table: string,
+  server: ServerInfo,
+): Promise<TableMeta | null> {
+  try {
+    return await loadTableMeta(connection, database, table, server);
+  } catch (error) {
+    if (error instanceof ConnectorError && error.kind === 'not_found') return null;
+    throw error;
+  }
+}
+
 /** Reads a table's description; ConnectorError `not_found` when there is no such table or view. */
 export async function loadTableMeta(
   connection: PoolConnection,

@@ -5,6 +5,8 @@
  */
 import {
   assertHostAllowed,
+  connectionStringAuth,
+  CONNECTION_STRING_FIELD,
   defineConnector,
   type ConnectContext,
   type Credentials,
@@ -23,7 +25,7 @@ function driverSide(): { connection: typeof import('./connection'); db: typeof i
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
-export const CONNECTION_STRING_FIELD = 'connectionString';
+export { CONNECTION_STRING_FIELD };
 
 const DEFAULT_POOL_SIZE = 5;
 
@@ -31,23 +33,10 @@ export const mysqlConnector = defineConnector({
   type: 'mysql',
   displayName: 'MySQL / MariaDB',
   plan: 'free',
-  auth: {
-    method: 'api_key',
-    fields: [
-      {
-        id: CONNECTION_STRING_FIELD,
-        label: 'Connection string',
-        optional: false,
-        placeholder: 'mysql://user:password@host:3306/database',
-        options: null,
-        help: {
-          label: 'MySQL connection URIs',
-          url: 'https://dev.mysql.com/doc/refman/8.0/en/connecting-using-uri-or-key-value-pairs.html',
-        },
-        secret: true,
-      },
-    ],
-  },
+  auth: connectionStringAuth('mysql://user:password@host:3306/database', {
+    label: 'MySQL connection URIs',
+    url: 'https://dev.mysql.com/doc/refman/8.0/en/connecting-using-uri-or-key-value-pairs.html',
+  }),
   capabilities: {
     createTables: true,
     createFields: true,

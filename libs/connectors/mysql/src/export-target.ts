@@ -21,7 +21,7 @@ import {
   type ProvisionResult,
 } from '@lockstep/connectors-core';
 import type { PoolConnection } from 'mysql2/promise';
-import { loadTableMeta, type TableMeta } from './catalog';
+import { findTableMeta, loadTableMeta, type TableMeta } from './catalog';
 import { exec, rows, streamRows, type Db } from './db';
 import { encodeValue, ValueError } from './encode';
 import { nativeColumnType, type ServerInfo } from './native-types';
@@ -177,15 +177,10 @@ export class MysqlExportTarget {
     const database = this.database();
     const server = await this.db.server();
     return this.db.withConnection(async (connection) => {
-      let meta: TableMeta;
-      try {
-        meta = await loadTableMeta(connection, database, name, server);
-      } catch (error) {
-        if (error instanceof ConnectorError && error.kind === 'not_found') {
-          this.metas.delete(name);
-          return null;
-        }
-        throw error;
+      const meta = await findTableMeta(connection, database, name, server);
+      if (!meta) {
+        this.metas.delete(name);
+        return null;
       }
       this.metas.set(name, meta);
       const unique = await rows(connection, ID_UNIQUE_SQL, [database, name, EXPORT_ID_COLUMN]);

@@ -9,23 +9,12 @@
  */
 import {
   ConnectorError,
-  type ExportBatch,
+  DelegatingLiveExport,
   type ExportCaptureStart,
   type ExportChangePage,
-  type ExportHashPage,
-  type ExportSourceHash,
-  type ExportSourceOptions,
-  type ExportSourcePage,
-  type ExportSourceRow,
-  type ExportTableInfo,
-  type ExportTableSpec,
-  type ExportWriteOptions,
-  type LiveExportSource,
   type LiveExportSourceCapture,
-  type LiveExportTarget,
-  type ProvisionResult,
 } from '@lockstep/connectors-core';
-import { loadTableMeta, type TableMeta } from './catalog';
+import { findTableMeta, loadTableMeta } from './catalog';
 import { logExists } from './change-capture';
 import type { Db } from './db';
 import {
@@ -42,9 +31,7 @@ import { MysqlExportTarget } from './export-target';
 /** The export log is purged at most this often per connection (as the sync's change log is). */
 const PURGE_EVERY_MS = 10 * 60_000;
 
-export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, LiveExportSourceCapture {
-  private readonly target: MysqlExportTarget;
-  private readonly source: MysqlExportSource;
+export class MysqlLiveExport extends DelegatingLiveExport implements LiveExportSourceCapture {
   private lastCapturePurge = 0;
 
   constructor(
@@ -52,71 +39,9 @@ export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, Live
     private readonly database: () => string,
     invalidate: (table: string) => void,
   ) {
-    this.target = new MysqlExportTarget(db, database, invalidate);
-    this.source = new MysqlExportSource(db, database);
+    super(new MysqlExportTarget(db, database, invalidate), new MysqlExportSource(db, database));
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // target side (export-target.ts)
-
-  provisionExportTable(spec: ExportTableSpec): Promise<ProvisionResult> {
-    return this.target.provisionExportTable(spec);
-  }
-
-  inspectExportTable(name: string): Promise<ExportTableInfo | null> {
-    return this.target.inspectExportTable(name);
-  }
-
-  readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage> {
-    return this.target.readExportHashes(name, options);
-  }
-
-  writeExportBatch(
-    name: string,
-    batch: ExportBatch,
-    options: ExportWriteOptions = {},
-  ): Promise<{ upserted: number; deleted: number }> {
-    return this.target.writeExportBatch(name, batch, options);
-  }
-
-  scanExportHashes(
-    name: string,
-    onRow: (id: string, hash: string | null) => void,
-    options: ExportWriteOptions = {},
-  ): Promise<number> {
-    return this.target.scanExportHashes(name, onRow, options);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // source side (export-source.ts)
-
-  readSourceHashes(
-    name: string,
-    options: ExportSourceOptions & { after?: string | null; limit: number },
-  ): Promise<ExportSourcePage<ExportSourceHash>> {
-    return this.source.readSourceHashes(name, options);
-  }
-
-  scanSourceHashes(
-    name: string,
-    options: ExportSourceOptions & { signal?: AbortSignal },
-    onRow: (id: string, hash: string) => void,
-  ): Promise<number> {
-    return this.source.scanSourceHashes(name, options, onRow);
-  }
-
-  readSourceRows(
-    name: string,
-    options: ExportSourceOptions & { after?: string | null; limit: number },
-  ): Promise<ExportSourcePage<ExportSourceRow>> {
-    return this.source.readSourceRows(name, options);
-  }
-
-  readSourceRowsById(name: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]> {
-    return this.source.readSourceRowsById(name, ids, options);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
   // source change capture (export-capture.ts)
 
   async startSourceCapture(name: string): Promise<ExportCaptureStart | null> {
@@ -142,13 +67,8 @@ export class MysqlLiveExport implements LiveExportTarget, LiveExportSource, Live
     const database = this.database();
     const server = await this.db.server();
     return this.db.withConnection(async (connection) => {
-      let meta: TableMeta;
-      try {
-        meta = await loadTableMeta(connection, database, name, server);
-      } catch (error) {
-        if (error instanceof ConnectorError && error.kind === 'not_found') return null;
-        throw error;
-      }
+      const meta = await findTableMeta(connection, database, name, server);
+      if (!meta) return null;
       const key = await capturableKey(connection, database, meta);
       return key ? exportCaptureToken(connection, database, name, key) : null;
     }, `Could not read the change capture of "${name}"`);

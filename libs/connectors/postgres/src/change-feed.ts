@@ -111,6 +111,27 @@ export interface FeedReader {
   readRecords(remoteIds: string[]): Promise<SourceRecord[]>;
 }
 
+/**
+ * A page of log entries read with `limit + 1` (ordered by xid, id inside the window up to `current`): the
+ * entries to return, whether more wait, and the checkpoint after them. While more wait, the next read stays
+ * in the same window after the last entry; otherwise the next window starts at `current`.
+ */
+export function pageOfLog<T extends Record<string, unknown>>(
+  rows: T[],
+  limit: number,
+  checkpoint: Checkpoint,
+  current: string,
+): { entries: T[]; hasMore: boolean; next: Checkpoint } {
+  const entries = rows.slice(0, limit);
+  const hasMore = rows.length > limit;
+  const last = entries[entries.length - 1];
+  const next: Checkpoint =
+    hasMore && last
+      ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] }
+      : { v: 1, s: current };
+  return { entries, hasMore, next };
+}
+
 export async function snapshot(db: Queryable): Promise<string> {
   const { rows } = await db.query('SELECT pg_current_snapshot()::text AS snapshot');
   return String(rows[0]!['snapshot']);
@@ -142,13 +163,7 @@ export async function readChanges(
     limit + 1,
     reader.origin,
   ]);
-  const entries = (rows as Row[]).slice(0, limit);
-  const hasMore = rows.length > limit;
-  const last = entries[entries.length - 1];
-  const next: Checkpoint =
-    hasMore && last
-      ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] }
-      : { v: 1, s: current };
+  const { entries, hasMore, next } = pageOfLog(rows as Row[], limit, checkpoint, current);
   return { changes: await toChanges(reader, entries), checkpoint: encodeCheckpoint(next), hasMore };
 }
 

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import {
   assertHostAllowed,
+  CONNECTION_STRING_FIELD,
   ConnectorError,
   credentialSecrets,
   type ConnectContext,
@@ -16,7 +17,7 @@ import {
 import { parse } from 'pg-connection-string';
 import type { ClientConfig, CustomTypesConfig } from 'pg';
 
-export const CONNECTION_STRING_FIELD = 'connectionString';
+export { CONNECTION_STRING_FIELD };
 
 /** Every value arrives as PostgreSQL's text output; types.ts converts it to the canonical form. */
 const rawText = ((_oid: number) => (value: string) => value) as unknown as CustomTypesConfig['getTypeParser'];
@@ -24,7 +25,8 @@ export const RAW_TEXT_TYPES: CustomTypesConfig = { getTypeParser: rawText };
 
 /** Session settings the decoders rely on (run on every new connection of the pool). */
 export const SESSION_SQL =
-  "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1";
+  "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET " +
+  'extra_float_digits = 1';
 
 export interface ResolvedConfig {
   client: ClientConfig;

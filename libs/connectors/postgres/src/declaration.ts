@@ -3,8 +3,13 @@
  * package's `/declaration` entry: it loads no driver (`pg`) until the first connect, so the connector
  * catalogue can be imported without one.
  */
-import { defineConnector, type ConnectContext, type Credentials } from '@lockstep/connectors-core';
-import { CONNECTION_STRING_FIELD, resolveConfig } from './config';
+import {
+  connectionStringAuth,
+  defineConnector,
+  type ConnectContext,
+  type Credentials,
+} from '@lockstep/connectors-core';
+import { resolveConfig } from './config';
 
 /**
  * The driver side, loaded on the first connect. `require`, not `import()`: the build leaves `import()` native
@@ -19,23 +24,10 @@ export const postgresConnector = defineConnector({
   type: 'postgres',
   displayName: 'PostgreSQL',
   plan: 'free',
-  auth: {
-    method: 'api_key',
-    fields: [
-      {
-        id: CONNECTION_STRING_FIELD,
-        label: 'Connection string',
-        optional: false,
-        placeholder: 'postgres://user:password@host:5432/dbname?sslmode=require',
-        options: null,
-        help: {
-          label: 'PostgreSQL connection URIs',
-          url: 'https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING-URIS',
-        },
-        secret: true,
-      },
-    ],
-  },
+  auth: connectionStringAuth('postgres://user:password@host:5432/dbname?sslmode=require', {
+    label: 'PostgreSQL connection URIs',
+    url: 'https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING-URIS',
+  }),
   capabilities: {
     createTables: true,
     createFields: true,

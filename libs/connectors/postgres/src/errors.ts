@@ -4,7 +4,12 @@
  * Anything not listed is `transient` (the engine retries with backoff, and a persistent failure surfaces as
  * an issue). Messages are passed through `redactSecrets()`: never a password or a connection string.
  */
-import { ConnectorError, redactSecrets, type ConnectorErrorKind } from '@lockstep/connectors-core';
+import {
+  ConnectorError,
+  NODE_NETWORK_CODES,
+  redactSecrets,
+  type ConnectorErrorKind,
+} from '@lockstep/connectors-core';
 
 /** Exact SQLSTATE codes (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
 export const SQLSTATE_CODES: Readonly<Record<string, ConnectorErrorKind>> = Object.freeze({
@@ -43,21 +48,7 @@ export const SQLSTATE_CLASSES: Readonly<Record<string, ConnectorErrorKind>> = Ob
 });
 
 /** Network and TLS errors raised by Node.js before PostgreSQL answers: the app is unreachable. */
-export const NETWORK_CODES: Readonly<Record<string, ConnectorErrorKind>> = Object.freeze({
-  ECONNREFUSED: 'transient',
-  ECONNRESET: 'transient',
-  ETIMEDOUT: 'transient',
-  ENOTFOUND: 'transient',
-  EAI_AGAIN: 'transient',
-  EHOSTUNREACH: 'transient',
-  ENETUNREACH: 'transient',
-  EPIPE: 'transient',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'transient',
-  SELF_SIGNED_CERT_IN_CHAIN: 'transient',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'transient',
-  CERT_HAS_EXPIRED: 'transient',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'transient',
-});
+export const NETWORK_CODES: Readonly<Record<string, ConnectorErrorKind>> = NODE_NETWORK_CODES;
 
 export function pgErrorKind(code: string | undefined): ConnectorErrorKind {
   if (!code) return 'transient';

@@ -8,25 +8,14 @@
  */
 import {
   ConnectorError,
-  type ExportBatch,
+  DelegatingLiveExport,
   type ExportCaptureStart,
   type ExportChangePage,
-  type ExportHashPage,
-  type ExportSourceHash,
-  type ExportSourceOptions,
-  type ExportSourcePage,
-  type ExportSourceRow,
-  type ExportTableInfo,
-  type ExportTableSpec,
-  type ExportWriteOptions,
-  type LiveExportSource,
   type LiveExportSourceCapture,
-  type LiveExportTarget,
-  type ProvisionResult,
 } from '@lockstep/connectors-core';
 import { loadTable, type Queryable } from './catalog';
 import { INFRASTRUCTURE_SQL } from './change-capture';
-import { decodeCheckpoint, encodeCheckpoint, type Checkpoint } from './change-feed';
+import { decodeCheckpoint, encodeCheckpoint, pageOfLog } from './change-feed';
 import { exportGuard, withWriteTransaction, type PostgresExportContext } from './db';
 import {
   CAPTURE_LOCK_TIMEOUT,
@@ -85,82 +74,18 @@ async function tokenOf(
   return captureToken(doc, String(rows[0]?.['id'] ?? '0'));
 }
 
-export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, LiveExportSourceCapture {
-  private readonly target: PostgresExportTarget;
-  private readonly source: PostgresExportSource;
+export class PostgresLiveExport extends DelegatingLiveExport implements LiveExportSourceCapture {
   /** When this object last purged the export log (see purgeOccasionally). */
   private lastPurge = 0;
 
   constructor(private readonly context: PostgresExportContext) {
-    this.target = new PostgresExportTarget(context);
-    this.source = new PostgresExportSource(context);
+    super(new PostgresExportTarget(context), new PostgresExportSource(context));
   }
 
   private get db(): Queryable {
     return this.context.pool as unknown as Queryable;
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // target side (export-target.ts)
-
-  provisionExportTable(spec: ExportTableSpec): Promise<ProvisionResult> {
-    return this.target.provisionExportTable(spec);
-  }
-
-  inspectExportTable(name: string): Promise<ExportTableInfo | null> {
-    return this.target.inspectExportTable(name);
-  }
-
-  readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage> {
-    return this.target.readExportHashes(name, options);
-  }
-
-  writeExportBatch(
-    name: string,
-    batch: ExportBatch,
-    options: ExportWriteOptions = {},
-  ): Promise<{ upserted: number; deleted: number }> {
-    return this.target.writeExportBatch(name, batch, options);
-  }
-
-  scanExportHashes(
-    name: string,
-    onRow: (id: string, hash: string | null) => void,
-    options: ExportWriteOptions = {},
-  ): Promise<number> {
-    return this.target.scanExportHashes(name, onRow, options);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // source side (export-source.ts)
-
-  readSourceHashes(
-    name: string,
-    options: ExportSourceOptions & { after?: string | null; limit: number },
-  ): Promise<ExportSourcePage<ExportSourceHash>> {
-    return this.source.readSourceHashes(name, options);
-  }
-
-  scanSourceHashes(
-    name: string,
-    options: ExportSourceOptions & { signal?: AbortSignal },
-    onRow: (id: string, hash: string) => void,
-  ): Promise<number> {
-    return this.source.scanSourceHashes(name, options, onRow);
-  }
-
-  readSourceRows(
-    name: string,
-    options: ExportSourceOptions & { after?: string | null; limit: number },
-  ): Promise<ExportSourcePage<ExportSourceRow>> {
-    return this.source.readSourceRows(name, options);
-  }
-
-  readSourceRowsById(name: string, ids: string[], options: ExportSourceOptions): Promise<ExportSourceRow[]> {
-    return this.source.readSourceRowsById(name, ids, options);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
   // source change capture (export-capture.ts)
 
   private async snapshot(): Promise<string> {
@@ -265,13 +190,7 @@ export class PostgresLiveExport implements LiveExportTarget, LiveExportSource, L
           checkpoint.a?.[1] ?? null,
           limit + 1,
         ]);
-        const entries = rows.slice(0, limit);
-        const hasMore = rows.length > limit;
-        const last = entries[entries.length - 1];
-        const next: Checkpoint =
-          hasMore && last
-            ? { v: 1, s: checkpoint.s, c: current, a: [String(last['xid']), String(last['id'])] }
-            : { v: 1, s: current };
+        const { entries, hasMore, next } = pageOfLog(rows, limit, checkpoint, current);
         return {
           ids: distinctKeys(entries as { pk: unknown }[]),
           checkpoint: encodeCheckpoint(next),

@@ -39,7 +39,9 @@ export function findConnector(type: string): ConnectorDeclaration | undefined {
   return registered.find((connector) => connector.type === type);
 }
 
-/** Thrown for a plugin that cannot be loaded or declares something unsound; the message says what and where. */
+/**
+ * Thrown for a plugin that cannot be loaded or declares something unsound; the message says what and where.
+ */
 export class ConnectorPluginError extends Error {
   override name = 'ConnectorPluginError';
 }
@@ -138,7 +140,8 @@ export function loadConnectorPlugins(
       declarations = exportedDeclarations(requireFrom(file));
     } catch (error) {
       throw new ConnectorPluginError(
-        `connector plugin "${spec}": failed to load: ${error instanceof Error ? error.message : String(error)}`,
+        `connector plugin "${spec}": failed to load: ` +
+          `${error instanceof Error ? error.message : String(error)}`,
       );
     }
     const accepted = registerConnectors(declarations, `connector plugin "${spec}"`);

@@ -99,7 +99,8 @@ function checkCapabilities(capabilities: unknown, problems: Problems): void {
     !LOCATION_KINDS.includes(live['locationKind'] as string | null)
   ) {
     problems.push(
-      'capabilities.liveExport must be {source: boolean, destination: boolean, locationKind: "schema" | "database" | null}',
+      'capabilities.liveExport must be {source: boolean, destination: boolean, locationKind: ' +
+        '"schema" | "database" | null}',
     );
   }
 }

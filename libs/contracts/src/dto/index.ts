@@ -1,5 +1,6 @@
-// The REST API's request and response bodies: class-validator rules and @ApiProperty metadata live on the classes, so
-// the API's validation and its OpenAPI document come from here, and a client of the API can import the same types.
+// The REST API's request and response bodies: class-validator rules and @ApiProperty metadata live on the
+// classes, so the API's validation and its OpenAPI document come from here, and a client of the API can
+// import the same types.
 export * from './connector.dto';
 export * from './issues.dto';
 export * from './live-export.dto';

@@ -33,7 +33,9 @@ export const INPUT_LIMITS = Object.freeze({
   jsonDepth: 32,
 });
 
-/** True when `text` has a C0 or C1 control character or DEL: never part of a name, a slug or an identifier. */
+/**
+ * True when `text` has a C0 or C1 control character or DEL: never part of a name, a slug or an identifier.
+ */
 export function hasControlCharacter(text: string): boolean {
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
@@ -73,7 +75,9 @@ export function Text(
   );
 }
 
-/** A nested object of `type`: required (present and an object) unless `optional` (then omittable, never null). */
+/**
+ * A nested object of `type`: required (present and an object) unless `optional` (then omittable, never null).
+ */
 export function Nested(
   type: () => new () => object,
   options: { optional?: boolean } = {},

@@ -55,7 +55,8 @@ export class IssueRecordDto {
   @ApiProperty({
     format: 'uri',
     description:
-      "The record's status document (`GET /sync/records/{id}`): both copies, queued operations, open issues, recent operations.",
+      "The record's status document (`GET /sync/records/{id}`): both copies, queued operations, open " +
+      'issues, recent operations.',
   })
   status_url: string;
 }
@@ -66,7 +67,9 @@ export class IssueDto {
   @ApiProperty({
     enum: ISSUE_TYPES,
     description:
-      'The area: `connection` (an app rejected the credentials or could not be reached), `record` (one record could not be written or converted), `webhook`, `sync_preview` (the initial sync could not match some records), `other`.',
+      'The area: `connection` (an app rejected the credentials or could not be reached), `record` ' +
+      '(one record could not be written or converted), `webhook`, `sync_preview` (the initial sync ' +
+      'could not match some records), `other`.',
   })
   type: string;
   @ApiProperty({ enum: ISSUE_CODES, description: 'Coarse category.' }) code: string;
@@ -113,7 +116,8 @@ export class IssueDto {
     format: 'date-time',
     nullable: true,
     description:
-      'null while the issue is open (extra field), again when the failure recurs after a clear; the single form also shows cleared issues.',
+      'null while the issue is open (extra field), again when the failure recurs after a clear; the ' +
+      'single form also shows cleared issues.',
   })
   resolved_at: string | null;
   @ApiProperty({ format: 'uri', description: '`POST` it to retry (scope operate).' }) retry_url: string;
@@ -141,14 +145,16 @@ export class IssueRetryDto {
   resolved_at: string;
   @ApiProperty({
     description:
-      'True when the issue had already been cleared before this call (an earlier retry, or the engine once the cause went away): nothing was done again.',
+      'True when the issue had already been cleared before this call (an earlier retry, or the ' +
+      'engine once the cause went away): nothing was done again.',
   })
   already_resolved: boolean;
   @ApiProperty({
     type: 'integer',
     minimum: 0,
     description:
-      'Record operations this call added to the per-record queue (a `push` of the record of a `record` issue; 0 when one is already waiting or nothing was done).',
+      'Record operations this call added to the per-record queue (a `push` of the record of a ' +
+      '`record` issue; 0 when one is already waiting or nothing was done).',
   })
   records_queued: number;
   @ApiProperty({

@@ -1,11 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional } from 'class-validator';
-import { LIVE_EXPORT_CADENCES } from '@lockstep/domain';
+import { LIVE_EXPORT_CADENCES, LIVE_EXPORT_ISSUE_CODES } from '@lockstep/domain';
 import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Omittable, Text } from './input-rules';
 import { PendingActionDto } from './sync.dto';
 
 const AUTH_DOC =
-  "Credentials, keyed by the connector's credential field ids exactly as `GET /live-export/connectors` lists them (for example `connectionString`). Only for `api_key` connectors (`oauth_auth_not_allowed` otherwise). Checked live before anything is stored (`connection_failed` with the app's reason). Omit it to leave the side unconnected (a `user_authorization` pending action; complete it later with PATCH). Never returned.";
+  "Credentials, keyed by the connector's credential field ids exactly as `GET " +
+  '/live-export/connectors` lists them (for example `connectionString`). Only for `api_key` ' +
+  'connectors (`oauth_auth_not_allowed` otherwise). Checked live before anything is stored ' +
+  "(`connection_failed` with the app's reason). Omit it to leave the side unconnected (a " +
+  '`user_authorization` pending action; complete it later with PATCH). Never returned.';
 
 // ---- requests ----
 
@@ -27,7 +31,10 @@ export class SourceInputDto {
 
   @ApiPropertyOptional({
     description:
-      'The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).',
+      'The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or ' +
+      'unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / ' +
+      '`base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` ' +
+      '(`invalid_location`).',
     example: 'public',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
@@ -58,7 +65,10 @@ export class DestinationInputDto {
 
   @ApiPropertyOptional({
     description:
-      "Where the exported tables are created: one of the destination's locations (`GET .../destination/locations`; PostgreSQL: schema, MySQL: database), by id or exact name. Needs the destination connected (in this request or before); `invalid_location` otherwise. May be set later with PATCH.",
+      "Where the exported tables are created: one of the destination's locations (`GET " +
+      '.../destination/locations`; PostgreSQL: schema, MySQL: database), by id or exact name. Needs ' +
+      'the destination connected (in this request or before); `invalid_location` otherwise. May be ' +
+      'set later with PATCH.',
     example: 'warehouse',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
@@ -83,7 +93,8 @@ export class SourcePatchDto {
   @ApiPropertyOptional({
     ...CREDENTIALS_SCHEMA,
     description:
-      'Completes a source created without `auth` (with `base`). `409 side_already_connected` when it is connected.',
+      'Completes a source created without `auth` (with `base`). `409 side_already_connected` when it ' +
+      'is connected.',
   })
   @Credentials()
   auth?: Record<string, string>;
@@ -108,7 +119,9 @@ export class DestinationPatchDto {
 
   @ApiPropertyOptional({
     description:
-      "Sets or changes the location (checked live against the destination's locations: `invalid_location`). A change after a save counts as an unsaved change: runs keep writing the saved location until the next save.",
+      "Sets or changes the location (checked live against the destination's locations: " +
+      '`invalid_location`). A change after a save counts as an unsaved change: runs keep writing the ' +
+      'saved location until the next save.',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
   location?: string;
@@ -156,7 +169,9 @@ export class SchedulePatchDto {
 
   @ApiPropertyOptional({
     description:
-      'Daily only: an IANA time zone (default `UTC`). The run follows daylight saving time: a time skipped by a spring-forward change runs at the first valid instant after it, a repeated time runs once.',
+      'Daily only: an IANA time zone (default `UTC`). The run follows daylight saving time: a time ' +
+      'skipped by a spring-forward change runs at the first valid instant after it, a repeated time ' +
+      'runs once.',
     example: 'Europe/Berlin',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
@@ -192,7 +207,8 @@ export class LiveExportConnectorAuthDto {
   @ApiProperty({
     enum: ['oauth', 'api_key'],
     description:
-      '`api_key` connectors take `auth` inline; `oauth` connectors are connected by a person (browser sign-in).',
+      '`api_key` connectors take `auth` inline; `oauth` connectors are connected by a person ' +
+      '(browser sign-in).',
   })
   method: string;
   @ApiProperty({ type: [LiveExportAuthFieldDto], nullable: true }) fields: LiveExportAuthFieldDto[] | null;
@@ -212,7 +228,8 @@ export class LiveExportConnectorDto {
     nullable: true,
     enum: ['schema', 'database'],
     description:
-      'What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database); null when it cannot be a destination.',
+      'What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: ' +
+      'database); null when it cannot be a destination.',
   })
   location_kind: string | null;
   @ApiProperty({ type: LiveExportConnectorAuthDto }) auth: LiveExportConnectorAuthDto;
@@ -284,7 +301,8 @@ export class LiveExportDto {
   @ApiProperty({
     enum: ['draft', 'saved'],
     description:
-      "`draft` until the first save; `saved` once a save provisioned the destination (runs and schedules need it). There is no pause: the schedule's `enabled` switch is the only on/off.",
+      '`draft` until the first save; `saved` once a save provisioned the destination (runs and ' +
+      "schedules need it). There is no pause: the schedule's `enabled` switch is the only on/off.",
   })
   status: string;
   @ApiProperty({ type: LiveExportSourceDto }) source: LiveExportSourceDto;
@@ -292,7 +310,8 @@ export class LiveExportDto {
   @ApiProperty({
     type: [PendingActionDto],
     description:
-      'A `user_authorization` per unconnected side (an oauth side can only be connected by a person; an api_key side also by PATCH with `auth`).',
+      'A `user_authorization` per unconnected side (an oauth side can only be connected by a person; ' +
+      'an api_key side also by PATCH with `auth`).',
   })
   pending_actions: PendingActionDto[];
   @ApiProperty({ description: 'The mappings document version (its `ETag`).' }) mappings_version: number;
@@ -305,7 +324,8 @@ export class LiveExportDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) saved_at: string | null;
   @ApiProperty({
     description:
-      '`mappings_version != saved_version`: the mappings (or the location) changed since the last save; a trigger then needs `force`.',
+      '`mappings_version != saved_version`: the mappings (or the location) changed since the last ' +
+      'save; a trigger then needs `force`.',
   })
   unsaved_changes: boolean;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -321,7 +341,8 @@ export class LiveExportDto {
   @ApiProperty({
     format: 'uri',
     description:
-      'The schedule: `PATCH` creates or changes it once the export is saved; a `GET` is `409 not_provisioned` before the first save, then `404` until a schedule exists.',
+      'The schedule: `PATCH` creates or changes it once the export is saved; a `GET` is `409 ' +
+      'not_provisioned` before the first save, then `404` until a schedule exists.',
   })
   schedule_url: string;
   @ApiProperty({ format: 'uri', description: '`POST` it to run the export now.' }) trigger_url: string;
@@ -341,7 +362,8 @@ export class DeletedLiveExportDto {
     type: String,
     nullable: true,
     description:
-      'The run that was active and is now canceled (queued) or asked to stop (running); null when none was active.',
+      'The run that was active and is now canceled (queued) or asked to stop (running); null when ' +
+      'none was active.',
   })
   canceled_run: string | null;
   @ApiProperty({
@@ -390,7 +412,8 @@ export class SourceFieldListDto {
   @ApiProperty({
     type: [SourceFieldDto],
     description:
-      'Exportable fields only: link fields, unreadable fields and fields of unsupported types are never offered.',
+      'Exportable fields only: link fields, unreadable fields and fields of unsupported types are ' +
+      'never offered.',
   })
   data: SourceFieldDto[];
   @ApiProperty() has_more: boolean;
@@ -417,12 +440,14 @@ export class ExportFieldMappingDto {
   source_field: string;
   @ApiPropertyOptional({
     description:
-      "Column to create in the destination table: letters, digits, underscores, at most 63, not a hidden column. Default: the source field's name made into such a name.",
+      'Column to create in the destination table: letters, digits, underscores, at most 63, not a ' +
+      "hidden column. Default: the source field's name made into such a name.",
   })
   destination_field?: string;
   @ApiPropertyOptional({
     description:
-      "Marks the table's primary field (at most one per table; informative: destination rows are keyed by the hidden `lockstep_source_id`). Default false.",
+      "Marks the table's primary field (at most one per table; informative: destination rows are " +
+      'keyed by the hidden `lockstep_source_id`). Default false.',
   })
   primary?: boolean;
 }
@@ -443,19 +468,7 @@ export class ExportMappingsDocumentDto {
 
 export class ExportValidationIssueDto {
   @ApiProperty({
-    enum: [
-      'unknown_source_table',
-      'unknown_source_field',
-      'duplicate_source_table',
-      'duplicate_destination_table',
-      'duplicate_field_name',
-      'multiple_primary_fields',
-      'empty_table_mapping',
-      'existing_field_not_supported',
-      'applied_table_not_editable',
-      'auth_required',
-      'internal',
-    ],
+    enum: [...LIVE_EXPORT_ISSUE_CODES],
   })
   code: string;
   @ApiProperty() message: string;
@@ -485,7 +498,8 @@ export class SavedTableDto {
   @ApiProperty({
     type: [SavedColumnDto],
     description:
-      'Mapped columns; every table also has the hidden `lockstep_source_id` (unique) and `lockstep_row_hash`.',
+      'Mapped columns; every table also has the hidden `lockstep_source_id` (unique) and ' +
+      '`lockstep_row_hash`.',
   })
   columns: SavedColumnDto[];
   @ApiPropertyOptional({ description: 'POST only: the save created the table now.' }) created?: boolean;
@@ -564,7 +578,8 @@ export class RunDto {
   cancel_requested_at: string | null;
   @ApiProperty({
     description:
-      "Source rows read. A run that reads the source's change capture reads only the rows changed since the last run.",
+      "Source rows read. A run that reads the source's change capture reads only the rows changed " +
+      'since the last run.',
   })
   rows_read: number;
   @ApiProperty({ description: 'Destination rows inserted or updated.' }) rows_written: number;

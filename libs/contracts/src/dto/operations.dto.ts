@@ -31,7 +31,8 @@ export class OperationRecordDto {
     format: 'uri',
     nullable: true,
     description:
-      "Opens the record's copy on the operation's side in a browser. Always null in the list form; set in the single-operation form.",
+      "Opens the record's copy on the operation's side in a browser. Always null in the list form; " +
+      'set in the single-operation form.',
   })
   url: string | null;
 }
@@ -57,7 +58,11 @@ export class FieldChangeDto {
 }
 
 const ACTION_DESCRIPTION =
-  'What happened to the record on `side`: `created` (a new copy), `updated` (field values changed; see `field_changes`), `deleted` (the copy is gone: a `poll` delete was detected and confirmed by a read by id, `details.decision` says what the delete rules did with the other copy; a `push` delete was carried out by Lockstep, `details.approved: true` when a person approved a held delete). New values may be added; treat unknown ones as informational.';
+  'What happened to the record on `side`: `created` (a new copy), `updated` (field values changed; ' +
+  'see `field_changes`), `deleted` (the copy is gone: a `poll` delete was detected and confirmed by ' +
+  'a read by id, `details.decision` says what the delete rules did with the other copy; a `push` ' +
+  'delete was carried out by Lockstep, `details.approved: true` when a person approved a held ' +
+  'delete). New values may be added; treat unknown ones as informational.';
 
 /** A record-level change-log entry (spec 2.10), list form: no `field_changes`, `record.url` null. */
 export class OperationListItemDto {
@@ -84,7 +89,8 @@ export class OperationListItemDto {
     type: String,
     nullable: true,
     description:
-      "The synced record pair (`rec_...`), the same on both sides (extra field); pass it as `record` to list both sides' operations of the record.",
+      'The synced record pair (`rec_...`), the same on both sides (extra field); pass it as `record` ' +
+      "to list both sides' operations of the record.",
   })
   record_id: string | null;
   @ApiProperty({
@@ -99,7 +105,9 @@ export class OperationListItemDto {
     additionalProperties: true,
     nullable: true,
     description:
-      'Extra context (extra field), for example `conflicts` (`[{field, winner, reason}]`) on a push that settled concurrent edits, `decision` on a detected delete, `approved` on a delete a person approved.',
+      'Extra context (extra field), for example `conflicts` (`[{field, winner, reason}]`) on a push ' +
+      'that settled concurrent edits, `decision` on a detected delete, `approved` on a delete a ' +
+      'person approved.',
   })
   details: Record<string, unknown> | null;
 }
@@ -109,7 +117,8 @@ export class OperationDto extends OperationListItemDto {
   @ApiProperty({
     type: [FieldChangeDto],
     description:
-      "Per field: the value before and after, as the operation's side shows it. A create lists the values written or detected (before null); a delete lists none.",
+      "Per field: the value before and after, as the operation's side shows it. A create lists the " +
+      'values written or detected (before null); a delete lists none.',
   })
   field_changes: FieldChangeDto[];
 }

@@ -45,7 +45,8 @@ export class RecordQueueEntryDto extends QueuedOperationDto {
     nullable: true,
     enum: ['left', 'right'],
     description:
-      '`push`: the side written; `refetch`: the side read; `verify_delete`: the side whose copy went missing. null: both sides (a push waiting for a linked record).',
+      '`push`: the side written; `refetch`: the side read; `verify_delete`: the side whose copy went ' +
+      'missing. null: both sides (a push waiting for a linked record).',
   })
   side: string | null;
 }
@@ -87,7 +88,8 @@ export class RecordHitDto {
     format: 'uri',
     nullable: true,
     description:
-      'Opens the record in a connected app (the side whose id matched, else the left copy, else the right one); null when no side holds a copy.',
+      'Opens the record in a connected app (the side whose id matched, else the left copy, else the ' +
+      'right one); null when no side holds a copy.',
   })
   browser_url: string | null;
 }
@@ -96,7 +98,8 @@ export class RecordSearchDto {
   @ApiProperty({
     type: [RecordHitDto],
     description:
-      'Best first: exact id matches, then names equal to or starting with the query, then names containing it.',
+      'Best first: exact id matches, then names equal to or starting with the query, then names ' +
+      'containing it.',
   })
   data: RecordHitDto[];
   @ApiProperty({
@@ -117,7 +120,9 @@ export class RecordCopyDto {
     type: [QueuedOperationDto],
     nullable: true,
     description:
-      'Operations queued that concern this copy, in run order: `[]` nothing queued, null the queue could not be consulted. A push waiting for a linked record (side null) is listed on both sides with the same position.',
+      'Operations queued that concern this copy, in run order: `[]` nothing queued, null the queue ' +
+      'could not be consulted. A push waiting for a linked record (side null) is listed on both ' +
+      'sides with the same position.',
   })
   queued_operations: QueuedOperationDto[] | null;
   @ApiProperty({ format: 'uri' }) browser_url: string;

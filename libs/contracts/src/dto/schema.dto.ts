@@ -34,7 +34,8 @@ export class TableDto {
   views: TableViewsDto | null;
   @ApiProperty({
     description:
-      'The table cannot be written (for example a database view): it can only be the source of a one-way mapping.',
+      'The table cannot be written (for example a database view): it can only be the source of a ' +
+      'one-way mapping.',
   })
   read_only: boolean;
   @ApiProperty({ format: 'uri', description: "This table's field listing." }) fields_url: string;
@@ -51,7 +52,8 @@ export class TableListDto {
   @ApiProperty({
     type: [TableDto],
     description:
-      'The tables the app had at `fetched_at`. A table the app no longer lists is left out; mappings that still reference it report `orphaned_table` on validation.',
+      'The tables the app had at `fetched_at`. A table the app no longer lists is left out; mappings ' +
+      'that still reference it report `orphaned_table` on validation.',
   })
   data: TableDto[];
   @ApiProperty({ description: 'Always false: the list is complete.' }) has_more: boolean;
@@ -69,7 +71,8 @@ export class FieldDto {
   @ApiProperty() name: string;
   @ApiProperty({
     description:
-      "The connector's own type name (for example `character varying(40)`, `int(11)`, `enum`); there is no global type enum.",
+      "The connector's own type name (for example `character varying(40)`, `int(11)`, `enum`); there " +
+      'is no global type enum.',
   })
   type: string;
   @ApiProperty({ description: 'Values can be read.' }) read: boolean;
@@ -83,7 +86,9 @@ export class FieldDto {
     additionalProperties: true,
     nullable: true,
     description:
-      'What the connector adds about the type, passed through: for example `display_name` (string), `allows_multiple_values` (boolean), `options`, `max_length`, `precision`/`scale`, `target_table`. Null when there is nothing to add.',
+      'What the connector adds about the type, passed through: for example `display_name` (string), ' +
+      '`allows_multiple_values` (boolean), `options`, `max_length`, `precision`/`scale`, ' +
+      '`target_table`. Null when there is nothing to add.',
   })
   type_details: Record<string, unknown> | null;
 }

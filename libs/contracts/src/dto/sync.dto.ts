@@ -11,7 +11,9 @@ export class SideInputDto {
   @ApiPropertyOptional({
     ...CREDENTIALS_SCHEMA,
     description:
-      "Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person. Never returned.",
+      "Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` " +
+      'lists them (for example `connectionString`). Travels with `base`: both given builds the side ' +
+      'and checks the credentials live; neither given defers the side to a person. Never returned.',
     example: { connectionString: 'postgres://sync_user:secret@db.example.com:5432/app' },
   })
   @Credentials()
@@ -19,7 +21,8 @@ export class SideInputDto {
 
   @ApiPropertyOptional({
     description:
-      'Id of the base (PostgreSQL: schema; MySQL: database) in the connected app; an exact display name is accepted when unambiguous.',
+      'Id of the base (PostgreSQL: schema; MySQL: database) in the connected app; an exact display ' +
+      'name is accepted when unambiguous.',
     example: 'public',
   })
   @Text(INPUT_LIMITS.text, { optional: true })
@@ -87,7 +90,9 @@ export class PendingActionDto {
   @ApiProperty({ format: 'uri', description: 'Link for a person; relay it, do not fetch it.' }) url: string;
   @ApiProperty({
     description:
-      'Text to relay to the person. For `user_confirmation` it also says, per side, what Lockstep writes into the app: the tables and fields the mappings create, the `lockstep_id` column a mappings save adds, and the change capture a start installs.',
+      'Text to relay to the person. For `user_confirmation` it also says, per side, what Lockstep ' +
+      'writes into the app: the tables and fields the mappings create, the `lockstep_id` column a ' +
+      'mappings save adds, and the change capture a start installs.',
   })
   instruction: string;
 }
@@ -155,7 +160,9 @@ export class SyncDto {
   @ApiProperty({
     format: 'uri',
     description:
-      "Where the fields are found: the left side's table listing (as `tables_url`), in which each table carries `fields_url`, the link to its own field listing. Add `side=right` for the other side.",
+      "Where the fields are found: the left side's table listing (as `tables_url`), in which each " +
+      'table carries `fields_url`, the link to its own field listing. Add `side=right` for the other ' +
+      'side.',
   })
   fields_url: string;
   @ApiProperty({ format: 'uri' }) mappings_url: string;
@@ -243,7 +250,8 @@ export class InitialSyncPreviewDto {
   to_create_right: number;
   @ApiProperty({
     description:
-      'Records skipped because their match value is not unique on their side (a `sync_preview` issue says so).',
+      'Records skipped because their match value is not unique on their side (a `sync_preview` issue ' +
+      'says so).',
   })
   skipped: number;
   @ApiProperty({ description: 'Match values found more than once on a side.' }) duplicate_keys: number;
@@ -256,7 +264,8 @@ export class InitialSyncPairProgressDto {
   @ApiProperty({
     enum: ['link', 'left', 'right', 'done'],
     description:
-      '`link`: matched records are being linked; `left` / `right`: that side is being read page by page; `done`.',
+      '`link`: matched records are being linked; `left` / `right`: that side is being read page by ' +
+      'page; `done`.',
   })
   stage: string;
   @ApiProperty({
@@ -288,7 +297,8 @@ export class InitialSyncPairProgressDto {
   @ApiPropertyOptional({ description: 'The worker process working on the pair.' }) runner?: string;
   @ApiPropertyOptional({
     description:
-      'Present (true) when another worker had begun the pair before (after a crash, a pause or a restart): it looks every link up and skips no pass.',
+      'Present (true) when another worker had begun the pair before (after a crash, a pause or a ' +
+      'restart): it looks every link up and skips no pass.',
   })
   resumed?: boolean;
   @ApiPropertyOptional({
@@ -308,7 +318,8 @@ export class InitialSyncProgressDto {
   @ApiPropertyOptional({
     enum: [1, 2],
     description:
-      'How the run derives the service ids of the copies it creates: 2 puts copies of records with plain integer ids in the order of those ids; absent (1) for runs prepared by an older release.',
+      'How the run derives the service ids of the copies it creates: 2 puts copies of records with ' +
+      'plain integer ids in the order of those ids; absent (1) for runs prepared by an older release.',
   })
   id_scheme?: number;
   @ApiProperty({
@@ -326,7 +337,8 @@ export class InitialSyncStatusDto {
     type: InitialSyncProgressDto,
     nullable: true,
     description:
-      'Per table pair preview and counts, written by the worker as it prepares and runs (and kept once done); null before the worker has prepared the sync.',
+      'Per table pair preview and counts, written by the worker as it prepares and runs (and kept ' +
+      'once done); null before the worker has prepared the sync.',
   })
   progress: InitialSyncProgressDto | null;
 }

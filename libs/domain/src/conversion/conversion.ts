@@ -1,7 +1,8 @@
 /**
  * The type conversion table: for each ordered pair of type classes (source -> target) a converter or
- * "incompatible", with a severity. Mapping validation (`incompatible_field_types`) and the engine use this one
- * table, so what validates always converts. The matrix is documented in ./README.md (and checked by the spec).
+ * "incompatible", with a severity. Mapping validation (`incompatible_field_types`) and the engine use this
+ * one table, so what validates always converts. The matrix is documented in ./README.md (and checked by the
+ * spec).
  */
 import { CanonicalValue, isTypeClass, JsonValue, TypeClass } from '../types/type-class';
 import {
@@ -28,7 +29,9 @@ import {
   toUtc,
 } from './values';
 
-/** A field's type as far as conversion cares: its class and its `type_details` (spec 2.7, snake_case keys). */
+/**
+ * A field's type as far as conversion cares: its class and its `type_details` (spec 2.7, snake_case keys).
+ */
 export interface FieldTypeInfo {
   typeClass: TypeClass;
   typeDetails: Record<string, unknown> | null;
@@ -226,7 +229,9 @@ function convertWith(conversion: Conversion, value: CanonicalValue): ConvertResu
 interface Rule {
   severity: ConversionSeverity;
   reason?: string;
-  /** Build the converter for two concrete fields; may depend on type_details (element classes, multiplicity). */
+  /**
+   * Build the converter for two concrete fields; may depend on type_details (element classes, multiplicity).
+   */
   build(from: FieldTypeInfo, to: FieldTypeInfo): Conversion;
 }
 
@@ -655,7 +660,8 @@ function targetConstraint(from: FieldTypeInfo, to: FieldTypeInfo): TargetConstra
       return {
         lossy: decimalAlwaysFits(from, limits)
           ? null
-          : `values are rounded to ${scale} decimal places and fail beyond decimal(${limits.precision ?? '*'},${scale})`,
+          : `values are rounded to ${scale} decimal places and fail beyond ` +
+            `decimal(${limits.precision ?? '*'},${scale})`,
         apply: (value) => {
           const decimal = readDecimal(value);
           if (!decimal.ok) return decimal;
@@ -686,7 +692,8 @@ export function conversionSeverity(from: TypeClass, to: TypeClass): ConversionSe
 /**
  * How values of the field `from` convert into the field `to`. `incompatible` pairs never convert; `lossy`
  * pairs convert but may change or refuse some values (validation warns); `ok` pairs keep every value.
- * `convert` always maps null to null; a value that cannot convert is `{ ok: false, reason }` (a record issue).
+ * `convert` always maps null to null; a value that cannot convert is `{ ok: false, reason }` (a record
+ * issue).
  */
 export function conversionFor(from: FieldTypeInfo, to: FieldTypeInfo): Conversion {
   const entry = TABLE[from.typeClass][to.typeClass];

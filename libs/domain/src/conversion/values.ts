@@ -115,7 +115,10 @@ export function decimalToInteger(decimal: Decimal): bigint {
   return rounded.negative ? -magnitude : magnitude;
 }
 
-/** Exact decimal text of a finite number (shortest round-trip digits, no exponent): 1e21 -> "1000000000000000000000". */
+/**
+ * Exact decimal text of a finite number (shortest round-trip digits, no exponent): 1e21 ->
+ * "1000000000000000000000".
+ */
 export function numberToDecimal(value: number): Decimal {
   const parsed = parseDecimal(String(value));
   if (!parsed.ok) throw new Error(`unexpected number text ${String(value)}`);
@@ -135,7 +138,8 @@ export function fitDecimal(decimal: Decimal, limits: DecimalLimits): Outcome<Dec
     const room = limits.precision - (scale ?? 0);
     if (fitted.whole.length > room)
       return failure(
-        `${formatDecimal(decimal)} does not fit decimal(${limits.precision},${scale ?? 0}) (at most ${room} integer digits)`,
+        `${formatDecimal(decimal)} does not fit decimal(${limits.precision},${scale ?? 0}) (at most ` +
+          `${room} integer digits)`,
       );
   }
   return success(fitted);
@@ -265,7 +269,10 @@ export function shiftDateTime(value: DateTimeParts, minutes: number): { date: Da
   };
 }
 
-/** The UTC wall clock of a parsed date-time: a value with an offset is moved to UTC, a wall clock is taken as UTC. */
+/**
+ * The UTC wall clock of a parsed date-time: a value with an offset is moved to UTC, a wall clock is taken as
+ * UTC.
+ */
 export function toUtc(value: DateTimeParts): { date: DateParts; time: TimeParts } {
   return shiftDateTime(value, -(value.offsetMinutes ?? 0));
 }

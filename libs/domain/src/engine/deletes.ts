@@ -24,9 +24,12 @@ export interface DeleteInput {
 export type DeleteDecision =
   /** Nothing left on the other side: mark the missing copy deleted. */
   | { action: 'forget' }
-  /** The pair does not carry deletes this way: mark the missing copy deleted; `dead` when it was a one-way destination (not re-created). */
+  /**
+   * The pair does not carry deletes this way: mark the missing copy deleted; `dead` when it was a one-way
+   * destination (not re-created).
+   */
   | { action: 'mark_deleted'; dead: boolean }
-  /** Delete protection (`do_nothing`) on the other side: mark the missing copy deleted and leave the other alone. */
+  /** Delete protection (`do_nothing`) on the other side: mark the missing copy deleted, keep the other. */
   | { action: 'unlink' }
   /** `review_required`: hold a pending delete and write nothing. */
   | { action: 'hold' }
@@ -45,7 +48,8 @@ export function decideDelete(input: DeleteInput): DeleteDecision {
       : input.tableDirection === 'right_to_left');
   if (!carries) return { action: 'mark_deleted', dead: true };
   if (input.otherDeleteBehavior === 'do_nothing') return { action: 'unlink' };
-  // An ignored delete stays dormant even if the sync later switches to auto_approve: a person chose to keep the copy.
+  // An ignored delete stays dormant even if the sync later switches to auto_approve: a person chose to keep
+  // the copy.
   if (input.ignored) return { action: 'dormant' };
   if (input.deleteApproval === 'review_required') return { action: 'hold' };
   return { action: 'delete', side: other };

@@ -54,7 +54,9 @@ function isGroup(value: unknown): value is { match: unknown; conditions: unknown
   return typeof value === 'object' && value !== null && 'conditions' in value;
 }
 
-/** Validates a stored filter (null or absent: no filter). A malformed filter is reported, never guessed at. */
+/**
+ * Validates a stored filter (null or absent: no filter). A malformed filter is reported, never guessed at.
+ */
 export function parseFilter(input: unknown): FilterParse {
   if (input === null || input === undefined) return { ok: true, filter: null };
   const visit = (node: unknown, path: string): FilterGroup | FilterCondition | string => {
@@ -194,7 +196,9 @@ export function passesFilter(filter: FilterGroup | null, lookup: FieldLookup): b
   return evaluate(filter);
 }
 
-/** The sync-enabled field (`advanced_settings` kind `row_level_sync`): the record syncs only while it is true. */
+/**
+ * The sync-enabled field (`advanced_settings` kind `row_level_sync`): the record syncs only while it is true.
+ */
 export interface SyncEnabledField {
   side: SideName;
   field: string;

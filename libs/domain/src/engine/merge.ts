@@ -22,7 +22,10 @@ export interface MergeSide {
   current: Values | null;
   /** The values the side last showed (null: never synced, first sight). */
   shadow: Values | null;
-  /** When the side's change happened: the app's commit or modified time, else when Lockstep observed it. Null when unknown (initial sync). */
+  /**
+   * When the side's change happened: the app's commit or modified time, else when Lockstep observed it. Null
+   * when unknown (initial sync).
+   */
   changedAt: string | null;
 }
 
@@ -30,7 +33,10 @@ export type ConflictReason = 'later_change' | 'preferred_side' | 'direction';
 
 export type FieldOutcome =
   | { key: string; outcome: 'unchanged' }
-  /** Both sides now agree (changed to equal values, or first sight and equal), or both changed on a pair that carries neither way: update both shadows, write nothing. */
+  /**
+   * Both sides now agree (changed to equal values, or first sight and equal), or both changed on a pair that
+   * carries neither way: update both shadows, write nothing.
+   */
   | { key: string; outcome: 'converged' }
   /** Write `from`'s value into `to`. `conflict` is set when both sides had changed to different values. */
   | {
@@ -40,7 +46,7 @@ export type FieldOutcome =
       to: SideName;
       conflict: { winner: SideName; reason: ConflictReason } | null;
     }
-  /** `side` changed but the field pair does not carry its changes: its shadow takes the value, nothing is written. */
+  /** `side` changed but the field pair does not carry its changes: its shadow takes the value, no write. */
   | { key: string; outcome: 'held'; side: SideName };
 
 export interface MergeInput {
@@ -49,7 +55,9 @@ export interface MergeInput {
   right: MergeSide;
   /** The side that wins ties (the table pair's preferred side, or the side chosen at start). */
   preferred: SideName;
-  /** True when left's value and right's value mean the same (after conversion between the two field types). */
+  /**
+   * True when left's value and right's value mean the same (after conversion between the two field types).
+   */
   sameValue(key: string, leftValue: CanonicalValue, rightValue: CanonicalValue): boolean;
 }
 
@@ -75,7 +83,9 @@ function hasShadow(side: MergeSide, key: string): boolean {
   return side.shadow !== null && Object.prototype.hasOwnProperty.call(side.shadow, key);
 }
 
-/** A side changed a field when it has a copy and its value differs from its shadow (or it has no shadow yet). */
+/**
+ * A side changed a field when it has a copy and its value differs from its shadow (or it has no shadow yet).
+ */
 export function sideChanged(side: MergeSide, key: string): boolean {
   if (!side.current) return false;
   if (!side.shadow || !hasShadow(side, key)) return true;
@@ -123,8 +133,8 @@ export function mergeRecord(input: MergeInput): FieldOutcome[] {
       // Neither way is carried: both shadows take their side's value.
       return { key, outcome: 'converged' };
     } else {
-      // First sight of the field (a side has no shadow for it: matched at initial sync, or a newly mapped field
-      // pair) has no "later change" to compare: the preferred side wins (design section 6).
+      // First sight of the field (a side has no shadow for it: matched at initial sync, or a newly mapped
+      // field pair) has no "later change" to compare: the preferred side wins (design section 6).
       const firstSight = !hasShadow(left, key) || !hasShadow(right, key);
       const newer = firstSight ? null : later(left.changedAt, right.changedAt);
       winner = newer ?? input.preferred;

@@ -90,8 +90,8 @@ export function transition(state: SyncLifecycleState, event: LifecycleEvent): Li
           'confirmation_required',
           'The sync is a draft; a person must review and start it in the app.',
         );
-      // Only an active sync is being prepared (the worker prepares active syncs only): a paused one's preparation
-      // was interrupted, and activating it resumes the preparation.
+      // Only an active sync is being prepared (the worker prepares active syncs only): a paused one's
+      // preparation was interrupted, and activating it resumes the preparation.
       if (state.initialSync === 'preparing' && state.status === 'active')
         return refuse(
           'initial_sync_preparing',

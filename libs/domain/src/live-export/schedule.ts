@@ -2,8 +2,8 @@
  * When a live export's schedule runs (spec 2.15). Pure: the worker's tick and the API's `next_run_at` both
  * call these with the time they consider "now".
  *
- * - `every_10_minutes`, `every_30_minutes`, `hourly`: slots are UTC wall-clock boundaries (:00, :10, ... / :00,
- *   :30 / :00), whatever the schedule's time zone.
+ * - `every_10_minutes`, `every_30_minutes`, `hourly`: slots are UTC wall-clock boundaries (:00, :10, ... /
+ *   :00, :30 / :00), whatever the schedule's time zone.
  * - `daily`: once a day at `time_of_day` ("HH:MM") in the IANA `timezone`. On the day clocks spring forward
  *   over that time (it does not exist), the slot is the first valid instant after the gap (the moment of the
  *   change: 02:30 in a 02:00 -> 03:00 gap runs at 03:00). On the day clocks fall back over it (it happens

@@ -31,7 +31,9 @@ export function writesSide(direction: Direction, side: SideName): boolean {
   return oneWayDirections(direction).some((way) => targetSide(way) === side);
 }
 
-/** The field directions a table direction allows: a one-way table allows only its own way, two_way all three. */
+/**
+ * The field directions a table direction allows: a one-way table allows only its own way, two_way all three.
+ */
 export function allowedFieldDirections(tableDirection: Direction): Direction[] {
   return tableDirection === 'two_way' ? [...DIRECTIONS] : [tableDirection];
 }

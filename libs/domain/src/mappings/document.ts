@@ -6,12 +6,16 @@ import { allowedFieldDirections, Direction, DIRECTIONS, isDirection } from './di
 import { pointer, sortIssues, ValidationIssue } from './issues';
 import { SideName, SIDES } from './schema';
 
-/** `{ create: { name } }`: the service creates the table or field on that side, typed from its counterpart. */
+/**
+ * `{ create: { name } }`: the service creates the table or field on that side, typed from its counterpart.
+ */
 export interface CreateReference {
   create: { name: string };
 }
 
-/** A table or field reference: a prefixed id, a remote id or an exact name unique on that side; or a create. */
+/**
+ * A table or field reference: a prefixed id, a remote id or an exact name unique on that side; or a create.
+ */
 export type Reference = string | CreateReference;
 
 export const RECORD_DELETE_BEHAVIORS = ['sync', 'do_nothing'] as const;
@@ -127,7 +131,9 @@ class Parser {
   }
 
   reference(raw: unknown, path: string, side: SideName, what: 'table' | 'field'): Reference | null {
-    const expected = `expected the ${side} ${what}: a non-empty string (id, remote id or name) or {"create": {"name": "..."}}`;
+    const expected =
+      `expected the ${side} ${what}: a non-empty string (id, remote id or name) or {"create": {"name": ` +
+      `"..."}}`;
     if (raw === undefined || raw === null) {
       this.error(path, side, `required: ${expected}`);
       return null;
@@ -151,7 +157,8 @@ class Parser {
       this.error(
         `${path}/create/name`,
         side,
-        `${name === undefined ? 'required: ' : ''}expected the name of the ${what} to create (a non-empty string)${name === undefined ? '' : `, got ${describeValue(name)}`}`,
+        `${name === undefined ? 'required: ' : ''}expected the name of the ${what} to create (a ` +
+          `non-empty string)${name === undefined ? '' : `, got ${describeValue(name)}`}`,
       );
       return null;
     }
@@ -168,7 +175,8 @@ class Parser {
       this.error(
         path,
         null,
-        `"invalid" is only shown on a read; a PUT must send a real direction: expected one of ${DIRECTION_LIST}`,
+        `"invalid" is only shown on a read; a PUT must send a real direction: expected one of ` +
+          `${DIRECTION_LIST}`,
       );
     else this.error(path, null, `expected one of ${DIRECTION_LIST}, got ${describeValue(raw)}`);
     return undefined;
@@ -256,14 +264,17 @@ class Parser {
         this.error(
           mappingPaths.fieldRef(table, index, side),
           side,
-          `the ${side} table is created by this document, so its fields must be creates too ({"create": {"name": "..."}}); "${reference}" cannot resolve on a table that does not exist yet`,
+          `the ${side} table is created by this document, so its fields must be creates too ` +
+            `({"create": {"name": "..."}}); "${reference}" cannot resolve on a table that does not ` +
+            `exist yet`,
         );
     }
     if (direction && context.direction && !allowedFieldDirections(context.direction).includes(direction))
       this.error(
         mappingPaths.fieldDirection(table, index),
         null,
-        `the table pair syncs ${context.direction}, so a field pair cannot sync ${direction}: expected ${allowedFieldDirections(context.direction).join(' or ')}`,
+        `the table pair syncs ${context.direction}, so a field pair cannot sync ${direction}: ` +
+          `expected ${allowedFieldDirections(context.direction).join(' or ')}`,
       );
     if (leftField === null || rightField === null || direction === undefined) return null;
     return { leftField, rightField, direction };
@@ -275,7 +286,8 @@ class Parser {
       this.error(
         path,
         null,
-        `expected a table pair {"left_table", "right_table", "direction", "fields", ...}, got ${describeValue(raw)}`,
+        `expected a table pair {"left_table", "right_table", "direction", "fields", ...}, got ` +
+          `${describeValue(raw)}`,
       );
       return null;
     }
@@ -303,7 +315,8 @@ class Parser {
       this.error(
         mappingPaths.fields(index),
         null,
-        `${rawFields === undefined ? 'required: ' : ''}expected an array of field pairs${rawFields === undefined ? '' : `, got ${describeValue(rawFields)}`}`,
+        `${rawFields === undefined ? 'required: ' : ''}expected an array of field ` +
+          `pairs${rawFields === undefined ? '' : `, got ${describeValue(rawFields)}`}`,
       );
       fieldsOk = false;
     } else {
@@ -324,9 +337,9 @@ class Parser {
 
 /**
  * Structural check and normalisation of a mappings document sent by a client. Every structural fault is
- * reported (code `invalid_mappings`, severity `error`, `path` a JSON pointer), not just the first. Unknown keys
- * and the read-only `filter` / `advanced_settings` are ignored. `left_view` / `right_view` at table-pair level
- * are accepted as aliases of `left.view` / `right.view`.
+ * reported (code `invalid_mappings`, severity `error`, `path` a JSON pointer), not just the first. Unknown
+ * keys and the read-only `filter` / `advanced_settings` are ignored. `left_view` / `right_view` at table-pair
+ * level are accepted as aliases of `left.view` / `right.view`.
  */
 export function parseMappings(input: unknown): ParseMappingsResult {
   const parser = new Parser();
@@ -339,7 +352,8 @@ export function parseMappings(input: unknown): ParseMappingsResult {
     parser.error(
       '/tables',
       null,
-      `${rawTables === undefined ? 'required: ' : ''}expected an array of table pairs${rawTables === undefined ? '' : `, got ${describeValue(rawTables)}`}`,
+      `${rawTables === undefined ? 'required: ' : ''}expected an array of table ` +
+        `pairs${rawTables === undefined ? '' : `, got ${describeValue(rawTables)}`}`,
     );
     return { ok: false, issues: parser.issues };
   }

@@ -1,6 +1,8 @@
 import { SideName } from './schema';
 
-/** Spec 7.3 validation issue codes that apply to a sync's mappings (plus `invalid_mappings` for structure). */
+/**
+ * Spec 7.3 validation issue codes that apply to a sync's mappings (plus `invalid_mappings` for structure).
+ */
 export const VALIDATION_CODES = [
   'invalid_mappings',
   'incompatible_field_types',
@@ -71,8 +73,8 @@ function comparePointers(a: string, b: string): number {
 
 /**
  * Issues sorted by path, in document order: array indexes compared as numbers, the keys of a pair in the
- * order the document lists them (`left_table`, `right_table`, `direction`, `left`, `right`, `fields`), a parent
- * before its children; issues on one path keep the order they were found in (left before right).
+ * order the document lists them (`left_table`, `right_table`, `direction`, `left`, `right`, `fields`), a
+ * parent before its children; issues on one path keep the order they were found in (left before right).
  */
 export function sortIssues(issues: ValidationIssue[]): ValidationIssue[] {
   return issues

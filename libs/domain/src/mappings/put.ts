@@ -1,20 +1,23 @@
-import { ValidationCode, ValidationIssue } from './issues';
+import { VALIDATION_CODES, ValidationCode, ValidationIssue } from './issues';
 
-/** Issue codes that refuse a PUT (400): the document cannot be saved as it is. */
-export const PUT_BLOCKING_CODES: readonly ValidationCode[] = [
-  'invalid_mappings',
-  'unknown_table',
-  'unknown_field',
-  'table_ambiguous',
-  'orphaned_table',
-  'orphaned_field',
-  'view_required',
-  'view_not_found',
-  'view_not_supported',
-  'create_unsupported',
+/** Errors a PUT saves with the document: they only block starting the sync. */
+const SAVED_WITH_THE_DOCUMENT: readonly ValidationCode[] = [
+  'incompatible_field_types',
+  'required_field_unmapped',
+  'foreign_key_target_unmapped',
+  'foreign_key_target_mismatch',
+  'create_name_collision',
+  'nothing_mapped',
 ];
 
-/** Codes a refused PUT answers with as its own error code (spec 4.4); any other refusal is `invalid_mappings`. */
+/** Issue codes that refuse a PUT (400): the document cannot be saved as it is. */
+export const PUT_BLOCKING_CODES: readonly ValidationCode[] = VALIDATION_CODES.filter(
+  (code) => !SAVED_WITH_THE_DOCUMENT.includes(code),
+);
+
+/**
+ * Codes a refused PUT answers with as its own error code (spec 4.4); any other refusal is `invalid_mappings`.
+ */
 export const PUT_ERROR_CODES = [
   'unknown_table',
   'unknown_field',
@@ -37,7 +40,8 @@ export function putBlockingIssues(issues: ValidationIssue[]): ValidationIssue[] 
 
 /**
  * The error code of a refused PUT: the first blocking issue's code when it is one the API answers with
- * directly, otherwise `invalid_mappings`; null when nothing blocks the PUT. `details.issues` carries them all.
+ * directly, otherwise `invalid_mappings`; null when nothing blocks the PUT. `details.issues` carries them
+ * all.
  */
 export function putErrorCode(issues: ValidationIssue[]): PutErrorCode | null {
   const first = putBlockingIssues(issues)[0];

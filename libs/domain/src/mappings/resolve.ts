@@ -81,7 +81,9 @@ export function resolveTableReference(
     return {
       ok: false,
       code: 'unknown_table',
-      message: `"${reference}" is a ${other.side} table ("${elsewhere.name}"); the ${side.side} table must be a ${side.side} table`,
+      message:
+        `"${reference}" is a ${other.side} table ("${elsewhere.name}"); the ${side.side} table must be ` +
+        `a ${side.side} table`,
     };
   return {
     ok: false,
@@ -103,9 +105,10 @@ export function resolveFieldReference(
     return {
       ok: false,
       code: 'unknown_field',
-      message: `the name "${reference}" is ambiguous: ${result.ambiguous.length} fields of the ${side.side} table "${table.name}" have it (${result.ambiguous
-        .map((field) => field.id)
-        .join(', ')}); reference one by its prefixed id or remote id`,
+      message:
+        `the name "${reference}" is ambiguous: ${result.ambiguous.length} fields of the ${side.side} ` +
+        `table "${table.name}" have it (${result.ambiguous.map((field) => field.id).join(', ')}); ` +
+        `reference one by its prefixed id or remote id`,
     };
   const sibling = side.tables.find(
     (candidate) => candidate !== table && candidate.fields?.some((field) => field.id === reference),
@@ -114,7 +117,8 @@ export function resolveFieldReference(
     return {
       ok: false,
       code: 'unknown_field',
-      message: `"${reference}" is a field of the ${side.side} table "${sibling.name}", not of "${table.name}"`,
+      message:
+        `"${reference}" is a field of the ${side.side} table "${sibling.name}", ` + `not of "${table.name}"`,
     };
   const elsewhere = other?.tables.find((candidate) =>
     candidate.fields?.some((field) => field.id === reference),
@@ -123,13 +127,17 @@ export function resolveFieldReference(
     return {
       ok: false,
       code: 'unknown_field',
-      message: `"${reference}" is a ${other.side} field (of table "${elsewhere.name}"); the ${side.side} field must be a field of the ${side.side} table "${table.name}"`,
+      message:
+        `"${reference}" is a ${other.side} field (of table "${elsewhere.name}"); the ${side.side} field ` +
+        `must be a field of the ${side.side} table "${table.name}"`,
     };
   const unfetched = table.fields === null ? ' (its fields have not been fetched)' : '';
   return {
     ok: false,
     code: 'unknown_field',
-    message: `the ${side.side} table "${table.name}" has no field with the id, remote id or name "${reference}"${unfetched}`,
+    message:
+      `the ${side.side} table "${table.name}" has no field with the id, remote id or name ` +
+      `"${reference}"${unfetched}`,
   };
 }
 

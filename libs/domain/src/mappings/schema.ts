@@ -2,7 +2,8 @@ import { TypeClass } from '../types/type-class';
 
 /**
  * The schema model mapping validation runs against: what the service holds in its schema cache for each side
- * (spec 2.7), in domain terms. Prefixed ids (`table_...`, `field_...`) are the service's; remote ids are the app's.
+ * (spec 2.7), in domain terms. Prefixed ids (`table_...`, `field_...`) are the service's; remote ids are the
+ * app's.
  */
 export type SideName = 'left' | 'right';
 
@@ -12,20 +13,28 @@ export function otherSide(side: SideName): SideName {
   return side === 'left' ? 'right' : 'left';
 }
 
-export interface SchemaField {
-  /** `field_...` */
-  id: string;
+/** A field as the app describes it: what a connector reports (its `FieldInfo`) and the schema cache keeps. */
+export interface RemoteField {
   remoteId: string;
   name: string;
-  /** The connector's own type name. */
+  /** The connector's own type name (`varchar(40)`, `timestamp with time zone`, `enum`...). */
   type: string;
   typeClass: TypeClass;
   read: boolean;
   write: boolean;
   required: boolean;
   primary: boolean;
-  /** Spec 2.7 `type_details` (snake_case keys), or null. */
+  /**
+   * Spec 2.7 `type_details` (snake_case keys), or null: `display_name`, `allows_multiple_values`, and for
+   * the engine `options` (select / multi_select), `element_class` (array), `target_table` (relation),
+   * `precision`/`scale`/`max_length` where the type has them.
+   */
   typeDetails: Record<string, unknown> | null;
+}
+
+export interface SchemaField extends RemoteField {
+  /** `field_...` */
+  id: string;
   /** The app no longer has this field (kept so references still resolve and can be reported). */
   orphaned: boolean;
 }

@@ -17,14 +17,18 @@ import { pointer, sortIssues, ValidationCode, ValidationIssue, ValidationSeverit
 import { resolveMappings, ResolvedField, ResolvedTable, ResolvedTablePair, tableOf } from './resolve';
 import { MappingsSchema, otherSide, SchemaField, SideName, SIDES } from './schema';
 
-/** The type a created field gets: its counterpart's class and details (relation targets are the other side's). */
+/**
+ * The type a created field gets: its counterpart's class and details (relation targets are the other side's).
+ */
 export function createdFieldType(counterpart: FieldTypeInfo): FieldTypeInfo {
   if (counterpart.typeDetails === null) return { typeClass: counterpart.typeClass, typeDetails: null };
   const { target_table: _table, target_field: _field, ...details } = counterpart.typeDetails;
   return { typeClass: counterpart.typeClass, typeDetails: details };
 }
 
-/** What a side of a field pair is, for direction and type checks: an existing (or adopted) field or a create. */
+/**
+ * What a side of a field pair is, for direction and type checks: an existing (or adopted) field or a create.
+ */
 interface FieldEnd {
   name: string;
   info: FieldTypeInfo;
@@ -108,21 +112,15 @@ function checkTables(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
     const viewPath = mappingPaths.view(pair.index, side);
     if (resolved.kind === 'existing') {
       const table = resolved.table;
-      if (table.orphaned)
-        issues.add(
-          'error',
-          'orphaned_table',
-          path,
-          side,
-          `the ${side} table "${table.name}" no longer exists in the app; refresh the schema (refresh=true) and map another table`,
-        );
+      if (table.orphaned) issues.add('error', 'orphaned_table', path, side, gone(side, 'table', table.name));
       if (table.readOnly && writesSide(pair.pair.direction, side))
         issues.add(
           'error',
           'incompatible_field_types',
           path,
           side,
-          `the ${side} table "${table.name}" is read-only (a database view) and cannot be written; the pair syncs ${pair.pair.direction}`,
+          `the ${side} table "${table.name}" is read-only (a database view) and cannot be written; ` +
+            `the pair syncs ${pair.pair.direction}`,
         );
       if (table.views === null) {
         if (view !== null)
@@ -169,7 +167,8 @@ function checkTables(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
           'create_name_collision',
           path,
           side,
-          `a ${side} table named "${resolved.name}" already exists (${resolved.adopts.id}); the create will adopt it`,
+          `a ${side} table named "${resolved.name}" already exists (${resolved.adopts.id}); the ` +
+            `create will adopt it`,
         );
       if (view !== null)
         issues.add(
@@ -197,7 +196,8 @@ function checkDuplicateTables(pairs: ResolvedTablePair[], issues: Issues): void 
           'invalid_mappings',
           mappingPaths.tableRef(pair.index, side),
           side,
-          `the ${side} table ${quote(pair[side])} is already mapped by ${mappingPaths.table(first)}; a table can be in one pair per side`,
+          `the ${side} table ${quote(pair[side])} is already mapped by ${mappingPaths.table(first)}; ` +
+            `a table can be in one pair per side`,
         );
     }
   }
@@ -212,57 +212,7 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
       left: fieldEnd(fieldPair.left, fieldPair.right),
       right: fieldEnd(fieldPair.right, fieldPair.left),
     };
-    for (const side of SIDES) {
-      const resolved = fieldPair[side];
-      const path = mappingPaths.fieldRef(pair.index, fieldPair.index, side);
-      if (resolved.kind === 'existing' && resolved.field.orphaned)
-        issues.add(
-          'error',
-          'orphaned_field',
-          path,
-          side,
-          `the ${side} field "${resolved.field.name}" no longer exists in the app; refresh the schema (refresh=true) and map another field`,
-        );
-      if (resolved.kind === 'create') {
-        const sideSchema = schema[side];
-        const table = pair[side];
-        if (table.kind === 'existing' && !sideSchema.capabilities.createFields)
-          issues.add(
-            'error',
-            'create_unsupported',
-            path,
-            side,
-            `the ${side} connector (${sideSchema.connector}) cannot create fields`,
-          );
-        const counterpart = fieldPair[otherSide(side)];
-        if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'unsupported')
-          issues.add(
-            'error',
-            'create_unsupported',
-            path,
-            side,
-            `cannot create a field typed from the ${otherSide(side)} field "${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
-          );
-        if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
-          issues.add(
-            'error',
-            'create_unsupported',
-            path,
-            side,
-            `cannot create a linked-record field from the ${otherSide(side)} field "${counterpart.field.name}": create the column with its foreign key in the app, refresh the schema, then map it`,
-          );
-        if (resolved.adopts) {
-          const home = tableOf(table);
-          issues.add(
-            'warning',
-            'create_name_collision',
-            path,
-            side,
-            `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" (${resolved.adopts.id}); the create will adopt it`,
-          );
-        }
-      }
-    }
+    for (const side of SIDES) checkFieldEnd(pair, fieldPair, side, schema, issues);
     const anyOrphan = SIDES.some((side) => ends[side]?.field?.orphaned);
     for (const way of oneWayDirections(fieldPair.direction)) {
       const from = sourceSide(way);
@@ -279,7 +229,8 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
             'invalid_mappings',
             mappingPaths.fieldRef(pair.index, fieldPair.index, to),
             to,
-            `the ${to} field ${quote(fieldPair[to])} is already written by ${first} (${way}); a field can be written by one field pair`,
+            `the ${to} field ${quote(fieldPair[to])} is already written by ${first} (${way}); a field ` +
+              `can be written by one field pair`,
           );
         else written[to].set(key, fieldPath);
       }
@@ -307,6 +258,71 @@ function checkFields(pair: ResolvedTablePair, schema: MappingsSchema, issues: Is
   checkRequired(pair, tableDirection, issues);
 }
 
+/** Why an orphaned table or field is an error, and what to do. */
+function gone(side: SideName, what: 'table' | 'field', name: string): string {
+  return (
+    `the ${side} ${what} "${name}" no longer exists in the app; refresh the schema (refresh=true) and ` +
+    `map another ${what}`
+  );
+}
+
+/** One side of a field pair: an orphaned field, or a create the connector or the other field refuses. */
+function checkFieldEnd(
+  pair: ResolvedTablePair,
+  fieldPair: ResolvedTablePair['fields'][number],
+  side: SideName,
+  schema: MappingsSchema,
+  issues: Issues,
+): void {
+  const resolved = fieldPair[side];
+  const path = mappingPaths.fieldRef(pair.index, fieldPair.index, side);
+  if (resolved.kind === 'existing' && resolved.field.orphaned)
+    issues.add('error', 'orphaned_field', path, side, gone(side, 'field', resolved.field.name));
+  if (resolved.kind === 'create') {
+    const sideSchema = schema[side];
+    const table = pair[side];
+    if (table.kind === 'existing' && !sideSchema.capabilities.createFields)
+      issues.add(
+        'error',
+        'create_unsupported',
+        path,
+        side,
+        `the ${side} connector (${sideSchema.connector}) cannot create fields`,
+      );
+    const counterpart = fieldPair[otherSide(side)];
+    if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'unsupported')
+      issues.add(
+        'error',
+        'create_unsupported',
+        path,
+        side,
+        `cannot create a field typed from the ${otherSide(side)} field ` +
+          `"${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
+      );
+    if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
+      issues.add(
+        'error',
+        'create_unsupported',
+        path,
+        side,
+        `cannot create a linked-record field from the ${otherSide(side)} field ` +
+          `"${counterpart.field.name}": create the column with its foreign key in the app, refresh ` +
+          `the schema, then map it`,
+      );
+    if (resolved.adopts) {
+      const home = tableOf(table);
+      issues.add(
+        'warning',
+        'create_name_collision',
+        path,
+        side,
+        `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" ` +
+          `(${resolved.adopts.id}); the create will adopt it`,
+      );
+    }
+  }
+}
+
 function checkConversion(
   source: FieldEnd,
   target: FieldEnd,
@@ -331,7 +347,8 @@ function checkConversion(
       'incompatible_field_types',
       path,
       targetSide(way),
-      `${fields} may lose information when syncing ${way}: ${classes}${conversion.reason ? ` (${conversion.reason})` : ''}`,
+      `${fields} may lose information when syncing ${way}: ` +
+        `${classes}${conversion.reason ? ` (${conversion.reason})` : ''}`,
     );
 }
 
@@ -351,7 +368,9 @@ function checkRequired(pair: ResolvedTablePair, tableDirection: Direction, issue
         'required_field_unmapped',
         mappingPaths.fields(pair.index),
         side,
-        `the ${side} table "${resolved.table.name}" requires the field "${field.name}" (${field.id}), but no field pair writes it (${otherSide(side)}_to_${side}); records created there would fail`,
+        `the ${side} table "${resolved.table.name}" requires the field "${field.name}" (${field.id}), ` +
+          `but no field pair writes it (${otherSide(side)}_to_${side}); records created there would ` +
+          `fail`,
       );
     }
   }
@@ -384,7 +403,8 @@ function checkForeignKeys(pairs: ResolvedTablePair[], issues: Issues): void {
             'foreign_key_target_unmapped',
             mappingPaths.fieldRef(pair.index, fieldPair.index, side),
             side,
-            `the ${side} field ${quote(fieldPair[side])} links to the ${side} table "${target}", which is not in the mappings; map that table too`,
+            `the ${side} field ${quote(fieldPair[side])} links to the ${side} table "${target}", ` +
+              `which is not in the mappings; map that table too`,
           );
       }
       if (
@@ -399,7 +419,8 @@ function checkForeignKeys(pairs: ResolvedTablePair[], issues: Issues): void {
           'foreign_key_target_mismatch',
           mappingPaths.field(pair.index, fieldPair.index),
           null,
-          `the left field links to "${targets.left}" and the right field to "${targets.right}", but those tables are not mapped to each other`,
+          `the left field links to "${targets.left}" and the right field to "${targets.right}", but ` +
+            `those tables are not mapped to each other`,
         );
     }
   }
@@ -416,7 +437,8 @@ export function validateMappings(document: MappingsDocument, schema: MappingsSch
   // A sync with nothing mapped cannot start: reported here so validation and starting agree.
   if (document.tables.length === 0) {
     const message =
-      'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync can start.';
+      'Nothing is mapped yet: PUT a mappings document with at least one table pair before the sync ' +
+      'can start.';
     issues.add('error', 'nothing_mapped', pointer('tables'), null, message);
   }
   checkDuplicateTables(resolved.tables, issues);

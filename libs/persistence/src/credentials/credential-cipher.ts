@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@lockstep/config';
 
-/** Sealed by a release before key ids: version byte | IV | tag | data; opened by trying every configured key. */
+/** Without a key id: version byte | IV | tag | data; still opened, by trying every configured key. */
 const LEGACY_VERSION = 1;
 /** version byte | 8-byte key id | IV | tag | data. */
 const VERSION = 2;
@@ -33,8 +33,10 @@ function derive(masterKey: string): DerivedKeys {
 export class UnknownMasterKeyError extends Error {
   constructor(readonly keyId: string) {
     super(
-      `credentials were sealed with master key ${keyId}, which is neither LOCKSTEP_MASTER_KEY nor listed in ` +
-        'LOCKSTEP_MASTER_KEY_PREVIOUS: configure that key as a previous key (and run `keys rotate`), or reconnect the side',
+      `credentials were sealed with master key ${keyId}, which is neither LOCKSTEP_MASTER_KEY nor ` +
+        `listed in ` +
+        ('LOCKSTEP_MASTER_KEY_PREVIOUS: configure that key as a previous key (and run `keys rotate`), ' +
+          'or reconnect the side'),
     );
   }
 }
@@ -59,7 +61,9 @@ export class CredentialCipher {
     this.keys = [this.current, ...(config.LOCKSTEP_MASTER_KEY_PREVIOUS ?? []).map(derive)];
   }
 
-  /** The first bytes of every ciphertext the current key seals: a stored value without them needs rotating. */
+  /**
+   * The first bytes of every ciphertext the current key seals: a stored value without them needs rotating.
+   */
   get currentPrefix(): Buffer {
     return Buffer.concat([Buffer.from([VERSION]), this.current.id]);
   }
@@ -73,8 +77,8 @@ export class CredentialCipher {
   }
 
   /**
-   * Throws when the ciphertext was tampered with or belongs to another owner, and `UnknownMasterKeyError` when
-   * the master key that sealed it is not configured.
+   * Throws when the ciphertext was tampered with or belongs to another owner, and `UnknownMasterKeyError`
+   * when the master key that sealed it is not configured.
    */
   decrypt(sealed: Buffer, owner: string): Record<string, string> {
     if (sealed.length >= 1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES && sealed[0] === VERSION) {
@@ -108,7 +112,8 @@ export class CredentialCipher {
       }
     }
     throw new Error(
-      'credentials (sealed before key ids) open with none of the configured master keys, or were tampered with',
+      'credentials (sealed before key ids) open with none of the configured master keys, or were ' +
+        'tampered with',
     );
   }
 }

@@ -2,7 +2,9 @@ import type { DataSource } from 'typeorm';
 import { liveExportOwner } from '../entities/live-export.entity';
 import { type CredentialCipher, sideOwner } from './credential-cipher';
 
-/** The additional authenticated data of a console sign-in flow's sealed secrets (keyed by the handle's hash). */
+/**
+ * The additional authenticated data of a console sign-in flow's sealed secrets (keyed by the handle's hash).
+ */
 export const oauthFlowOwner = (handleHash: Buffer): string => `console-oauth:${handleHash.toString('hex')}`;
 
 /** One stored column of sealed credentials: its table, primary key, and the owner each row is bound to. */
@@ -12,7 +14,9 @@ interface SealedColumn {
   keys: string[];
   column: string;
   owner(row: Record<string, unknown>): string;
-  /** Extra columns the new value depends on (an api-key side's fingerprint is recomputed under the new key). */
+  /**
+   * Extra columns the new value depends on (an api-key side's fingerprint is recomputed under the new key).
+   */
   extra?: {
     select: string[];
     set: string;
@@ -72,7 +76,9 @@ const SEALED_COLUMNS: SealedColumn[] = [
 export interface RotationReport {
   /** Values now sealed with the current key. */
   rotated: number;
-  /** Values another writer changed between the read and the write: theirs stands (a rerun checks it again). */
+  /**
+   * Values another writer changed between the read and the write: theirs stands (a rerun checks it again).
+   */
   changed_concurrently: number;
   /** Values no configured key opens: the row and the reason. */
   unreadable: { column: string; row: string; reason: string }[];
@@ -150,7 +156,10 @@ export class CredentialRotation {
     else report.changed_concurrently += 1;
   }
 
-  /** Up to `limit` rows after the keyset position `after` whose value does not start with the current key's prefix. */
+  /**
+   * Up to `limit` rows after the keyset position `after` whose value does not start with the current key's
+   * prefix.
+   */
   private async staleBatch(
     column: SealedColumn,
     after: unknown[] | null,
@@ -172,7 +181,9 @@ export class CredentialRotation {
 
   private async countStale(column: SealedColumn): Promise<number> {
     const [row] = (await this.db.query(
-      `SELECT count(*)::int AS n FROM ${column.table} WHERE ${column.column} IS NOT NULL AND substring(${column.column} FROM 1 FOR $2) <> $1`,
+      `SELECT count(*)::int AS n
+         FROM ${column.table}
+        WHERE ${column.column} IS NOT NULL AND substring(${column.column} FROM 1 FOR $2) <> $1`,
       [this.cipher.currentPrefix, this.cipher.currentPrefix.length],
     )) as { n: number }[];
     return row?.n ?? 0;

@@ -6,7 +6,8 @@ export type Shadow = Record<string, unknown>;
 
 /**
  * One synced pair of records for life (`rec_<id>`): the remote id on each side (null while that side has no
- * copy), a per-side shadow and per-side state. Written by the engine (raw SQL in the worker); read by the API.
+ * copy), a per-side shadow and per-side state. Written by the engine (raw SQL in the worker); read by the
+ * API.
  */
 @Entity({ name: 'record_links' })
 export class RecordLinkEntity {
@@ -18,7 +19,10 @@ export class RecordLinkEntity {
   @Column({ name: 'left_remote_id', type: 'text', nullable: true }) leftRemoteId: string | null;
   @Column({ name: 'right_remote_id', type: 'text', nullable: true }) rightRemoteId: string | null;
   @Column({ name: 'left_shadow', type: 'json', nullable: true }) leftShadow: Shadow | null;
-  /** The JSON string `"="` means "the same as the left shadow" (the engine's `SAME_AS_LEFT`): read it through the engine's store. */
+  /**
+   * The JSON string `"="` means "the same as the left shadow" (the engine's `SAME_AS_LEFT`): read it through
+   * the engine's store.
+   */
   @Column({ name: 'right_shadow', type: 'json', nullable: true }) rightShadow: Shadow | '=' | null;
   @Column({ name: 'left_deleted', type: 'boolean' }) leftDeleted: boolean;
   @Column({ name: 'right_deleted', type: 'boolean' }) rightDeleted: boolean;
@@ -28,7 +32,10 @@ export class RecordLinkEntity {
   @Column({ name: 'right_sync_disabled', type: 'boolean' }) rightSyncDisabled: boolean;
   @Column({ type: 'boolean' }) dead: boolean;
   @Column({ name: 'create_pending', type: 'text', nullable: true }) createPending: SideName | null;
-  /** When a side's change that the other side has not taken yet (a refused or dropped write) was seen; null when none. */
+  /**
+   * When a side's change that the other side has not taken yet (a refused or dropped write) was seen; null
+   * when none.
+   */
   @Column({ name: 'left_changed_at', type: 'timestamptz', nullable: true }) leftChangedAt: Date | null;
   @Column({ name: 'right_changed_at', type: 'timestamptz', nullable: true }) rightChangedAt: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
@@ -44,7 +51,10 @@ export class RecordQueueEntity {
   @Column({ name: 'sync_id', type: 'text' }) syncId: string;
   @Column({ name: 'record_id', type: 'text' }) recordId: string;
   @Column({ type: 'text' }) type: QueuedOperationType;
-  /** push: the side written; refetch: the side read (null = both); verify_delete: the side whose copy went missing. */
+  /**
+   * push: the side written; refetch: the side read (null = both); verify_delete: the side whose copy went
+   * missing.
+   */
   @Column({ type: 'text', nullable: true }) side: SideName | null;
   @Column({ type: 'integer' }) attempts: number;
   @Column({ name: 'not_before', type: 'timestamptz' }) notBefore: Date;

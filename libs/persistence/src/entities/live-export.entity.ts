@@ -6,7 +6,9 @@ export type LiveExportCadence = 'manual' | 'every_10_minutes' | 'every_30_minute
 export type LiveExportRunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
 export type LiveExportRunTrigger = 'manual' | 'schedule';
 
-/** The edited live export mappings document as stored, resolved (see libs/domain/src/live-export/mappings.ts). */
+/**
+ * The edited live export mappings document as stored, resolved (see libs/domain/src/live-export/mappings.ts).
+ */
 export type StoredLiveExportMappings = LiveExportMappingsDocument;
 
 /** bigint counters come back from pg as strings; rows counts stay far below 2^53. */
@@ -17,8 +19,8 @@ const bigintNumber = {
 
 /**
  * A live export (spec 2.15): a source side (connector, base, credentials) and a destination side (connector,
- * location, credentials), the edited mappings document and the plan the last save provisioned. Credentials are
- * AES-256-GCM ciphertext bound to (export, side) (`liveExportOwner`); null = that side is not connected.
+ * location, credentials), the edited mappings document and the plan the last save provisioned. Credentials
+ * are AES-256-GCM ciphertext bound to (export, side) (`liveExportOwner`); null = that side is not connected.
  * Unsaved changes: `mappingsVersion !== savedVersion`.
  */
 @Entity({ name: 'live_exports' })

@@ -103,7 +103,10 @@ export class PendingDeleteEntity {
   @Column({ name: 'decided_at', type: 'timestamptz', nullable: true })
   decidedAt: Date | null;
 
-  /** A person's decision the engine has still to carry out (`approve`: delete the other copy; `restore`: re-create the missing copy). */
+  /**
+   * A person's decision the engine has still to carry out (`approve`: delete the other copy; `restore`:
+   * re-create the missing copy).
+   */
   @Column({ name: 'requested_action', type: 'text', nullable: true })
   requestedAction: 'approve' | 'restore' | null;
 

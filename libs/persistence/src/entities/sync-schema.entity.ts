@@ -40,7 +40,10 @@ export class SyncTableEntity {
   @Column({ name: 'fields_fetched_at', type: 'timestamptz', nullable: true })
   fieldsFetchedAt: Date | null;
 
-  /** When table setup (service id column, change capture) was done in the app; undone when the sync is deleted. */
+  /**
+   * When table setup (service id column, change capture) was done in the app; undone when the sync is
+   * deleted.
+   */
   @Column({ name: 'prepared_at', type: 'timestamptz', nullable: true })
   preparedAt: Date | null;
 }

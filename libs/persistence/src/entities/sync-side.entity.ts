@@ -31,7 +31,10 @@ export class SyncSideEntity {
   @Column({ type: 'bytea', nullable: true })
   credentials: Buffer | null;
 
-  /** HMAC of the canonical credentials (keyed from the master key): detects `base_conflict` without decrypting. */
+  /**
+   * HMAC of the canonical credentials (keyed from the master key): detects `base_conflict` without
+   * decrypting.
+   */
   @Column({ name: 'credential_fingerprint', type: 'text', nullable: true })
   credentialFingerprint: string | null;
 

@@ -49,13 +49,15 @@ RETURNING i.dedupe_key`;
  * A new issue for each failure never seen before. One opened by another writer since the update above is
  * counted on instead (its open key conflicts).
  */
-const FIRST_SEEN_SQL = `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key,
+const FIRST_SEEN_SQL = `
+INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key,
   table_id, table_name, record_id, record_remote_id, record_name, record_url)
 SELECT v.id, $2, v.type, v.code, v.side, v.connector, v.message, v.remediation, v.dedupe_key,
   v.table_id, v.table_name, v.record_id, v.record_remote_id, v.record_name, v.record_url
-FROM jsonb_to_recordset($1::jsonb) AS v(id text, type text, code text, side text, connector text, message text,
-  remediation jsonb, dedupe_key text, table_id text, table_name text, record_id text, record_remote_id text,
-  record_name text, record_url text)
+FROM jsonb_to_recordset($1::jsonb)
+  AS v(id text, type text, code text, side text, connector text, message text, remediation jsonb,
+       dedupe_key text, table_id text, table_name text, record_id text, record_remote_id text,
+       record_name text, record_url text)
 ON CONFLICT (sync_id, dedupe_key) WHERE resolved_at IS NULL
 DO UPDATE SET occurrence_count = sync_issues.occurrence_count + 1, last_seen_at = now(),
   message = EXCLUDED.message, remediation = EXCLUDED.remediation`;

@@ -1,8 +1,8 @@
 import type { EntityManager } from 'typeorm';
 
 /**
- * What a store function runs its statements on: a DataSource, an EntityManager or a transaction's manager (so a
- * caller's transaction, such as the engine's fenced one, covers every statement it passes it to).
+ * What a store function runs its statements on: a DataSource, an EntityManager or a transaction's manager (so
+ * a caller's transaction, such as the engine's fenced one, covers every statement it passes it to).
  */
 export type Db = Pick<EntityManager, 'query'>;
 

@@ -12,7 +12,7 @@ import {
   REQUIRES_SUBSCRIPTION,
 } from './auth.decorators';
 import { apiKeyAction } from './required-action';
-import { type Consumed, RateLimitService } from './rate-limit.service';
+import { type Consumed, RateLimitService, type RateLimitState } from './rate-limit.service';
 
 /** The scope an endpoint needs when it does not say: reads and `POST .../validate` need `read`. */
 export function defaultScope(method: string, path: string): Scope {
@@ -79,6 +79,22 @@ export function authorize(admitted: AuthenticatedKey, needs: EndpointRequirement
   };
 }
 
+/** The budget's headers on every answer; a key over its budget is refused (429 with `Retry-After`). */
+function applyBudget(budget: RateLimitState, response: Response): void {
+  for (const [name, value] of Object.entries(RateLimitService.headers(budget)))
+    response.setHeader(name, value);
+  if (budget.exceeded) {
+    throw new DomainError(
+      ErrorCode.RateLimitExceeded,
+      `Rate limit of ${budget.limit} requests per ${budget.window} seconds exceeded for this key; ` +
+        `retry in ${budget.reset} seconds.`,
+      undefined,
+      undefined,
+      { 'Retry-After': String(budget.reset) },
+    );
+  }
+}
+
 /**
  * Admits the bearer key of a request, in this order: bearer key (401), rate limit (429, every admitted request
  * counts against its key's budget), account admitted to the API (403). Shared by the REST guard and the MCP
@@ -114,19 +130,7 @@ export class ApiAuthenticator {
       );
     }
     const budget = admitted.consumed?.state;
-    if (budget) {
-      for (const [name, value] of Object.entries(RateLimitService.headers(budget)))
-        response.setHeader(name, value);
-      if (budget.exceeded) {
-        throw new DomainError(
-          ErrorCode.RateLimitExceeded,
-          `Rate limit of ${budget.limit} requests per ${budget.window} seconds exceeded for this key; retry in ${budget.reset} seconds.`,
-          undefined,
-          undefined,
-          { 'Retry-After': String(budget.reset) },
-        );
-      }
-    }
+    if (budget) applyBudget(budget, response);
     if (!admitted.found.account.apiEnabled) {
       throw new DomainError(ErrorCode.PublicApiNotEnabled, 'This account is not yet admitted to the API.');
     }

@@ -15,7 +15,10 @@ export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
  */
 export const RequiredScope = (scope: Scope) => SetMetadata(REQUIRED_SCOPE, scope);
 
-/** Endpoints not about one existing sync (`POST /sync/syncs`, every live export endpoint): 403 for one-sync keys. */
+/**
+ * Endpoints not about one existing sync (`POST /sync/syncs`, every live export endpoint): 403 for one-sync
+ * keys.
+ */
 export const NotForSyncRestrictedKeys = () => SetMetadata(NOT_FOR_SYNC_RESTRICTED, true);
 
 /** Endpoints that create or change syncs: 403 `subscription_required` without a subscription. */

@@ -13,7 +13,9 @@ export interface RateLimitState {
   exceeded: boolean;
 }
 
-/** A counted request: the budget, and the key generation read in the same round trip (see `KeyGeneration`). */
+/**
+ * A counted request: the budget, and the key generation read in the same round trip (see `KeyGeneration`).
+ */
 export interface Consumed {
   state: RateLimitState;
   generation: string;
@@ -75,7 +77,9 @@ export class RateLimitService {
     }
   }
 
-  /** `RateLimit-Policy` / `RateLimit` (IETF httpapi draft) and the `RateLimit-Limit/-Remaining/-Reset` trio. */
+  /**
+   * `RateLimit-Policy` / `RateLimit` (IETF httpapi draft) and the `RateLimit-Limit/-Remaining/-Reset` trio.
+   */
   static headers(state: RateLimitState): Record<string, string> {
     return {
       'RateLimit-Policy': `"default";q=${state.limit};w=${state.window}`,

@@ -8,6 +8,8 @@ export function apiKeyAction(publicUrl: string, scope: Scope): PendingAction {
     action: 'open_in_browser',
     side: null,
     url: `${publicUrl}/app/settings/api-keys?scope=${scope}`,
-    instruction: `Ask a person to sign in to Lockstep, open Settings > API keys, create a key with at least the "${scope}" scope, and give you its secret.`,
+    instruction:
+      `Ask a person to sign in to Lockstep, open Settings > API keys, create a key with at least the ` +
+      `"${scope}" scope, and give you its secret.`,
   };
 }

@@ -89,7 +89,8 @@ export class ErrorFilter implements ExceptionFilter {
     }
     if (response.headersSent) return;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
-    response.setHeader('Content-Type', 'application/json; charset=utf-8'); // a route may have set another type
+    // A route may have set another type.
+    response.setHeader('Content-Type', 'application/json; charset=utf-8');
     response
       .status(ERROR_CATALOG[error.code].status)
       .json(errorBody(this.config, error, unexpected ? requestId : undefined));

@@ -55,7 +55,10 @@ export function routeNotFoundMessage(method: string, url: string, paths: Record<
     const methods = methodsAt(routes, candidate);
     if (methods.length === 0) continue;
     const shown = methods.includes(method) ? method : methods.join(', ');
-    return `${unknown} Did you mean ${shown} /v1${candidate}? Paths are relative to /v1; sync endpoints are under /v1/sync/ and live export endpoints under /v1/live-export/.`;
+    return (
+      `${unknown} Did you mean ${shown} /v1${candidate}? Paths are relative to /v1; sync endpoints are ` +
+      `under /v1/sync/ and live export endpoints under /v1/live-export/.`
+    );
   }
   return unknown;
 }

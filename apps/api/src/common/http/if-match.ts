@@ -3,5 +3,8 @@
  * given one may be older, or one this API never issued.
  */
 export function staleRevisionMessage(what: 'revision' | 'version', given: number, current: number): string {
-  return `If-Match "${given}" is not the current ${what} of the mappings; the current ${what} is ${current} (ETag "${current}"). GET the mappings, reapply your edit to that document and send its ETag.`;
+  return (
+    `If-Match "${given}" is not the current ${what} of the mappings; the current ${what} is ${current} ` +
+    `(ETag "${current}"). GET the mappings, reapply your edit to that document and send its ETag.`
+  );
 }

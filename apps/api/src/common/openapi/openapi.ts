@@ -119,7 +119,8 @@ function to31(node: unknown): unknown {
   if (out.nullable === true) {
     delete out.nullable;
     if (out.$ref || out.allOf || out.oneOf) {
-      // A nullable reference: "the referenced object, or null" (a type union next to allOf would reject null).
+      // A nullable reference: "the referenced object, or null" (a type union next to allOf would reject
+      // null).
       const { description, type: _type, ...rest } = out;
       const single =
         Array.isArray(rest.allOf) && rest.allOf.length === 1 && Object.keys(rest).length === 1
@@ -144,16 +145,18 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setTitle('Lockstep API')
     .setDescription(
       'Two-way data sync between connected apps, and scheduled one-way live exports. Every request carries ' +
-        '`Authorization: Bearer <API_KEY>`; keys are created by a person in the console. Errors have the shape ' +
+        ('`Authorization: Bearer <API_KEY>`; keys are created by a person in the console. Errors have ' +
+          'the shape ') +
         '`{error: {type, code, message, doc_url, details?, required_action?}}`; lists are pages ' +
-        '`{data, has_more, next_cursor}`. 120 requests per minute per key (`RateLimit-*` headers on every response). ' +
-        'Agents can call the same operations as MCP tools (`sync_*`, `live_export_*`): a Model Context ' +
-        'Protocol server (Streamable HTTP, stateless) is served at `/mcp` on the origin serving this document ' +
-        '(outside `/v1`), with the same keys, scopes and rate budget.',
+        '`{data, has_more, next_cursor}`. 120 requests per minute per key (`RateLimit-*` headers on every ' +
+        'response). Agents can call the same operations as MCP tools (`sync_*`, `live_export_*`): a Model ' +
+        'Context Protocol server (Streamable HTTP, stateless) is served at `/mcp` on the origin serving this ' +
+        'document (outside `/v1`), with the same keys, scopes and rate budget.',
     )
     .setVersion('1')
     .setLicense('Proprietary', `${config.publicUrl}/`)
-    // Relative to the document's own address (`/v1/openapi.json`): right behind any proxy, whatever PUBLIC_URL says.
+    // Relative to the document's own address (`/v1/openapi.json`): right behind any proxy, whatever
+    // PUBLIC_URL says.
     .addServer('/v1', 'This Lockstep install: the API under `/v1` of the origin serving this document.')
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', description: 'An API key created in the console.' },

@@ -37,7 +37,9 @@ export function parseLimit(raw: unknown, rule: LimitRule): number {
  */
 @Injectable()
 export class CursorService {
-  /** Signs with the current master key; also verifies with the previous ones, so cursors survive a rotation. */
+  /**
+   * Signs with the current master key; also verifies with the previous ones, so cursors survive a rotation.
+   */
   private readonly keys: Buffer[];
 
   constructor(config: AppConfig) {

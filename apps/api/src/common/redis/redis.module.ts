@@ -13,7 +13,8 @@ export class RedisClient implements OnApplicationShutdown {
       maxRetriesPerRequest: 2,
       enableOfflineQueue: true,
     });
-    this.client.on('error', () => undefined); // reported through /healthz and failing requests, not as crashes
+    // Reported through /healthz and failing requests, not as crashes.
+    this.client.on('error', () => undefined);
   }
 
   async onApplicationShutdown(): Promise<void> {

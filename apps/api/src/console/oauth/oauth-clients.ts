@@ -3,7 +3,8 @@ import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 
 /**
  * Boot check of `OAUTH_CLIENTS` against the offered connectors (built in and plugins): an entry for a
- * connector that does not exist or is not connected by browser sign-in is a typo the operator must hear about.
+ * connector that does not exist or is not connected by browser sign-in is a typo the operator must hear
+ * about.
  */
 export function assertOAuthClientsMatch(
   config: AppConfig,

@@ -9,11 +9,12 @@ import {
   resolveCredentialIssues,
   type SideName,
   sideOwner,
+  type SyncSideEntity,
   SyncStore,
 } from '@lockstep/persistence';
 import { ConnectorCatalog } from '../../connectors/connector-catalog';
 import { SideConnections } from '../../syncs/side-connections';
-import { isConnected, isSideName, SyncAccess } from '../../syncs/sync-access';
+import { isConnected, isSideName, type LoadedSync, SyncAccess } from '../../syncs/sync-access';
 import { consoleAuth, consoleNotFound, type ConsoleSession } from '../console-session';
 import { oauthClientFor } from './oauth-clients';
 import { FLOW_TTL_MS, type FlowBinding, newHandle, OAuthFlows } from './oauth-flows';
@@ -57,7 +58,10 @@ const OTHER: Record<SideName, SideName> = { left: 'right', right: 'left' };
 const isOAuth = (declaration: ConnectorDeclaration | undefined): declaration is OAuthDeclaration =>
   declaration?.auth.method === 'oauth';
 
-/** The reason of a failed code exchange in words: the provider's `error` and `error_description` when it sent them. */
+/**
+ * The reason of a failed code exchange in words: the provider's `error` and `error_description` when it sent
+ * them.
+ */
 function exchangeFailure(caught: unknown): string {
   const body = caught as { error?: unknown; error_description?: unknown; message?: unknown };
   if (typeof body?.error === 'string') {
@@ -88,8 +92,8 @@ const PROVIDER_ERRORS: Record<string, string> = {
 /**
  * The console's "Connect an app" for `oauth` connectors (spec 5.8: a person signed in as the account's owner,
  * never a capability link): the OAuth 2.0 authorization-code flow with PKCE, then the side is connected the
- * way an API-key side is (credentials checked live and stored encrypted, base resolved, one-side-is-left rule,
- * the side's credential issues resolved), which removes the sync's `user_authorization` pending action.
+ * way an API-key side is (credentials checked live and stored encrypted, base resolved, one-side-is-left
+ * rule, the side's credential issues resolved), which removes the sync's `user_authorization` pending action.
  * Nothing is stored for the side unless every step succeeded.
  */
 @Injectable()
@@ -114,7 +118,10 @@ export class OAuthConnectService {
     return `/app/syncs/${syncId}/connect/${side}`;
   }
 
-  /** POST /app/oauth/start: checks the person may connect this side, stores the flow, sends the browser to the app. */
+  /**
+   * POST /app/oauth/start: checks the person may connect this side, stores the flow, sends the browser to the
+   * app.
+   */
   async start(
     session: ConsoleSession,
     sessionHash: Buffer,
@@ -125,42 +132,13 @@ export class OAuthConnectService {
     if (!isSideName(side) || !loaded.sides[side]) throw consoleNotFound();
     const entity = loaded.sides[side]!;
     const retry = this.connectUrl(loaded.sync.id, side);
-    let declaration = this.catalog.find(entity.connector);
     const chosen = form['connector'];
-    if (chosen && chosen !== entity.connector) {
-      // The person picked another connector for a side not connected yet (the connect page's connector choice).
-      if (isConnected(entity))
-        return failure(
-          409,
-          'This side is already connected',
-          `The ${side} side is connected to ${declaration?.displayName ?? entity.connector}; reconnect it with the same app, or change its app while the sync is a draft.`,
-          retry,
-        );
-      if (loaded.sync.status !== 'draft')
-        return failure(
-          409,
-          'The sync is running',
-          'A side can change its app only while the sync is a draft.',
-          retry,
-        );
-      declaration = this.catalog.available(chosen, session.plan);
-      if (!declaration)
-        return failure(
-          400,
-          'App not available',
-          `There is no app "${chosen}" on this account's plan.`,
-          retry,
-        );
-      const other = loaded.sides[OTHER[side]];
-      if (other && other.connector === declaration.type && !declaration.capabilities.syncToItself) {
-        return failure(
-          409,
-          'Pick another app',
-          `${declaration.displayName} cannot sync to itself, and the other side already uses it.`,
-          retry,
-        );
-      }
-    }
+    const picked =
+      chosen && chosen !== entity.connector
+        ? this.pickConnector(loaded, side, chosen, session.plan, retry)
+        : { declaration: this.catalog.find(entity.connector) };
+    if ('refused' in picked) return picked.refused;
+    const { declaration } = picked;
     if (!declaration)
       return failure(
         409,
@@ -172,7 +150,8 @@ export class OAuthConnectService {
       return failure(
         400,
         'No browser sign-in for this app',
-        `${declaration.displayName} is connected with its credentials, not by signing in; use the form on the connect page.`,
+        `${declaration.displayName} is connected with its credentials, not by signing in; use the ` +
+          `form on the connect page.`,
         retry,
       );
     const client = oauthClientFor(this.config, declaration.type);
@@ -180,7 +159,10 @@ export class OAuthConnectService {
       return failure(
         503,
         `${declaration.displayName} sign-in is not set up`,
-        `This Lockstep server has no OAuth client registration for ${declaration.displayName}, so nobody can sign in to it yet. The server's operator must register Lockstep with ${declaration.displayName} (redirect URI ${this.redirectUri}) and add its client id and secret to OAUTH_CLIENTS under "${declaration.type}".`,
+        `This Lockstep server has no OAuth client registration for ${declaration.displayName}, so ` +
+          `nobody can sign in to it yet. The server's operator must register Lockstep with ` +
+          `${declaration.displayName} (redirect URI ${this.redirectUri}) and add its client id and ` +
+          `secret to OAUTH_CLIENTS under "${declaration.type}".`,
         retry,
       );
     }
@@ -200,7 +182,79 @@ export class OAuthConnectService {
     return { kind: 'redirect', location: request.url.href };
   }
 
-  /** GET /app/oauth/callback: one use of `state`, the app's answer, the code exchange, then the connection. */
+  /**
+   * Another connector the person picked for a side not connected yet (the connect page's connector choice):
+   * only for a draft, on the account's plan, and not the other side's connector unless it syncs to itself.
+   */
+  private pickConnector(
+    loaded: LoadedSync,
+    side: SideName,
+    chosen: string,
+    plan: string,
+    retry: string,
+  ): { declaration: ConnectorDeclaration | undefined } | { refused: OAuthOutcome } {
+    const entity = loaded.sides[side]!;
+    const current = this.catalog.find(entity.connector);
+    if (isConnected(entity))
+      return {
+        refused: failure(
+          409,
+          'This side is already connected',
+          `The ${side} side is connected to ${current?.displayName ?? entity.connector}; ` +
+            `reconnect it with the same app, or change its app while the sync is a draft.`,
+          retry,
+        ),
+      };
+    if (loaded.sync.status !== 'draft')
+      return {
+        refused: failure(
+          409,
+          'The sync is running',
+          'A side can change its app only while the sync is a draft.',
+          retry,
+        ),
+      };
+    const declaration = this.catalog.available(chosen, plan);
+    if (!declaration)
+      return {
+        refused: failure(
+          400,
+          'App not available',
+          `There is no app "${chosen}" on this account's plan.`,
+          retry,
+        ),
+      };
+    const other = loaded.sides[OTHER[side]];
+    if (other && other.connector === declaration.type && !declaration.capabilities.syncToItself) {
+      return {
+        refused: failure(
+          409,
+          'Pick another app',
+          `${declaration.displayName} cannot sync to itself, and the other side already uses it.`,
+          retry,
+        ),
+      };
+    }
+    return { declaration };
+  }
+
+  /** The flow's connector with its browser sign-in, unless this server no longer offers it. */
+  private offered(connector: string): { declaration: OAuthDeclaration } | { refused: OAuthOutcome } {
+    const declaration = this.catalog.find(connector);
+    if (isOAuth(declaration)) return { declaration };
+    return {
+      refused: failure(
+        409,
+        'App no longer offered',
+        `This server no longer offers "${connector}" with browser sign-in.`,
+        null,
+      ),
+    };
+  }
+
+  /**
+   * GET /app/oauth/callback: one use of `state`, the app's answer, the code exchange, then the connection.
+   */
   async callback(
     session: ConsoleSession,
     sessionHash: Buffer,
@@ -218,25 +272,22 @@ export class OAuthConnectService {
       return failure(
         400,
         'This sign-in cannot be completed',
-        'The sign-in link is out of date, was already used, or was started in another browser session or account. Nothing was connected. Start again from the sync’s connect page.',
+        'The sign-in link is out of date, was already used, or was started in another browser ' +
+          'session or account. Nothing was connected. Start again from the sync’s connect page.',
         null,
       );
     }
     const retry = this.connectUrl(flow.syncId, flow.side);
-    const declaration = this.catalog.find(flow.connector);
-    if (!isOAuth(declaration))
-      return failure(
-        409,
-        'App no longer offered',
-        `This server no longer offers "${flow.connector}" with browser sign-in.`,
-        null,
-      );
+    const offered = this.offered(flow.connector);
+    if ('refused' in offered) return offered.refused;
+    const { declaration } = offered;
     const name = declaration.displayName;
     if (flow.expired)
       return failure(
         400,
         'The sign-in took too long',
-        `The sign-in at ${name} was not finished within ${FLOW_TTL_MS / 60000} minutes. Nothing was connected.`,
+        `The sign-in at ${name} was not finished within ${FLOW_TTL_MS / 60000} minutes. Nothing was ` +
+          `connected.`,
         retry,
       );
     const error = text('error');
@@ -255,7 +306,8 @@ export class OAuthConnectService {
       return failure(
         503,
         `${name} sign-in is not set up`,
-        `This Lockstep server has no OAuth client registration for ${name} any more; the operator must add it to OAUTH_CLIENTS.`,
+        `This Lockstep server has no OAuth client registration for ${name} any more; the operator ` +
+          `must add it to OAUTH_CLIENTS.`,
         retry,
       );
     let granted: GrantedTokens;
@@ -298,18 +350,14 @@ export class OAuthConnectService {
       return failure(
         400,
         'This choice cannot be completed',
-        'The form is out of date, was already sent, or belongs to another browser session. Nothing was connected.',
+        'The form is out of date, was already sent, or belongs to another browser session. Nothing ' +
+          'was connected.',
         null,
       );
     const retry = this.connectUrl(flow.syncId, flow.side);
-    const declaration = this.catalog.find(flow.connector);
-    if (!isOAuth(declaration))
-      return failure(
-        409,
-        'App no longer offered',
-        `This server no longer offers "${flow.connector}" with browser sign-in.`,
-        null,
-      );
+    const offered = this.offered(flow.connector);
+    if ('refused' in offered) return offered.refused;
+    const { declaration } = offered;
     if (flow.expired)
       return failure(
         400,
@@ -365,48 +413,16 @@ export class OAuthConnectService {
         retry,
       );
     }
-    let base: BaseInfo | undefined;
-    if (reconnect) {
-      base = bases.find((candidate) => candidate.id === entity.baseId);
-      if (!base) {
-        return failure(
-          409,
-          'Sign in with the account that owns this base',
-          `The ${name} account you signed in with cannot reach “${entity.baseName ?? entity.baseId}”, which the ${flow.side} side syncs. Nothing was changed.`,
-          retry,
-        );
-      }
-    } else if (chosenBase !== null) {
-      base = bases.find((candidate) => candidate.id === chosenBase);
-      if (!base)
-        return failure(
-          409,
-          'That base is gone',
-          `The ${name} account no longer reaches the base you picked. Nothing was connected.`,
-          retry,
-        );
-    } else if (bases.length === 0) {
-      return failure(
-        409,
-        `Nothing to sync in ${name}`,
-        `The ${name} account you signed in with has no base Lockstep can sync. Nothing was connected.`,
-        retry,
-      );
-    } else if (bases.length > 1) {
-      const handle = newHandle();
-      await this.flows.save<ChooseBaseSecrets>(handle, 'choose_base', flow, { granted, bases });
-      return {
-        kind: 'choose_base',
-        handle,
-        connectorName: name,
-        side: flow.side,
-        syncName: loaded.sync.name,
+    const chosen = await this.resolveBase(
+      { flow, name, syncName: loaded.sync.name, granted, retry },
+      {
         bases,
-        cancelUrl: retry,
-      };
-    } else {
-      base = bases[0]!;
-    }
+        current: reconnect ? entity : null,
+        chosenBase,
+      },
+    );
+    if ('outcome' in chosen) return chosen.outcome;
+    const { base } = chosen;
 
     const fingerprint = this.cipher.fingerprint(
       declaration.type,
@@ -423,6 +439,66 @@ export class OAuthConnectService {
       kind: 'redirect',
       location: `/app/syncs/${flow.syncId}/review?notice=${encodeURIComponent(notice)}`,
     };
+  }
+
+  /**
+   * The base to connect: the one a reconnected side already syncs (the account must reach it), the one the
+   * person picked, or the account's only base; with several, the person is asked to pick one.
+   */
+  private async resolveBase(
+    context: { flow: FlowBinding; name: string; syncName: string; granted: GrantedTokens; retry: string },
+    options: { bases: BaseInfo[]; current: SyncSideEntity | null; chosenBase: string | null },
+  ): Promise<{ base: BaseInfo } | { outcome: OAuthOutcome }> {
+    const { flow, name, syncName, granted, retry } = context;
+    const { bases, current, chosenBase } = options;
+    const fail = (...args: Parameters<typeof failure>) => ({ outcome: failure(...args) });
+    if (current) {
+      const base = bases.find((candidate) => candidate.id === current.baseId);
+      if (!base) {
+        return fail(
+          409,
+          'Sign in with the account that owns this base',
+          `The ${name} account you signed in with cannot reach “${current.baseName ?? current.baseId}”, ` +
+            `which the ${flow.side} side syncs. Nothing was changed.`,
+          retry,
+        );
+      }
+      return { base };
+    }
+    if (chosenBase !== null) {
+      const base = bases.find((candidate) => candidate.id === chosenBase);
+      if (!base)
+        return fail(
+          409,
+          'That base is gone',
+          `The ${name} account no longer reaches the base you picked. Nothing was connected.`,
+          retry,
+        );
+      return { base };
+    }
+    if (bases.length === 0) {
+      return fail(
+        409,
+        `Nothing to sync in ${name}`,
+        `The ${name} account you signed in with has no base Lockstep can sync. Nothing was connected.`,
+        retry,
+      );
+    } else if (bases.length > 1) {
+      const handle = newHandle();
+      await this.flows.save<ChooseBaseSecrets>(handle, 'choose_base', flow, { granted, bases });
+      return {
+        outcome: {
+          kind: 'choose_base',
+          handle,
+          connectorName: name,
+          side: flow.side,
+          syncName,
+          bases,
+          cancelUrl: retry,
+        },
+      };
+    }
+    return { base: bases[0]! };
   }
 
   /**
@@ -470,14 +546,17 @@ export class OAuthConnectService {
         return {
           kind: 'refused',
           title: 'Both sides would be the same',
-          message: `The other side already syncs “${base.name}” with the same ${declaration.displayName} account; a sync joins two different places. Nothing was connected.`,
+          message:
+            `The other side already syncs “${base.name}” with the same ${declaration.displayName} ` +
+            `account; a sync joins two different places. Nothing was connected.`,
         };
       }
       const slot: SideName =
         !reconnect && flow.side === 'right' && other !== null && !isConnected(other) ? 'left' : flow.side;
       const now = new Date();
       if (slot !== flow.side) {
-        // The still-unconnected left app moves to the right slot (neither has credentials, schema or engine state yet).
+        // The still-unconnected left app moves to the right slot (neither has credentials, schema or engine
+        // state yet).
         await store.updateSide(flow.syncId, 'right', {
           connector: other!.connector,
           authMethod: other!.authMethod,

@@ -14,7 +14,9 @@ import {
 import { OAuthConnectService, type OAuthOutcome } from './oauth-connect.service';
 import { basePickerPage, failurePage } from './oauth-pages';
 
-/** The browser session a flow is bound to: the SHA-256 of the session cookie (as `console_sessions` keys it). */
+/**
+ * The browser session a flow is bound to: the SHA-256 of the session cookie (as `console_sessions` keys it).
+ */
 function sessionHash(request: Request): Buffer {
   const token = readCookie(request, SESSION_COOKIE);
   if (!token) throw consoleNotFound();
@@ -22,8 +24,9 @@ function sessionHash(request: Request): Buffer {
 }
 
 /**
- * Browser sign-in for `oauth` sides (`/app/oauth/...`): start (POST from the connect page, CSRF-checked by the
- * console guard), the app's redirect back (callback), and the base picker when the account reaches several.
+ * Browser sign-in for `oauth` sides (`/app/oauth/...`): start (POST from the connect page, CSRF-checked by
+ * the console guard), the app's redirect back (callback), and the base picker when the account reaches
+ * several.
  */
 @ConsoleController('oauth')
 export class OAuthConsoleController {

@@ -1,7 +1,7 @@
 /**
- * The OAuth 2.0 client side of a connector's browser sign-in, through `openid-client` (ESM-only: loaded with a
- * real dynamic `import()`, which the SWC build keeps as is). The provider's endpoints come from the connector
- * declaration, the client registration from `OAUTH_CLIENTS`.
+ * The OAuth 2.0 client side of a connector's browser sign-in, through `openid-client` (ESM-only: loaded with
+ * a real dynamic `import()`, which the SWC build keeps as is). The provider's endpoints come from the
+ * connector declaration, the client registration from `OAUTH_CLIENTS`.
  */
 import type * as OpenIdClient from 'openid-client';
 import type { OAuthClientSetting } from '@lockstep/config';
@@ -57,7 +57,10 @@ export async function clientConfiguration(
   return configuration;
 }
 
-/** PKCE verifier, state and (for OpenID Connect) nonce of a new sign-in, and the authorization URL to send the browser to. */
+/**
+ * PKCE verifier, state and (for OpenID Connect) nonce of a new sign-in, and the authorization URL to send the
+ * browser to.
+ */
 export async function authorizationRequest(
   oauth: OAuthDeclaration,
   client: OAuthClientSetting,

@@ -87,20 +87,23 @@ async function linkRows(batch: Batch): Promise<Rows> {
     const named: SideName = unit.current.left ? 'left' : 'right';
     const name = recordName(pair, named, unit.current.left ?? unit.current.right, remoteOf(unit.link, named));
     unit.link.name = name ?? unit.link.name;
-    if (unit.deferred) {
-      const tried = attemptsOf(batch.request, unit.link.id);
-      batch.queue.push({
-        recordId: unit.link.id,
-        type: 'push',
-        side: null,
-        delayMs: deferredDelayMs(tried),
-        attempts: tried + 1,
-      });
-    }
+    if (unit.deferred) queuePushAgain(batch, unit.link.id);
     (unit.isNew ? rows.fresh : rows.toSave).push(unit.link);
     rows.operations.push(...unit.ops);
   }
   return rows;
+}
+
+/** A push of the record queued again, after a delay that grows with the attempts it already had. */
+function queuePushAgain(batch: Batch, recordId: string): void {
+  const tried = attemptsOf(batch.request, recordId);
+  batch.queue.push({
+    recordId,
+    type: 'push',
+    side: null,
+    delayMs: deferredDelayMs(tried),
+    attempts: tried + 1,
+  });
 }
 
 /**
@@ -109,16 +112,7 @@ async function linkRows(batch: Batch): Promise<Rows> {
  */
 function queuePushes(batch: Batch, outcome: WriteOutcome): void {
   if (!remerging(batch.request)) {
-    for (const { unit } of outcome.edited) {
-      const tried = attemptsOf(batch.request, unit.link.id);
-      batch.queue.push({
-        recordId: unit.link.id,
-        type: 'push',
-        side: null,
-        delayMs: deferredDelayMs(tried),
-        attempts: tried + 1,
-      });
-    }
+    for (const { unit } of outcome.edited) queuePushAgain(batch, unit.link.id);
   }
   batch.result.verifyDeletes = batch.queue.filter((entry) => entry.type === 'verify_delete').length;
 }

@@ -24,10 +24,17 @@ export function conversionIssue(
     side: to,
     connector: ctx.sides[to].connector,
     cause: `convert:${field.key}`,
-    message: `The value of ${fieldEnd(field, from).name} cannot be written to ${sideEnd(pair, to).name}.${fieldEnd(field, to).name}: ${reason}`,
+    message:
+      `The value of ${fieldEnd(field, from).name} cannot be written to ` +
+      `${sideEnd(pair, to).name}.${fieldEnd(field, to).name}: ${reason}`,
     remediation: {
-      explanation: `Lockstep converts ${fieldEnd(field, from).typeClass} values of the ${from} field "${fieldEnd(field, from).name}" into the ${to} field "${fieldEnd(field, to).name}" (${fieldEnd(field, to).typeClass}); this value does not fit: ${reason}.`,
-      suggested_action: `Change the value in the ${from} record, or widen the ${to} field's type; the record syncs again when it changes (or retry this issue).`,
+      explanation:
+        `Lockstep converts ${fieldEnd(field, from).typeClass} values of the ${from} field ` +
+        `"${fieldEnd(field, from).name}" into the ${to} field "${fieldEnd(field, to).name}" ` +
+        `(${fieldEnd(field, to).typeClass}); this value does not fit: ${reason}.`,
+      suggested_action:
+        `Change the value in the ${from} record, or widen the ${to} field's type; the record syncs ` +
+        `again when it changes (or retry this issue).`,
       links: [{ name: 'Record status', url: recordUrl(ctx, unit.link.id) }],
     },
     tableId: sideEnd(pair, to).id,
@@ -54,10 +61,19 @@ export function rejectedWriteIssue(
     side: target,
     connector: ctx.sides[target].connector,
     cause: `write:${error.appCode ?? error.kind}`,
-    message: `${create ? 'Creating' : 'Updating'} the record in ${sideEnd(pair, target).name} (${target}) was rejected: ${error.message}`,
+    message:
+      `${create ? 'Creating' : 'Updating'} the record in ${sideEnd(pair, target).name} (${target}) was ` +
+      `rejected: ${error.message}`,
     remediation: {
-      explanation: `The ${target} app refused the ${create ? 'new record' : 'change'} Lockstep wrote for "${unit.link.name ?? remoteOf(unit.link, from) ?? unit.link.id}": ${error.message}${error.appCode ? ` (code ${error.appCode})` : ''}. The rest of the batch was written.`,
-      suggested_action: `Fix the value in the ${from} record (or relax the constraint on the ${target} table "${sideEnd(pair, target).name}"); Lockstep writes it again when the record changes, at the next full scan, or when this issue is retried.`,
+      explanation:
+        `The ${target} app refused the ${create ? 'new record' : 'change'} Lockstep wrote for ` +
+        `"${unit.link.name ?? remoteOf(unit.link, from) ?? unit.link.id}": ` +
+        `${error.message}${error.appCode ? ` (code ${error.appCode})` : ''}. The rest of the batch was ` +
+        `written.`,
+      suggested_action:
+        `Fix the value in the ${from} record (or relax the constraint on the ${target} table ` +
+        `"${sideEnd(pair, target).name}"); Lockstep writes it again when the record changes, at the ` +
+        `next full scan, or when this issue is retried.`,
       links: [{ name: 'Record status', url: recordUrl(ctx, unit.link.id) }],
     },
     tableId: sideEnd(pair, target).id,

@@ -47,3 +47,15 @@ export function operation(
     details,
   };
 }
+
+/** An operation on one side of a link, named as the link is (a delete has no values to name it from). */
+export function linkOperation(
+  pair: PairPlan,
+  link: LinkRow,
+  side: SideName,
+  action: string,
+  trigger: 'push' | 'poll',
+  details: Record<string, unknown> | null,
+): OperationRow {
+  return { ...operation(pair, link, side, null, action, trigger, [], details), record_name: link.name };
+}

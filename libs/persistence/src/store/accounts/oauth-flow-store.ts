@@ -30,8 +30,8 @@ const DELETE_EXPIRED_SQL = `
   DELETE FROM console_oauth_flows WHERE expires_at < now()`;
 
 const INSERT_SQL = `
-  INSERT INTO console_oauth_flows (handle_hash, stage, session_hash, account_id, sync_id, side, connector, sealed,
-                                   expires_at)
+  INSERT INTO console_oauth_flows
+    (handle_hash, stage, session_hash, account_id, sync_id, side, connector, sealed, expires_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
 
 const CONSUME_SQL = `

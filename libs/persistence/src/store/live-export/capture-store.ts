@@ -98,7 +98,9 @@ export class CaptureStore {
     );
   }
 
-  /** Records the state a finished table left (only while the export exists; a deleted export keeps nothing). */
+  /**
+   * Records the state a finished table left (only while the export exists; a deleted export keeps nothing).
+   */
   async save(liveExportId: string, state: CaptureState): Promise<void> {
     await this.db.query(SAVE_SQL, [
       liveExportId,
@@ -133,7 +135,9 @@ export class CaptureStore {
     }));
   }
 
-  /** Export ids with released captures older than `seconds` (their release job was lost or failed for good). */
+  /**
+   * Export ids with released captures older than `seconds` (their release job was lost or failed for good).
+   */
   async staleReleases(seconds: number, accountId: string | null): Promise<string[]> {
     const rows: { live_export_id: string }[] = await this.db.query(STALE_RELEASES_SQL, [seconds, accountId]);
     return rows.map((row) => row.live_export_id);

@@ -70,13 +70,15 @@ const REQUEUE_ORPHANS_SQL = (byAccount: boolean) => `
 
 const FAIL_ORPHANS_SQL = (byAccount: boolean) => `
   UPDATE live_export_runs SET state = 'failed', finished_at = now(), error = $2::jsonb
-   WHERE state = 'running' AND heartbeat_at < now() - make_interval(secs => $1) AND worker_token NOT LIKE 'n:%'
+   WHERE state = 'running' AND heartbeat_at < now() - make_interval(secs => $1)
+         AND worker_token NOT LIKE 'n:%'
          ${byAccount ? 'AND account_id = $3' : ''}
   RETURNING id`;
 
 const STALE_QUEUED_SQL = (byAccount: boolean) => `
   SELECT id FROM live_export_runs
-   WHERE state = 'queued' AND created_at < now() - make_interval(secs => $1) ${byAccount ? 'AND account_id = $2' : ''}
+   WHERE state = 'queued' AND created_at < now() - make_interval(secs => $1)
+         ${byAccount ? 'AND account_id = $2' : ''}
    LIMIT 100`;
 
 const INSERT_SCHEDULED_SQL = `
@@ -104,7 +106,8 @@ const CANCEL_ACTIVE_OF_EXPORT_SQL = `
   SELECT id, state FROM canceled`;
 
 const LAST_RUNS_SQL = `
-  SELECT DISTINCT ON (live_export_id) live_export_id, state, coalesce(finished_at, started_at, created_at) AS at
+  SELECT DISTINCT ON (live_export_id)
+         live_export_id, state, coalesce(finished_at, started_at, created_at) AS at
     FROM live_export_runs
    WHERE live_export_id = ANY($1) AND account_id = $2
    ORDER BY live_export_id, created_at DESC, id DESC`;

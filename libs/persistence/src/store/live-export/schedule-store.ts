@@ -40,7 +40,8 @@ const ACTIVE_SQL = (byAccount: boolean) => `
     FROM live_export_schedules s
     JOIN live_exports e ON e.id = s.live_export_id
     JOIN accounts a ON a.id = e.account_id
-   WHERE s.enabled AND s.cadence <> 'manual' AND e.plan IS NOT NULL ${byAccount ? 'AND e.account_id = $1' : ''}`;
+   WHERE s.enabled AND s.cadence <> 'manual' AND e.plan IS NOT NULL
+         ${byAccount ? 'AND e.account_id = $1' : ''}`;
 
 const CLAIM_SLOT_SQL = `
   UPDATE live_export_schedules SET last_slot_at = $2

@@ -1,7 +1,7 @@
 /**
- * The operations log as the API reads it (spec 2.10, 4.5), newest first: `ORDER BY occurred_at DESC, seq DESC`
- * with a keyset position on the same pair. Every filter has an index in that order (sync; sync + table; sync +
- * record), so a page is an index range scan however long the log is.
+ * The operations log as the API reads it (spec 2.10, 4.5), newest first: `ORDER BY occurred_at DESC, seq
+ * DESC` with a keyset position on the same pair. Every filter has an index in that order (sync; sync + table;
+ * sync + record), so a page is an index range scan however long the log is.
  */
 import type { SideName } from '@lockstep/domain';
 import type { FieldChange } from '../../entities';
@@ -63,7 +63,8 @@ export async function listOperations(
     where.push(`o.occurred_at >= ${bind(filter.since.toISOString())}::timestamptz`);
   if (filter.before) {
     where.push(
-      `(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ${bind(filter.before.seq)}::bigint)`,
+      `(o.occurred_at, o.seq) < (${bind(filter.before.occurredKey)}::timestamptz, ` +
+        `${bind(filter.before.seq)}::bigint)`,
     );
   }
   const rows: (OperationReadRow | { id: null })[] = await db.query(
@@ -90,8 +91,8 @@ const OPERATION_SQL = `
   WHERE o.id = $1 AND s.account_id = $2 AND s.deleted_at IS NULL AND ($3::text IS NULL OR s.id = $3)`;
 
 /**
- * One operation with its `field_changes`, when it belongs to a sync of this account that is not deleted (and is
- * `syncId` when given: a key bound to one sync); null otherwise.
+ * One operation with its `field_changes`, when it belongs to a sync of this account that is not deleted (and
+ * is `syncId` when given: a key bound to one sync); null otherwise.
  */
 export async function accountOperation(
   db: Db,

@@ -1,4 +1,7 @@
-/** `operations`: the record-level change log the engine appends to (one row per change of one record on a side). */
+/**
+ * `operations`: the record-level change log the engine appends to (one row per change of one record on a
+ * side).
+ */
 import { newId } from '@lockstep/domain';
 import type { SideName } from '@lockstep/domain';
 import { copyIn } from '@lockstep/pg-copy';
@@ -36,7 +39,10 @@ const OPERATION_COLUMNS = [
   'details',
 ];
 
-/** Operation columns whose COPY text needs no escaping: the service's ids, numbers and fixed words (see `copyIn`). */
+/**
+ * Operation columns whose COPY text needs no escaping: the service's ids, numbers and fixed words (see
+ * `copyIn`).
+ */
 const OPERATION_PLAIN = plainColumns(OPERATION_COLUMNS, [
   'id',
   'sync_id',
@@ -90,7 +96,9 @@ const INSERT_OPERATIONS_SQL = `
      table_id text, table_name text, record_remote_id text, record_name text,
      action text, trigger text, field_changes json, details json)`;
 
-/** Operations in one `COPY` (in the order given: `seq` follows it; `occurred_at` is the transaction's time). */
+/**
+ * Operations in one `COPY` (in the order given: `seq` follows it; `occurred_at` is the transaction's time).
+ */
 export async function insertOperations(db: Db, syncId: string, operations: OperationRow[]): Promise<void> {
   if (operations.length === 0) return;
   const copied = operations.map((o) => [

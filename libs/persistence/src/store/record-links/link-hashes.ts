@@ -1,6 +1,7 @@
 /**
- * The content hashes kept in `record_links.left_hash` / `right_hash`, and the JSON text a shadow is stored as.
- * A hash is sha1 (base64url) of the stable JSON (sorted keys) of exactly the mapped fields of a side's values.
+ * The content hashes kept in `record_links.left_hash` / `right_hash`, and the JSON text a shadow is stored
+ * as. A hash is sha1 (base64url) of the stable JSON (sorted keys) of exactly the mapped fields of a side's
+ * values.
  */
 import { hash } from 'node:crypto';
 
@@ -20,7 +21,9 @@ interface HashKey {
   prefix: string;
 }
 
-/** Per list of mapped fields: the distinct fields in `stableJson`'s key order, each with its JSON key prefix. */
+/**
+ * Per list of mapped fields: the distinct fields in `stableJson`'s key order, each with its JSON key prefix.
+ */
 const hashKeys = new WeakMap<string[], HashKey[]>();
 
 function hashKeysOf(fields: string[]): HashKey[] {
@@ -62,8 +65,8 @@ function hashedText(values: Record<string, unknown>, keys: HashKey[]): { text: s
 let lastHashed = { text: '', hash: '' };
 
 /**
- * The two sides of a record are hashed one after the other, and often hold the same text (the same field names
- * and values on both sides, as after a create): the last hash is reused then.
+ * The two sides of a record are hashed one after the other, and often hold the same text (the same field
+ * names and values on both sides, as after a create): the last hash is reused then.
  */
 function hashOf(text: string): string {
   if (text !== lastHashed.text) lastHashed = { text, hash: hash('sha1', text, 'base64url') };

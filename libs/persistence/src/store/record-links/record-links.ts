@@ -1,6 +1,6 @@
 /**
- * `record_links`: one row per record of a sync, with both sides' remote ids, shadows (the values last synced),
- * content hashes and flags. The engine reads and writes whole rows (`LinkRow`); bulk statements
+ * `record_links`: one row per record of a sync, with both sides' remote ids, shadows (the values last
+ * synced), content hashes and flags. The engine reads and writes whole rows (`LinkRow`); bulk statements
  * (jsonb_to_recordset / unnest / COPY) keep a page of a thousand records at a handful of round trips.
  */
 import type { SideName } from '@lockstep/domain';
@@ -30,10 +30,10 @@ export interface LinkRow {
   dead: boolean;
   create_pending: SideName | null;
   /**
-   * When the side's change that the other side has not taken yet was seen (ISO 8601), or null: set when the write
-   * carrying it was refused or dropped, a value could not be converted or a relation was deferred (the side's
-   * shadow kept its old values), so that a later merge compares that change's own time with the other side's,
-   * not the time it reads the record again (`keepChangeTimes` in reconcile.ts).
+   * When the side's change that the other side has not taken yet was seen (ISO 8601), or null: set when the
+   * write carrying it was refused or dropped, a value could not be converted or a relation was deferred (the
+   * side's shadow kept its old values), so that a later merge compares that change's own time with the other
+   * side's, not the time it reads the record again (`keepChangeTimes` in reconcile.ts).
    */
   left_changed_at: string | null;
   right_changed_at: string | null;
@@ -48,7 +48,9 @@ const LINK_COLUMNS = `
   id, service_id::text AS service_id, table_pair, name, left_remote_id, right_remote_id,
   left_shadow, ${RIGHT_SHADOW} AS right_shadow, left_hash, right_hash,
   left_deleted, right_deleted, left_filtered, right_filtered, left_sync_disabled, right_sync_disabled, dead,
-  create_pending, ${isoTime('left_changed_at')} AS left_changed_at, ${isoTime('right_changed_at')} AS right_changed_at`;
+  create_pending,
+  ${isoTime('left_changed_at')} AS left_changed_at,
+  ${isoTime('right_changed_at')} AS right_changed_at`;
 
 export function remoteOf(
   link: Pick<LinkRow, 'left_remote_id' | 'right_remote_id'>,
@@ -72,9 +74,10 @@ export function deletedOn(link: Pick<LinkRow, 'left_deleted' | 'right_deleted'>,
 /**
  * The links of records seen on either side, by remote id, and of records carrying a service id. A service id
  * this sync derived (`own`) is looked up among all links (an orphaned copy is recognised by its absence). Any
- * other service id only matters for adopting a row whose remote id was not stored yet (a create interrupted by
- * a crash), so it is looked up among the links that lack a remote id on a side: a small partial index, where
- * the full one would cost a random probe per record of a page (source rows often carry service ids of their own).
+ * other service id only matters for adopting a row whose remote id was not stored yet (a create interrupted
+ * by a crash), so it is looked up among the links that lack a remote id on a side: a small partial index,
+ * where the full one would cost a random probe per record of a page (source rows often carry service ids of
+ * their own).
  */
 export async function loadLinks(
   db: Db,
@@ -100,11 +103,14 @@ export async function loadLinks(
   if (serviceIds.own.length > 0) conditions.push(`service_id = ANY($${params.push(serviceIds.own)}::uuid[])`);
   if (serviceIds.unplaced.length > 0) {
     conditions.push(
-      `(service_id = ANY($${params.push(serviceIds.unplaced)}::uuid[]) AND (left_remote_id IS NULL OR right_remote_id IS NULL))`,
+      `(service_id = ANY($${params.push(serviceIds.unplaced)}::uuid[])
+        AND (left_remote_id IS NULL OR right_remote_id IS NULL))`,
     );
   }
   return db.query(
-    `SELECT ${LINK_COLUMNS} FROM record_links WHERE sync_id = $1 AND table_pair = $2 AND (${conditions.join(' OR ')})`,
+    `SELECT ${LINK_COLUMNS}
+       FROM record_links
+      WHERE sync_id = $1 AND table_pair = $2 AND (${conditions.join(' OR ')})`,
     params,
   );
 }
@@ -180,7 +186,10 @@ function serverNow(db: Db): Promise<string> {
   return now;
 }
 
-/** `created_at` and `updated_at` are left to their default, `now()`: the server parses no timestamp text for them. */
+/**
+ * `created_at` and `updated_at` are left to their default, `now()`: the server parses no timestamp text for
+ * them.
+ */
 const NEW_LINK_COLUMNS = [
   'id',
   'sync_id',
@@ -227,8 +236,9 @@ const PLAIN_LINK_COLUMNS = NEW_LINK_COLUMNS.filter(
 );
 
 /**
- * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes (base64url),
- * flags, and the server's time. Names, remote ids, shadows and service ids (a row may carry any text there) do.
+ * Link columns whose COPY text needs no escaping (see `copyIn`): ids the service made, numbers, hashes
+ * (base64url), flags, and the server's time. Names, remote ids, shadows and service ids (a row may carry any
+ * text there) do.
  */
 const UNESCAPED_LINK_COLUMNS = [
   'id',
@@ -301,8 +311,8 @@ function copyRow(
 
 /**
  * Links stored for the first time (no row yet: no create intent was written for them), copied in one `COPY`.
- * A right shadow with the same JSON text as the left one is stored as `SAME_AS_LEFT`; when every link holds the
- * default flags (as after an initial create), those columns are left to their defaults. Falls back to
+ * A right shadow with the same JSON text as the left one is stored as `SAME_AS_LEFT`; when every link holds
+ * the default flags (as after an initial create), those columns are left to their defaults. Falls back to
  * `saveLinks` outside a PostgreSQL transaction.
  */
 export async function insertLinks(db: Db, syncId: string, links: LinkRow[], seen: SeenLinks): Promise<void> {
@@ -371,9 +381,10 @@ export async function saveCreateIntents(
 export async function forgetCopy(db: Db, linkId: string, missing: SideName): Promise<void> {
   const keepRight = missing === 'left' ? `right_shadow = ${RIGHT_SHADOW}, ` : '';
   await db.query(
-    `UPDATE record_links SET ${keepRight}${missing}_remote_id = NULL, ${missing}_shadow = NULL, ${missing}_hash = NULL,
-       ${missing}_deleted = false, dead = false, service_id = gen_random_uuid(), updated_at = now()
-     WHERE id = $1`,
+    `UPDATE record_links
+        SET ${keepRight}${missing}_remote_id = NULL, ${missing}_shadow = NULL, ${missing}_hash = NULL,
+            ${missing}_deleted = false, dead = false, service_id = gen_random_uuid(), updated_at = now()
+      WHERE id = $1`,
     [linkId],
   );
 }
@@ -445,7 +456,9 @@ export async function markDeletedOrDead(
   );
 }
 
-/** A link a full scan compared: its record's remote id, content hash and whether its copy was marked deleted. */
+/**
+ * A link a full scan compared: its record's remote id, content hash and whether its copy was marked deleted.
+ */
 export interface SeenLink {
   remote_id: string;
   hash: string | null;
@@ -487,8 +500,8 @@ export async function undeletedLinkIds(
 }
 
 /**
- * The links with a copy on the side (not marked deleted) that a full scan begun at `since` did not see, created
- * before it began.
+ * The links with a copy on the side (not marked deleted) that a full scan begun at `since` did not see,
+ * created before it began.
  */
 export async function unseenLinkIds(
   db: Db,

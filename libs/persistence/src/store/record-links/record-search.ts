@@ -1,10 +1,10 @@
 /**
  * The records API's reads over the engine's store: finding a record (by `rec_` id, remote id or display name)
  * and what its status shows (queue, operations, open issues, held delete and its history). Every lookup is
- * index-backed: links by primary key, by remote id through the unique `(sync_id, table_pair, <side>_remote_id)`
- * indexes (`table_pair = ANY` over the mapped pairs), by display name through `record_links_name`
- * (`lower(name) COLLATE "C"`); the queue, operations, issues and held deletes of one record through their
- * per-record indexes.
+ * index-backed: links by primary key, by remote id through the unique `(sync_id, table_pair,
+ * <side>_remote_id)` indexes (`table_pair = ANY` over the mapped pairs), by display name through
+ * `record_links_name` (`lower(name) COLLATE "C"`); the queue, operations, issues and held deletes of one
+ * record through their per-record indexes.
  */
 import { isId, type SideName } from '@lockstep/domain';
 import type { Db, TransactionalDb } from '../db';
@@ -32,7 +32,9 @@ export interface RecordMatchRow extends RecordLinkRow {
   matched_side: SideName | null;
 }
 
-/** The table pairs a search looks in: all of them, and per side those whose table on that side is in scope. */
+/**
+ * The table pairs a search looks in: all of them, and per side those whose table on that side is in scope.
+ */
 export interface SearchPairs {
   all: number[];
   left: number[];
@@ -84,14 +86,19 @@ export async function recordLinksByRemoteId(
 const SUBSTRING_TIMEOUT_MS = 2000;
 const QUERY_CANCELED = '57014';
 
-/** `%`, `_` and `\` of a user's text taken literally in a `LIKE` pattern (backslash is the default escape). */
+/**
+ * `%`, `_` and `\` of a user's text taken literally in a `LIKE` pattern (backslash is the default escape).
+ */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
 
 function byNameSql(where: string): string {
   return `
-    SELECT ${RECORD_LINK_COLUMNS}, 'name' AS matched_by, NULL AS matched_side FROM record_links
-    WHERE sync_id = $1 AND name IS NOT NULL AND table_pair = ANY($2::int[]) AND NOT (id = ANY($3::text[])) AND ${where}
-    ORDER BY lower(name) COLLATE "C", id LIMIT $5`;
+    SELECT ${RECORD_LINK_COLUMNS}, 'name' AS matched_by, NULL AS matched_side
+      FROM record_links
+     WHERE sync_id = $1 AND name IS NOT NULL AND table_pair = ANY($2::int[]) AND NOT (id = ANY($3::text[]))
+       AND ${where}
+     ORDER BY lower(name) COLLATE "C", id
+     LIMIT $5`;
 }
 
 const NAME_PREFIX_SQL = byNameSql(`lower(name) COLLATE "C" LIKE lower($4) || '%'`);
@@ -179,8 +186,11 @@ export interface RecordOperationRow {
 }
 
 const OPERATIONS_SQL = `
-  SELECT id, sync_id, occurred_at, action, trigger, side, table_id, table_name, record_remote_id, record_name FROM operations
-  WHERE sync_id = $1 AND record_id = $2 ORDER BY occurred_at DESC, seq DESC LIMIT $3`;
+  SELECT id, sync_id, occurred_at, action, trigger, side, table_id, table_name, record_remote_id, record_name
+    FROM operations
+   WHERE sync_id = $1 AND record_id = $2
+   ORDER BY occurred_at DESC, seq DESC
+   LIMIT $3`;
 
 /** The most recent operations of the record (both sides), `limit + 1` to tell whether there are more. */
 export async function recordOperations(
@@ -208,10 +218,12 @@ export interface RecordIssueRow {
 }
 
 const OPEN_ISSUES_SQL = `
-  SELECT id, type, code, side, connector, message, remediation, table_id, table_name, first_seen_at, last_seen_at,
-         occurrence_count
-  FROM sync_issues
-  WHERE sync_id = $1 AND record_id = $2 AND resolved_at IS NULL ORDER BY last_seen_at DESC, id DESC LIMIT 50`;
+  SELECT id, type, code, side, connector, message, remediation, table_id, table_name, first_seen_at,
+         last_seen_at, occurrence_count
+    FROM sync_issues
+   WHERE sync_id = $1 AND record_id = $2 AND resolved_at IS NULL
+   ORDER BY last_seen_at DESC, id DESC
+   LIMIT 50`;
 
 /** The record's open issues, most recently seen first (at most 50). */
 export async function recordOpenIssues(db: Db, syncId: string, recordId: string): Promise<RecordIssueRow[]> {

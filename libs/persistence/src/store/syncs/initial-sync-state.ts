@@ -1,7 +1,7 @@
 /**
- * The initial sync's state in the store: its phase and progress on `syncs`, the prepared tables, the match keys
- * of both sides staged in `initial_sync_keys` (and the preview counted from them), and the link stage that
- * links every pair of records matched by key.
+ * The initial sync's state in the store: its phase and progress on `syncs`, the prepared tables, the match
+ * keys of both sides staged in `initial_sync_keys` (and the preview counted from them), and the link stage
+ * that links every pair of records matched by key.
  */
 import type { SideName } from '@lockstep/domain';
 import type { Db } from '../db';
@@ -70,8 +70,8 @@ const BEGIN_RUN_SQL = `
 
 /**
  * Preparing is done: the run begins. Only while still active: a sync paused during the preparation stays
- * `preparing` (the run has not begun, and a pause while it runs would be refused), so activating it prepares it
- * again.
+ * `preparing` (the run has not begun, and a pause while it runs would be refused), so activating it prepares
+ * it again.
  */
 export async function beginInitialSyncRun(db: Db, syncId: string): Promise<void> {
   await db.query(BEGIN_RUN_SQL, [syncId]);
@@ -124,8 +124,9 @@ const KEY_PAIRS_SQL = `
 
 /**
  * Each staged record of a side, classed by what the run does with it: `matched` (a linkable pair), `linked`
- * (already linked to a record of the other side: never created again), `skipped` (its match value is not unique,
- * or its pair is not linkable: not created, since a record with that value exists on the other side) or `create`.
+ * (already linked to a record of the other side: never created again), `skipped` (its match value is not
+ * unique, or its pair is not linkable: not created, since a record with that value exists on the other side)
+ * or `create`.
  */
 function classSql(side: SideName): string {
   const own = side === 'left' ? 'left_remote_id' : 'right_remote_id';
@@ -222,7 +223,8 @@ const DROP_RIGHT_LINKS_SQL = `
   DELETE FROM record_links WHERE id IN (SELECT b_id FROM (${OPEN_PAIRS_SQL}) o WHERE a_id IS NOT NULL)`;
 
 const CLEARED = `
-  left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL, updated_at = now()`;
+  left_shadow = NULL, right_shadow = NULL, left_hash = NULL, right_hash = NULL, create_pending = NULL,
+  updated_at = now()`;
 
 const JOIN_LEFT_LINKS_SQL = `
   UPDATE record_links x SET right_remote_id = o.r, ${CLEARED} FROM (${OPEN_PAIRS_SQL}) o WHERE x.id = o.a_id`;
@@ -240,9 +242,9 @@ const LINK_NEW_PAIRS_SQL = `
 
 /**
  * The link stage: every linkable pair ends up as one link. A record linked only to its own side (an earlier
- * start's create that failed) keeps its link and gains its match; two such links of one pair become one. Their
- * shadows are cleared, so the pair is merged as first seen (the preferred side wins differences), as a new match
- * is; their record issues close (the run raises again whatever still fails).
+ * start's create that failed) keeps its link and gains its match; two such links of one pair become one.
+ * Their shadows are cleared, so the pair is merged as first seen (the preferred side wins differences), as a
+ * new match is; their record issues close (the run raises again whatever still fails).
  */
 export async function linkMatches(tx: Db, syncId: string, pair: number): Promise<void> {
   const params = [syncId, pair];
@@ -256,8 +258,8 @@ export async function linkMatches(tx: Db, syncId: string, pair: number): Promise
 }
 
 /**
- * The records of a page the run does not create: their match value is not unique, or their counterpart by match
- * value is linked to another record.
+ * The records of a page the run does not create: their match value is not unique, or their counterpart by
+ * match value is linked to another record.
  */
 function skippedSql(side: SideName): string {
   const own = side === 'left' ? 'left_remote_id' : 'right_remote_id';

@@ -6,7 +6,9 @@ export interface CachedRow {
 }
 
 export interface Reconciled<R extends CachedRow, I extends { remoteId: string }> {
-  /** What the app lists now, in its order (duplicates of a remote id dropped), with the id to store it under. */
+  /**
+   * What the app lists now, in its order (duplicates of a remote id dropped), with the id to store it under.
+   */
   present: { id: string; info: I; position: number; previous: R | null }[];
   /** Cached rows the app no longer lists: to be marked orphaned (rows already orphaned included). */
   missing: R[];

@@ -67,6 +67,16 @@ type CachedField = Pick<
 const details = (value: Record<string, unknown> | null): Record<string, unknown> | null =>
   value && Object.keys(value).length > 0 ? value : null;
 
+/** Locks the side's row for the transaction: schema writes of one side run one at a time. */
+async function lockSide(m: EntityManager, syncId: string, side: SideName): Promise<void> {
+  await m
+    .getRepository(SyncSideEntity)
+    .createQueryBuilder('s')
+    .setLock('pessimistic_write')
+    .where({ syncId, side })
+    .getOne();
+}
+
 /**
  * The cached schema of a sync's sides (`sync_tables`, `sync_fields`). Every write runs in one transaction
  * that first locks the parent row (the side for tables, the table for fields), so concurrent loads of the
@@ -149,12 +159,7 @@ export class SchemaStore {
    */
   async saveTables(syncId: string, side: SideName, infos: CachedTableInfo[], fetchedAt: Date): Promise<Date> {
     return this.db.transaction(async (m) => {
-      await m
-        .getRepository(SyncSideEntity)
-        .createQueryBuilder('s')
-        .setLock('pessimistic_write')
-        .where({ syncId, side })
-        .getOne();
+      await lockSide(m, syncId, side);
       const { present, missing } = reconcile(await m.findBy(SyncTableEntity, { syncId, side }), infos, () =>
         newId('table'),
       );
@@ -178,12 +183,7 @@ export class SchemaStore {
   /** Adds or updates one table (a table the mappings just created) without touching the rest of the list. */
   async saveTable(syncId: string, side: SideName, info: CachedTableInfo): Promise<SyncTableEntity> {
     return this.db.transaction(async (m) => {
-      await m
-        .getRepository(SyncSideEntity)
-        .createQueryBuilder('s')
-        .setLock('pessimistic_write')
-        .where({ syncId, side })
-        .getOne();
+      await lockSide(m, syncId, side);
       const previous = await m.findOneBy(SyncTableEntity, { syncId, side, remoteId: info.remoteId });
       const position =
         previous?.position ??
@@ -194,7 +194,9 @@ export class SchemaStore {
     });
   }
 
-  /** Replaces a table's field list, with the same stable-id and orphan rules; sets its `fields_fetched_at`. */
+  /**
+   * Replaces a table's field list, with the same stable-id and orphan rules; sets its `fields_fetched_at`.
+   */
   async saveFields(tableId: string, infos: CachedFieldInfo[], fetchedAt: Date): Promise<Date> {
     return this.db.transaction(async (m) => {
       await m
@@ -264,7 +266,10 @@ function tableRow(
   };
 }
 
-/** Insert or update rows by id, writing the columns given. (The cast: TypeORM's partial type cannot express jsonb columns of `unknown` values.) */
+/**
+ * Insert or update rows by id, writing the columns given. (The cast: TypeORM's partial type cannot express
+ * jsonb columns of `unknown` values.)
+ */
 async function upsertChunks<E extends ObjectLiteral>(
   m: EntityManager,
   entity: EntityTarget<E>,

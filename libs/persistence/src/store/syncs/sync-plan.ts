@@ -1,4 +1,6 @@
-/** What the engine reads of a sync to plan and check its work: the schema cache of its tables and its state. */
+/**
+ * What the engine reads of a sync to plan and check its work: the schema cache of its tables and its state.
+ */
 import type { TypeClass } from '@lockstep/domain';
 import type { Db } from '../db';
 

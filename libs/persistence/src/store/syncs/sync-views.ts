@@ -116,7 +116,9 @@ export async function listSyncViews(db: Db, filter: SyncViewFilter): Promise<Syn
   return rows.map(toSyncView);
 }
 
-/** One sync of the account as its view, or null when it does not exist, is deleted or is another account's. */
+/**
+ * One sync of the account as its view, or null when it does not exist, is deleted or is another account's.
+ */
 export async function findSyncView(db: Db, accountId: string, syncId: string): Promise<SyncView | null> {
   const [view] = await listSyncViews(db, { accountId, syncId, limit: 1 });
   return view ?? null;
