@@ -314,6 +314,12 @@ export interface PreparedTable {
   changeCapture: boolean;
 }
 
+export interface CheckpointPolling {
+  /** The shortest interval between two probes, in milliseconds. */
+  intervalMs: number;
+  perTable: boolean;
+}
+
 export interface Connection {
   readonly type: string;
   /** Throws ConnectorError kind `auth` (credentials rejected, with the app's reason) or `transient`. */
@@ -348,6 +354,13 @@ export interface Connection {
 
   /** A checkpoint meaning "now": changes after it are returned by readChanges. */
   currentCheckpoint(tableRemoteId: string): Promise<string>;
+  /**
+   * How a connector without `watch` wants its checkpoints polled for wake-ups. Absent: once a second, the
+   * first watched table's checkpoint standing for every table (a database's change log). An app whose
+   * requests are budgeted declares a longer `intervalMs`; `perTable` when each table has a checkpoint of its
+   * own (every watched table is then probed; the connector answers one probe of them all cheaply).
+   */
+  readonly checkpointPolling?: CheckpointPolling;
   readChanges(tableRemoteId: string, since: string, options: ReadChangesOptions): Promise<ChangeBatch>;
   /**
    * Wakes the caller when a change commits (PostgreSQL LISTEN/NOTIFY). Absent when the connector can only
