@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List connectors
-         * @description Every connector a side can use, with the credential fields it declares (spec 2.6). Connectors above the account's plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.
+         * @description Every connector a side can use (`postgres`, `mysql`, `airtable`), with the credential fields it declares (spec 2.6: Airtable lists `api_key` with one field, `apiKey`). Connectors above the account's plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.
          */
         get: operations["listConnectors"];
         put?: never;
@@ -152,7 +152,7 @@ export interface paths {
         };
         /**
          * List a side's bases
-         * @description The bases (PostgreSQL schemas, MySQL databases) the side's credentials reach, fetched live. `409 requires_action` when the side is not connected yet.
+         * @description The bases (PostgreSQL schemas, MySQL databases, Airtable bases) the side's credentials reach, fetched live. `409 requires_action` when the side is not connected yet.
          */
         get: operations["listSideBases"];
         put?: never;
@@ -1080,12 +1080,12 @@ export interface components {
         };
         SideInputDto: {
             /**
-             * @description Connector type slug (from `GET /sync/connectors`).
+             * @description Connector type slug (from `GET /sync/connectors`): `postgres`, `mysql` (MySQL/MariaDB), `airtable`.
              * @example postgres
              */
             connector: string;
             /**
-             * @description Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person. Never returned.
+             * @description Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString` for `postgres` and `mysql`; `apiKey`, an Airtable personal access token, for `airtable`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person (for `airtable`, who pastes a token or signs in with Airtable in the console). Never returned.
              * @example {
              *       "connectionString": "postgres://sync_user:secret@db.example.com:5432/app"
              *     }
@@ -1094,7 +1094,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description Id of the base (PostgreSQL: schema; MySQL: database) in the connected app; an exact display name is accepted when unambiguous.
+             * @description Id of the base (PostgreSQL: schema; MySQL: database; Airtable: base, `app...`) in the connected app; an exact display name is accepted when unambiguous.
              * @example public
              */
             base?: string;
