@@ -38,6 +38,7 @@ export const airtableConnector = defineConnector({
     createTables: true,
     createFields: true,
     views: true,
+    createRelations: true,
     changeDetection: ['change_feed', 'full_scan'],
     syncToItself: true,
     liveExport: { source: false, destination: false, locationKind: null },

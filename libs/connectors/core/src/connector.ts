@@ -64,6 +64,12 @@ export interface ConnectorCapabilities {
   createFields: boolean;
   /** Tables can be synced through views (spec 2.7 `views`). */
   views: boolean;
+  /**
+   * `createTable` / `createField` make a `relation` field with `typeDetails.target_table` (a table of the
+   * same base) a link to that table; the mappings then allow creating a field from a foreign key whose
+   * target table is mapped. Absent: false (a relation is created as a plain field, or refused).
+   */
+  createRelations?: boolean;
   /** Best first. The engine always keeps a periodic full scan as a safety net. */
   changeDetection: ChangeDetectionMode[];
   /** A sync may join two sides of this same connector type. */

@@ -83,6 +83,8 @@ function checkCapabilities(capabilities: unknown, problems: Problems): void {
   for (const flag of ['createTables', 'createFields', 'views', 'syncToItself']) {
     if (typeof capabilities[flag] !== 'boolean') problems.push(`capabilities.${flag} must be a boolean`);
   }
+  if (capabilities['createRelations'] !== undefined && typeof capabilities['createRelations'] !== 'boolean')
+    problems.push('capabilities.createRelations must be a boolean when given');
   const modes = capabilities['changeDetection'];
   if (
     !Array.isArray(modes) ||
