@@ -476,7 +476,7 @@ export interface paths {
         };
         /**
          * List live export connectors
-         * @description Every connector that can take part in a live export, with its `roles` (`source`, `destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: `database`) and its credential fields. Both database connectors serve as source and destination.
+         * @description Every connector that can take part in a live export, with its `roles` (`source`, `destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: `database`; Airtable: `base`) and its credential fields. `postgres`, `mysql` and `airtable` serve as source and destination (an Airtable destination keeps `lockstep_source_id` and `lockstep_row_hash` as text fields and writes 10 records a request, without a transaction).
          *
          *     `available` is false when live export is unavailable to the account (plan or subscription) or the connector is above its plan. `live_export_available` and `allowed_cadences` say what the plan permits: free has no live export; pro allows `manual`, `hourly`, `daily`; business adds `every_30_minutes` and `every_10_minutes`. Live export also needs an active subscription.
          *
@@ -506,7 +506,7 @@ export interface paths {
         put?: never;
         /**
          * Create a live export
-         * @description Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database); the destination writes into its `location` (same kinds). Only the destination has a location (`invalid_location` on the source).
+         * @description Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database, Airtable base); the destination writes into its `location` (same kinds). Only the destination has a location (`invalid_location` on the source).
          *
          *     Per api_key side, `auth` is checked live before anything is stored (`connection_failed` with the app's reason; nothing is kept). `source.auth` travels with `source.base` (`missing_base` / `missing_auth`; `base_not_found` / `base_ambiguous` list the reachable bases). `destination.location` needs `destination.auth` and must be one of its locations (`invalid_location` with `details.locations`); it may also be set later by PATCH. A side without `auth` is created unconnected with a `user_authorization` pending action; an oauth connector always is (`oauth_auth_not_allowed` if `auth` is sent).
          *
@@ -598,7 +598,7 @@ export interface paths {
         };
         /**
          * List destination locations
-         * @description Where the export can create its tables: the destination's schemas (PostgreSQL) or databases (MySQL/MariaDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.
+         * @description Where the export can create its tables: the destination's schemas (PostgreSQL), databases (MySQL/MariaDB) or bases (Airtable), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.
          */
         get: operations["listDestinationLocations"];
         put?: never;
@@ -1983,10 +1983,10 @@ export interface components {
             /** @description The roles the connector can take. */
             roles: ("source" | "destination")[];
             /**
-             * @description What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database); null when it cannot be a destination.
+             * @description What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database; Airtable: base, `app...`); null when it cannot be a destination.
              * @enum {string|null}
              */
-            location_kind: "schema" | "database" | null;
+            location_kind: "schema" | "database" | "base" | null;
             auth: components["schemas"]["LiveExportConnectorAuthDto"];
             /** @description `false` when live export is unavailable to the account or the connector is above its plan. */
             available: boolean;
@@ -2020,7 +2020,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).
+             * @description The base the source tables are read from (PostgreSQL: schema; MySQL: database; Airtable: base), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).
              * @example public
              */
             base?: string;
@@ -2062,7 +2062,7 @@ export interface components {
             connected: boolean;
             /** Format: date-time */
             connected_at: string | null;
-            /** @description The schema (PostgreSQL) or database (MySQL) the tables are read from. */
+            /** @description The schema (PostgreSQL), database (MySQL) or base (Airtable) the tables are read from. */
             base: string | null;
             /**
              * Format: uri

@@ -12,8 +12,11 @@ import {
   type ChangeBatch,
   type Connection,
   ConnectorError,
+  type ExportAbortedError,
   type FieldInfo,
+  isExportAborted,
   type FieldSpec,
+  type LiveExportTarget,
   type PreparedTable,
   type PrepareOptions,
   type ReadChangesOptions,
@@ -29,6 +32,7 @@ import { collectAll } from '@lockstep/connectors-http';
 import * as capture from './change-capture';
 import type { AirtableApi } from './db';
 import { translateAirtableError } from './errors';
+import { AirtableExportTarget } from './export-target';
 import { checkName, nativeField, orderForCreate } from './native-types';
 import * as records from './records';
 import { fieldInfos, SchemaCache, tableInfo } from './schema';
@@ -52,10 +56,17 @@ export class AirtableConnection implements Connection {
   private schemaCache: SchemaCache | null = null;
   private webhookList: { at: number; list: Promise<capture.WebhookInfo[]> } | null = null;
 
+  /** Live export destination in this base (`export-target.ts`); as a source the run reads `readPage`. */
+  readonly liveExport: LiveExportTarget;
+
   constructor(
     private readonly api: AirtableApi,
     private readonly baseRef: string | null,
-  ) {}
+  ) {
+    this.liveExport = guarded(new AirtableExportTarget(api, () => this.schema()), (what, action) =>
+      this.guard(what, action),
+    );
+  }
 
   checkCredentials(): Promise<void> {
     return this.guard('Checking the token', () => checkScopes(this.api, this.baseRef));
@@ -247,4 +258,36 @@ export class AirtableConnection implements Connection {
       throw translateAirtableError(error, { secrets: this.api.secrets, context });
     }
   }
+}
+
+/** The target's calls with Airtable's errors translated, as every connection call is; an abort stays one. */
+function guarded(
+  target: AirtableExportTarget,
+  translate: <T>(what: string, action: () => Promise<T>) => Promise<T>,
+): LiveExportTarget {
+  const guard = async <T>(what: string, action: () => Promise<T>): Promise<T> => {
+    let aborted: ExportAbortedError | null = null;
+    try {
+      return await translate(what, () =>
+        action().catch((error: unknown) => {
+          if (isExportAborted(error)) aborted = error;
+          throw error;
+        }),
+      );
+    } catch (error) {
+      throw aborted ?? error;
+    }
+  };
+  return {
+    provisionExportTable: (spec) =>
+      guard(`Setting up export table "${spec.name}"`, () => target.provisionExportTable(spec)),
+    inspectExportTable: (name) =>
+      guard(`Reading export table "${name}"`, () => target.inspectExportTable(name)),
+    readExportHashes: (name, options) =>
+      guard(`Reading export table "${name}"`, () => target.readExportHashes(name, options)),
+    scanExportHashes: (name, onRow, options) =>
+      guard(`Reading export table "${name}"`, () => target.scanExportHashes(name, onRow, options)),
+    writeExportBatch: (name, batch, options) =>
+      guard(`Writing export table "${name}"`, () => target.writeExportBatch(name, batch, options)),
+  };
 }

@@ -77,8 +77,8 @@ export interface ConnectorCapabilities {
   liveExport: {
     source: boolean;
     destination: boolean;
-    /** What a destination `location` is for this connector (PostgreSQL: schema; MySQL: database). */
-    locationKind: 'schema' | 'database' | null;
+    /** What a destination `location` is for this connector (PostgreSQL: schema; MySQL: database; Airtable: base). */
+    locationKind: 'schema' | 'database' | 'base' | null;
   };
 }
 

@@ -6,7 +6,7 @@ import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import { PLANS } from '@lockstep/domain';
 
 const CHANGE_DETECTION = ['change_feed', 'incremental', 'full_scan'];
-const LOCATION_KINDS = ['schema', 'database', null];
+const LOCATION_KINDS = ['schema', 'database', 'base', null];
 
 type Problems = string[];
 type Obj = Record<string, unknown>;
