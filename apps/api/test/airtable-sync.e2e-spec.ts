@@ -121,4 +121,15 @@ describe('a PostgreSQL <-> Airtable sync through the API and the worker', () => 
     expect(pending).toHaveLength(1);
     expect(await pg.sql(`SELECT 1 FROM contacts WHERE name = 'Linus'`)).toHaveLength(1);
   });
+
+  it('spends a small share of the base budget on change detection while idle', async () => {
+    // The change hub probes Airtable every 5 s with one list of webhooks (CHECKPOINT_POLLING); at most one
+    // safety poll of the runner may fall in the window too. Polling once a second would make 20 requests.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const before = simulator.stats.requests;
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    const spent = simulator.stats.requests - before;
+    console.log(`idle sync: ${spent} Airtable requests in 20 s`);
+    expect(spent).toBeLessThanOrEqual(10);
+  }, 30_000);
 });

@@ -27,7 +27,11 @@ describe('an Airtable side through the API', () => {
     ]);
     tableId = table.id;
     t = await createTestApp({ AIRTABLE_API_URL: simulator.url });
-    pg = await scratchPg('CREATE TABLE deals (id serial PRIMARY KEY, name text, amount numeric(10,2));');
+    pg = await scratchPg(`
+      CREATE TABLE deals (id serial PRIMARY KEY, name text, amount numeric(10,2));
+      CREATE TABLE companies (id serial PRIMARY KEY, name text);
+      CREATE TABLE people (id serial PRIMARY KEY, name text, company_id int REFERENCES companies (id));
+    `);
     write = await t.key((await t.account()).id, 'readwrite');
   });
 
@@ -89,5 +93,41 @@ describe('an Airtable side through the API', () => {
     expect(JSON.stringify(bad.body)).not.toContain('patWRONG.1');
     const missing = await create({ auth: { apiKey: TOKEN }, base: 'No such base' }).expect(400);
     expect(missing.body.error.code).toBe('base_not_found');
+  });
+
+  it('creates a foreign key mapped to a created field as a record link to the mapped target table', async () => {
+    const created = await create({ auth: { apiKey: TOKEN }, base: 'Sales CRM' }).expect(201);
+    const syncId = created.body.id as string;
+    const put = await t
+      .http()
+      .put(`/v1/sync/syncs/${syncId}/mappings`)
+      .set(bearer(write))
+      .send({
+        tables: [
+          {
+            left_table: 'companies',
+            right_table: { create: { name: 'Companies' } },
+            direction: 'two_way',
+            fields: [{ left_field: 'name', right_field: { create: { name: 'Name' } } }],
+          },
+          {
+            left_table: 'people',
+            right_table: { create: { name: 'People' } },
+            direction: 'two_way',
+            fields: [
+              { left_field: 'name', right_field: { create: { name: 'Name' } } },
+              { left_field: 'company_id', right_field: { create: { name: 'Company' } } },
+            ],
+          },
+        ],
+      });
+    if (put.status !== 200) throw new Error(JSON.stringify(put.body));
+    const base = simulator.bases.find((candidate) => candidate.name === 'Sales CRM')!;
+    const companies = base.tables.find((table) => table.name === 'Companies')!;
+    const people = base.tables.find((table) => table.name === 'People')!;
+    expect(people.fields.find((field) => field.name === 'Company')).toMatchObject({
+      type: 'multipleRecordLinks',
+      options: { linkedTableId: companies.id },
+    });
   });
 });

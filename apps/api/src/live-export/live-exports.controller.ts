@@ -46,7 +46,8 @@ export class LiveExportsController {
     summary: 'Create a live export',
     description: [
       'Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, ' +
-        'location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database); the ' +
+        'location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database, Airtable ' +
+        'base); the ' +
         'destination writes into its `location` (same kinds). Only the destination has a location ' +
         '(`invalid_location` on the source).',
       'Per api_key side, `auth` is checked live before anything is stored (`connection_failed` with ' +
@@ -231,8 +232,8 @@ export class LiveExportsController {
     operationId: 'listDestinationLocations',
     summary: 'List destination locations',
     description:
-      "Where the export can create its tables: the destination's schemas (PostgreSQL) or databases " +
-      '(MySQL/MariaDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while ' +
+      "Where the export can create its tables: the destination's schemas (PostgreSQL), databases " +
+      '(MySQL/MariaDB) or bases (Airtable), read live. Pass an `id` as `destination.location`. `409 auth_required` while ' +
       'the destination is not connected.',
   })
   @ApiParam(LIVE_EXPORT_ID)

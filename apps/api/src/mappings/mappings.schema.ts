@@ -25,6 +25,7 @@ export function toSideSchema(
       createTables: capabilities?.createTables ?? false,
       createFields: capabilities?.createFields ?? false,
       views: capabilities?.views ?? false,
+      createRelations: capabilities?.createRelations ?? false,
     },
     tables: tables.map(toSchemaTable),
   };

@@ -298,23 +298,28 @@ export class MappingsService {
       );
       if (work.length === 0) continue;
       const touched: string[] = [];
+      const other = side === 'left' ? 'right' : 'left';
+      const links = linkTargets(pairs, side);
       await this.connections.withSide(sides[side], async (connection) => {
         for (const pair of work) {
           const end = pair[side];
-          const other = side === 'left' ? 'right' : 'left';
           const specs = (fields: ResolvedTablePair['fields']) =>
             fields
               .filter(
                 (field) =>
                   field[side].kind === 'create' && (field[side] as { adopts: unknown }).adopts === null,
               )
-              .map((field) => fieldSpec((field[side] as { name: string }).name, counterpartOf(field[other])));
+              .map((field) =>
+                fieldSpec((field[side] as { name: string }).name, counterpartOf(field[other]), links),
+              );
           if (end.kind === 'create' && end.adopts === null) {
             const table = await createOrFail(
               () => connection.createTable(end.name, specs(pair.fields)),
               side,
               `table "${end.name}"`,
             );
+            const source = existingTable(pair[other]);
+            if (source) links.set(source.remoteId, table.remoteId);
             touched.push(table.remoteId);
           } else {
             const table = end.kind === 'existing' ? end.table : end.kind === 'create' ? end.adopts! : null;
@@ -418,13 +423,29 @@ function counterpartOf(end: ResolvedField): SchemaField | null {
   return null;
 }
 
-function fieldSpec(name: string, counterpart: SchemaField | null): FieldSpec {
+/**
+ * For the tables of `side`: the other side's table remote id -> this side's table it is mapped to, for pairs
+ * whose tables both exist (tables created by these mappings are added as they are created, in pair order).
+ */
+function linkTargets(pairs: ResolvedTablePair[], side: SideName): Map<string, string> {
+  const links = new Map<string, string>();
+  for (const pair of pairs) {
+    const here = existingTable(pair[side]);
+    const there = existingTable(pair[side === 'left' ? 'right' : 'left']);
+    if (here && there) links.set(there.remoteId, here.remoteId);
+  }
+  return links;
+}
+
+/** A relation to a mapped table keeps its target as this side's table (a record link where supported). */
+function fieldSpec(name: string, counterpart: SchemaField | null, links: Map<string, string>): FieldSpec {
   if (!counterpart)
     throw new DomainError(
       ErrorCode.CreateFailed,
       `The field "${name}" cannot be created: its counterpart is a create too, so there is no type to copy.`,
     );
-  const type = createdFieldType(counterpart);
+  const target = counterpart.typeDetails?.['target_table'];
+  const type = createdFieldType(counterpart, typeof target === 'string' ? (links.get(target) ?? null) : null);
   return {
     name,
     typeClass: type.typeClass,

@@ -81,9 +81,10 @@ function ok<T>(what: string, res: { status: number; body: unknown }, status: num
   return res.body as T;
 }
 
+/** `workerEnv` goes to the worker and the in-process API alike (`AIRTABLE_API_URL`...). */
 export async function liveExportWorld(workerEnv: Record<string, string> = {}): Promise<LiveExportWorld> {
   const prefix = uniqueName('lxw');
-  const t = await createTestApp({ QUEUE_PREFIX: prefix });
+  const t = await createTestApp({ ...workerEnv, QUEUE_PREFIX: prefix });
   const accountId = (await t.account({ plan: 'business' })).id;
   const keys = {
     read: await t.key(accountId, 'read'),

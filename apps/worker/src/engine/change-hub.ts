@@ -2,6 +2,8 @@
  * Wakes runners when their tables change, with one watcher per app database shared by every sync on it:
  * PostgreSQL through LISTEN/NOTIFY (the connector's `watch`), others by polling the change log's
  * checkpoint once a second. Two hundred idle syncs on one database cost one listener (or one query a second).
+ * An app connector declares its own cadence (`Connection.checkpointPolling`): its requests come out of a
+ * rate budget that writes need, and each of its tables may keep a checkpoint of its own.
  */
 import type { Connection } from '@lockstep/connectors-core';
 import { Logger } from '@nestjs/common';
@@ -79,10 +81,10 @@ export class ChangeHub {
         watch.watchedTables = signature;
         if (previous) await previous();
       } else if (!watch.timer) {
-        const probe = tables[0];
-        watch.timer = setInterval(() => void this.poll(watch), this.pollMs);
+        const intervalMs = Math.max(this.pollMs, connection.checkpointPolling?.intervalMs ?? 0);
+        watch.timer = setInterval(() => void this.poll(watch), intervalMs);
         watch.timer.unref();
-        if (probe) watch.last = await connection.currentCheckpoint(probe);
+        if (tables.length > 0) watch.last = await probe(connection, tables);
       }
     } catch (error) {
       // The runners find out what is wrong themselves; wake them and try again shortly.
@@ -102,10 +104,12 @@ export class ChangeHub {
     if (watch.busy || !watch.connection) return;
     watch.busy = true;
     try {
-      const tables = [...watch.subscribers.values()].flatMap((subscriber) => [...subscriber.tables]);
+      const tables = [
+        ...new Set([...watch.subscribers.values()].flatMap((subscriber) => [...subscriber.tables])),
+      ].sort();
       if (tables.length === 0) return;
-      const checkpoint = await watch.connection.currentCheckpoint(tables[0]!);
-      // The checkpoint covers the whole change log of the database: any change wakes every subscriber.
+      const checkpoint = await probe(watch.connection, tables);
+      // The checkpoint covers every watched table: any change wakes every subscriber.
       if (watch.last !== null && checkpoint !== watch.last)
         for (const subscriber of watch.subscribers.values()) subscriber.wake();
       watch.last = checkpoint;
@@ -127,4 +131,15 @@ export class ChangeHub {
     this.closed = true;
     for (const [key, watch] of [...this.watches]) await this.dispose(key, watch);
   }
+}
+
+/**
+ * What stands for "now" in the watched tables: the first table's checkpoint (a database's change log covers
+ * them all), or every table's, in order, for a connector whose tables keep checkpoints of their own.
+ */
+async function probe(connection: Connection, tables: string[]): Promise<string> {
+  if (!connection.checkpointPolling?.perTable) return connection.currentCheckpoint(tables[0]!);
+  const checkpoints: string[] = [];
+  for (const table of tables) checkpoints.push(await connection.currentCheckpoint(table));
+  return JSON.stringify(checkpoints);
 }

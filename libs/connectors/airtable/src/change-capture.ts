@@ -19,7 +19,7 @@ export const REFRESH_MARGIN_MS = 3 * 24 * 3600_000;
 const PAYLOADS_PER_CALL = 50;
 const enc = encodeURIComponent;
 
-interface WebhookInfo {
+export interface WebhookInfo {
   id: string;
   cursorForNextPayload: number;
   expirationTime: string | null;
@@ -59,8 +59,8 @@ export function decodeCheckpoint(text: string): Checkpoint {
   }
 }
 
-/** https://airtable.com/developers/web/api/list-webhooks */
-async function listWebhooks(api: AirtableApi, baseId: string): Promise<WebhookInfo[]> {
+/** https://airtable.com/developers/web/api/list-webhooks: every webhook of the base with its cursor. */
+export async function listWebhooks(api: AirtableApi, baseId: string): Promise<WebhookInfo[]> {
   const result = await api.get<{ webhooks: WebhookInfo[] }>(`/v0/bases/${enc(baseId)}/webhooks`, {
     baseId,
     context: 'Listing webhooks',
@@ -74,7 +74,11 @@ export async function findWebhook(
   baseId: string,
   tableId: string,
 ): Promise<WebhookInfo | undefined> {
-  return (await listWebhooks(api, baseId)).find((webhook) => {
+  return webhookOf(await listWebhooks(api, baseId), tableId);
+}
+
+export function webhookOf(webhooks: WebhookInfo[], tableId: string): WebhookInfo | undefined {
+  return webhooks.find((webhook) => {
     const filters = webhook.specification?.options?.filters;
     return (
       webhook.notificationUrl === null &&
@@ -121,8 +125,8 @@ async function refreshIfDue(api: AirtableApi, baseId: string, webhook: WebhookIn
   });
 }
 
-export async function currentCheckpoint(api: AirtableApi, baseId: string, table: AirtableTable) {
-  const webhook = await findWebhook(api, baseId, table.id);
+/** The table's position now, from its webhook as listed (none installed: a checkpoint without webhook). */
+export function checkpointOf(webhook: WebhookInfo | undefined): string {
   return encodeCheckpoint({ w: webhook?.id ?? null, c: webhook?.cursorForNextPayload ?? 1, k: 0 });
 }
 

@@ -38,9 +38,10 @@ export const airtableConnector = defineConnector({
     createTables: true,
     createFields: true,
     views: true,
+    createRelations: true,
     changeDetection: ['change_feed', 'full_scan'],
     syncToItself: true,
-    liveExport: { source: false, destination: false, locationKind: null },
+    liveExport: { source: true, destination: true, locationKind: 'base' },
   },
   // As `prepareTable` does it (setup.ts).
   tableSetup: {

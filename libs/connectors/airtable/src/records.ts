@@ -64,7 +64,7 @@ export async function readPage(
 }
 
 /** Every record a formula selects (a few hundred at most: the formula names them), within `view` if given. */
-async function readWhere(
+export async function readWhere(
   api: AirtableApi,
   baseId: string,
   table: AirtableTable,

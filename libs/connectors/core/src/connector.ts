@@ -64,6 +64,12 @@ export interface ConnectorCapabilities {
   createFields: boolean;
   /** Tables can be synced through views (spec 2.7 `views`). */
   views: boolean;
+  /**
+   * `createTable` / `createField` make a `relation` field with `typeDetails.target_table` (a table of the
+   * same base) a link to that table; the mappings then allow creating a field from a foreign key whose
+   * target table is mapped. Absent: false (a relation is created as a plain field, or refused).
+   */
+  createRelations?: boolean;
   /** Best first. The engine always keeps a periodic full scan as a safety net. */
   changeDetection: ChangeDetectionMode[];
   /** A sync may join two sides of this same connector type. */
@@ -71,8 +77,8 @@ export interface ConnectorCapabilities {
   liveExport: {
     source: boolean;
     destination: boolean;
-    /** What a destination `location` is for this connector (PostgreSQL: schema; MySQL: database). */
-    locationKind: 'schema' | 'database' | null;
+    /** What a destination `location` is for this connector (PostgreSQL: schema; MySQL: database; Airtable: base). */
+    locationKind: 'schema' | 'database' | 'base' | null;
   };
 }
 
@@ -314,6 +320,12 @@ export interface PreparedTable {
   changeCapture: boolean;
 }
 
+export interface CheckpointPolling {
+  /** The shortest interval between two probes, in milliseconds. */
+  intervalMs: number;
+  perTable: boolean;
+}
+
 export interface Connection {
   readonly type: string;
   /** Throws ConnectorError kind `auth` (credentials rejected, with the app's reason) or `transient`. */
@@ -348,6 +360,13 @@ export interface Connection {
 
   /** A checkpoint meaning "now": changes after it are returned by readChanges. */
   currentCheckpoint(tableRemoteId: string): Promise<string>;
+  /**
+   * How a connector without `watch` wants its checkpoints polled for wake-ups. Absent: once a second, the
+   * first watched table's checkpoint standing for every table (a database's change log). An app whose
+   * requests are budgeted declares a longer `intervalMs`; `perTable` when each table has a checkpoint of its
+   * own (every watched table is then probed; the connector answers one probe of them all cheaply).
+   */
+  readonly checkpointPolling?: CheckpointPolling;
   readChanges(tableRemoteId: string, since: string, options: ReadChangesOptions): Promise<ChangeBatch>;
   /**
    * Wakes the caller when a change commits (PostgreSQL LISTEN/NOTIFY). Absent when the connector can only

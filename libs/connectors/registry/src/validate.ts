@@ -6,7 +6,7 @@ import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import { PLANS } from '@lockstep/domain';
 
 const CHANGE_DETECTION = ['change_feed', 'incremental', 'full_scan'];
-const LOCATION_KINDS = ['schema', 'database', null];
+const LOCATION_KINDS = ['schema', 'database', 'base', null];
 
 type Problems = string[];
 type Obj = Record<string, unknown>;
@@ -83,6 +83,8 @@ function checkCapabilities(capabilities: unknown, problems: Problems): void {
   for (const flag of ['createTables', 'createFields', 'views', 'syncToItself']) {
     if (typeof capabilities[flag] !== 'boolean') problems.push(`capabilities.${flag} must be a boolean`);
   }
+  if (capabilities['createRelations'] !== undefined && typeof capabilities['createRelations'] !== 'boolean')
+    problems.push('capabilities.createRelations must be a boolean when given');
   const modes = capabilities['changeDetection'];
   if (
     !Array.isArray(modes) ||

@@ -31,7 +31,8 @@ export class SourceInputDto {
 
   @ApiPropertyOptional({
     description:
-      'The base the source tables are read from (PostgreSQL: schema; MySQL: database), by id or ' +
+      'The base the source tables are read from (PostgreSQL: schema; MySQL: database; Airtable: base), ' +
+      'by id or ' +
       'unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / ' +
       '`base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` ' +
       '(`invalid_location`).',
@@ -226,10 +227,10 @@ export class LiveExportConnectorDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['schema', 'database'],
+    enum: ['schema', 'database', 'base'],
     description:
       'What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: ' +
-      'database); null when it cannot be a destination.',
+      'database; Airtable: base, `app...`); null when it cannot be a destination.',
   })
   location_kind: string | null;
   @ApiProperty({ type: LiveExportConnectorAuthDto }) auth: LiveExportConnectorAuthDto;
@@ -262,7 +263,7 @@ export class LiveExportSourceDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'The schema (PostgreSQL) or database (MySQL) the tables are read from.',
+    description: 'The schema (PostgreSQL), database (MySQL) or base (Airtable) the tables are read from.',
   })
   base: string | null;
   @ApiProperty({

@@ -4,7 +4,11 @@ import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Text } from './i
 // ---- requests ----
 
 export class SideInputDto {
-  @ApiProperty({ description: 'Connector type slug (from `GET /sync/connectors`).', example: 'postgres' })
+  @ApiProperty({
+    description:
+      'Connector type slug (from `GET /sync/connectors`): `postgres`, `mysql` (MySQL/MariaDB), `airtable`.',
+    example: 'postgres',
+  })
   @Text()
   connector: string;
 
@@ -12,8 +16,10 @@ export class SideInputDto {
     ...CREDENTIALS_SCHEMA,
     description:
       "Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` " +
-      'lists them (for example `connectionString`). Travels with `base`: both given builds the side ' +
-      'and checks the credentials live; neither given defers the side to a person. Never returned.',
+      'lists them (for example `connectionString` for `postgres` and `mysql`; `apiKey`, an Airtable ' +
+      'personal access token, for `airtable`). Travels with `base`: both given builds the side and ' +
+      'checks the credentials live; neither given defers the side to a person (for `airtable`, who ' +
+      'pastes a token or signs in with Airtable in the console). Never returned.',
     example: { connectionString: 'postgres://sync_user:secret@db.example.com:5432/app' },
   })
   @Credentials()
@@ -21,8 +27,8 @@ export class SideInputDto {
 
   @ApiPropertyOptional({
     description:
-      'Id of the base (PostgreSQL: schema; MySQL: database) in the connected app; an exact display ' +
-      'name is accepted when unambiguous.',
+      'Id of the base (PostgreSQL: schema; MySQL: database; Airtable: base, `app...`) in the connected ' +
+      'app; an exact display name is accepted when unambiguous.',
     example: 'public',
   })
   @Text(INPUT_LIMITS.text, { optional: true })

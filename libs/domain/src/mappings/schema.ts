@@ -57,7 +57,8 @@ export interface SideSchema {
   side: SideName;
   /** Connector type slug. */
   connector: string;
-  capabilities: { createTables: boolean; createFields: boolean; views: boolean };
+  /** `createRelations`: a created field typed from a relation becomes a link (ConnectorCapabilities). */
+  capabilities: { createTables: boolean; createFields: boolean; views: boolean; createRelations?: boolean };
   tables: SchemaTable[];
 }
 

@@ -236,6 +236,42 @@ const CASES: Case[] = [
     ],
   ],
   [
+    'a link created from a relation whose target is mapped, where the connector creates links',
+    (doc, sides) => {
+      sides.right.capabilities.createRelations = true;
+      doc.tables.push({
+        left_table: 'orders',
+        right_table: 'tblOrders',
+        direction: 'left_to_right',
+        fields: [{ left_field: 'customer_id', right_field: { create: { name: 'CustomerLink' } } }],
+      });
+    },
+    [],
+  ],
+  [
+    'a link created from a relation whose target is mapped only by a later table pair',
+    (doc, sides) => {
+      sides.right.capabilities.createRelations = true;
+      doc.tables.unshift({
+        left_table: 'orders',
+        right_table: 'tblOrders',
+        direction: 'left_to_right',
+        fields: [{ left_field: 'customer_id', right_field: { create: { name: 'CustomerLink' } } }],
+      });
+      sides.right.capabilities.createTables = true;
+      (doc.tables[1] as Json)['right_table'] = { create: { name: 'Customers' } };
+      (doc.tables[1] as Json)['fields'] = [{ left_field: 'name', right_field: { create: { name: 'Name' } } }];
+    },
+    [
+      {
+        code: 'create_unsupported',
+        path: '/tables/0/fields/0/right_field',
+        side: 'right',
+        message: /map its target table to a right table in an earlier table pair/,
+      },
+    ],
+  ],
+  [
     'a table create whose name exists',
     (doc) =>
       doc.tables.push({

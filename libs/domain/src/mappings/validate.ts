@@ -18,12 +18,21 @@ import { resolveMappings, ResolvedField, ResolvedTable, ResolvedTablePair, table
 import { MappingsSchema, otherSide, SchemaField, SideName, SIDES } from './schema';
 
 /**
- * The type a created field gets: its counterpart's class and details (relation targets are the other side's).
+ * The type a created field gets: its counterpart's class and details. A relation's target is the other
+ * side's table, so it is dropped, unless `linkTarget` gives this side's table that target is mapped to: a
+ * connector that creates links (Airtable) then makes the field a link to it; others ignore `target_table`.
  */
-export function createdFieldType(counterpart: FieldTypeInfo): FieldTypeInfo {
+export function createdFieldType(
+  counterpart: FieldTypeInfo,
+  linkTarget: string | null = null,
+): FieldTypeInfo {
   if (counterpart.typeDetails === null) return { typeClass: counterpart.typeClass, typeDetails: null };
   const { target_table: _table, target_field: _field, ...details } = counterpart.typeDetails;
-  return { typeClass: counterpart.typeClass, typeDetails: details };
+  const link = counterpart.typeClass === 'relation' && linkTarget !== null;
+  return {
+    typeClass: counterpart.typeClass,
+    typeDetails: link ? { ...details, target_table: linkTarget } : details,
+  };
 }
 
 /**
@@ -299,16 +308,6 @@ function checkFieldEnd(
         `cannot create a field typed from the ${otherSide(side)} field ` +
           `"${counterpart.field.name}": its type (${counterpart.field.type}) is not supported`,
       );
-    if (counterpart.kind === 'existing' && counterpart.field.typeClass === 'relation' && !resolved.adopts)
-      issues.add(
-        'error',
-        'create_unsupported',
-        path,
-        side,
-        `cannot create a linked-record field from the ${otherSide(side)} field ` +
-          `"${counterpart.field.name}": create the column with its foreign key in the app, refresh ` +
-          `the schema, then map it`,
-      );
     if (resolved.adopts) {
       const home = tableOf(table);
       issues.add(
@@ -319,6 +318,43 @@ function checkFieldEnd(
         `the ${side} table "${home?.name ?? ''}" already has a field named "${resolved.name}" ` +
           `(${resolved.adopts.id}); the create will adopt it`,
       );
+    }
+  }
+}
+
+/**
+ * A field created from a relation field (checkRelationCreates) is a link only where the connector creates
+ * links and the relation's target table is mapped to a table of this side that exists, or that an earlier
+ * table pair creates (creates run in pair order, so a later one has no id yet).
+ */
+function checkRelationCreates(pairs: ResolvedTablePair[], schema: MappingsSchema, issues: Issues): void {
+  for (const side of SIDES) {
+    const other = otherSide(side);
+    const reachable = new Set<string>();
+    for (const pair of pairs) {
+      const there = tableOf(pair[other]);
+      if (there && tableOf(pair[side])) reachable.add(there.remoteId);
+    }
+    for (const pair of pairs) {
+      for (const fieldPair of pair.fields) {
+        const [resolved, counterpart] = [fieldPair[side], fieldPair[other]];
+        if (resolved.kind !== 'create' || resolved.adopts || counterpart.kind !== 'existing') continue;
+        const target = relationTarget(counterpart);
+        if (counterpart.field.typeClass !== 'relation') continue;
+        if (schema[side].capabilities.createRelations && target !== null && reachable.has(target)) continue;
+        const how = schema[side].capabilities.createRelations
+          ? `map its target table to a ${side} table in an earlier table pair, or create the link in the app`
+          : 'create the column with its foreign key in the app, refresh the schema, then map it';
+        issues.add(
+          'error',
+          'create_unsupported',
+          mappingPaths.fieldRef(pair.index, fieldPair.index, side),
+          side,
+          `cannot create a linked-record field from the ${other} field "${counterpart.field.name}": ${how}`,
+        );
+      }
+      const there = tableOf(pair[other]);
+      if (there && pair[side].kind === 'create') reachable.add(there.remoteId);
     }
   }
 }
@@ -446,6 +482,7 @@ export function validateMappings(document: MappingsDocument, schema: MappingsSch
     checkTables(pair, schema, issues);
     checkFields(pair, schema, issues);
   }
+  checkRelationCreates(resolved.tables, schema, issues);
   checkForeignKeys(resolved.tables, issues);
   return sortIssues(issues.list);
 }

@@ -18,7 +18,7 @@ const rw = (
 const ro = (name: string, type: string, typeClass: FixtureColumn['typeClass']) =>
   ({ name, type, typeClass, read: true, write: false }) as FixtureColumn;
 
-const CREATED: Created[] = [
+export const CREATED: Created[] = [
   { name: 'name', type: 'singleLineText' },
   { name: 'notes', type: 'multilineText' },
   { name: 'rich', type: 'richText' },
