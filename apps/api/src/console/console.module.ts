@@ -12,9 +12,11 @@ import { SchemaModule } from '../schema/schema.module';
 import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
+import { OperationsConsoleController } from './operations.controller';
 import { PendingDeletesConsoleController } from './pending-deletes.controller';
 import { ReviewConsoleController } from './review.controller';
 import { SignInController } from './sign-in.controller';
+import { SyncActionsConsoleController } from './sync-actions.controller';
 import { SyncsConsoleController } from './syncs.controller';
 import { LiveExportsConsoleController } from './live-exports.controller';
 
@@ -57,6 +59,8 @@ export class ConsoleCoreModule implements NestModule {
     SignInController,
     ApiKeysConsoleController,
     SyncsConsoleController,
+    SyncActionsConsoleController,
+    OperationsConsoleController,
     ReviewConsoleController,
     PendingDeletesConsoleController,
     LiveExportsConsoleController,

@@ -23,6 +23,7 @@ import {
 import { badge, sideLabel, value, when } from './format';
 import { html, type SafeHtml } from './html';
 import { layout } from './layout';
+import { syncActions } from './sync-actions.controller';
 
 interface PairProgressView {
   table_pair: number;
@@ -85,7 +86,11 @@ export class SyncsConsoleController {
   ) {}
 
   @Get()
-  async list(@Session() session: ConsoleSession, @Res() response: Response): Promise<void> {
+  async list(
+    @Session() session: ConsoleSession,
+    @Res() response: Response,
+    @Query('notice') notice?: string,
+  ): Promise<void> {
     const { data } = await this.syncs.list(consoleAuth(session), 100, undefined);
     const body = html`<h1>Your syncs</h1>
 ${
@@ -105,7 +110,7 @@ ${
   )}</tbody>
 </table>`
 }`;
-    sendPage(response, 200, layout({ title: 'Syncs', session, nav: 'syncs', body }));
+    sendPage(response, 200, layout({ title: 'Syncs', session, nav: 'syncs', body, notice }));
   }
 
   @Get('syncs/:id')
@@ -152,6 +157,7 @@ ${
   </section>
 </div>
 ${pendingActions(sync.pending_actions)}
+${syncActions(session, sync, working)}
 ${this.progress(status, working)}
 <section aria-labelledby="issues"><h2 id="issues">Open issues</h2>
 ${
@@ -170,6 +176,7 @@ ${
 }
 </section>
 <section aria-labelledby="ops"><h2 id="ops">Recent operations</h2>
+<p><a href="/app/syncs/${sync.id}/operations" id="all-operations">All operations, with filters</a></p>
 ${
   operations.data.length === 0
     ? html`<p class="muted">No operations yet.</p>`
