@@ -12,6 +12,7 @@ import { SchemaModule } from '../schema/schema.module';
 import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
+import { IssuesConsoleController } from './issues.controller';
 import { OperationsConsoleController } from './operations.controller';
 import { PendingDeletesConsoleController } from './pending-deletes.controller';
 import { ReviewConsoleController } from './review.controller';
@@ -61,6 +62,7 @@ export class ConsoleCoreModule implements NestModule {
     SyncsConsoleController,
     SyncActionsConsoleController,
     OperationsConsoleController,
+    IssuesConsoleController,
     ReviewConsoleController,
     PendingDeletesConsoleController,
     LiveExportsConsoleController,

@@ -1,4 +1,4 @@
-import { Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Get, Param, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, type PendingActionDto, type SyncDto, type SyncStatusDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
@@ -15,7 +15,6 @@ import {
   consoleAuth,
   ConsoleController,
   consoleNotFound,
-  ConsoleRedirect,
   csrfInput,
   sendPage,
   Session,
@@ -160,6 +159,7 @@ ${pendingActions(sync.pending_actions)}
 ${syncActions(session, sync, working)}
 ${this.progress(status, working)}
 <section aria-labelledby="issues"><h2 id="issues">Open issues</h2>
+<p><a href="/app/syncs/${sync.id}/issues" id="all-issues">All issues, by type</a></p>
 ${
   issues.data.length === 0
     ? html`<p class="muted">No open issues.</p>`
@@ -204,24 +204,6 @@ ${
         refreshSeconds: working ? 2 : undefined,
       }),
     );
-  }
-
-  @Post('syncs/:id/issues/:issue/retry')
-  async retry(
-    @Session() session: ConsoleSession,
-    @Param('id') id: string,
-    @Param('issue') issueId: string,
-  ): Promise<never> {
-    const auth = consoleAuth(session);
-    await this.access.load(auth, id);
-    if (!isId('issue', issueId)) throw consoleNotFound();
-    const issue = await this.issues.get(auth, issueId);
-    if (issue.sync_id !== id) throw consoleNotFound();
-    const result = await this.issues.retry(auth, issueId);
-    const notice = result.already_resolved
-      ? 'That issue was already resolved.'
-      : 'Retrying: the issue is cleared; if the cause persists it will be raised again.';
-    throw new ConsoleRedirect(`/app/syncs/${id}?notice=${encodeURIComponent(notice)}`);
   }
 
   @Get('syncs/:id/records/:record')

@@ -211,6 +211,56 @@ describe('console: operations log, pause, activate, delete', () => {
     await shot(page, 'operation-conflict');
   });
 
+  it('lists a rejected write under Records, explains it, and retries it once fixed: the record then arrives', async () => {
+    const { page } = browser;
+    // MariaDB refuses the write (a trigger of the app's own) until the person removes the cause.
+    await my.sql(
+      "CREATE TRIGGER no_admirals BEFORE UPDATE ON contacts FOR EACH ROW BEGIN IF NEW.full_name LIKE '%Admiral%' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no admirals here'; END IF; END",
+    );
+    const long = 'Grace Hopper, Rear Admiral';
+    await pg.sql(`UPDATE people SET name = $1 WHERE id = 2`, [long]);
+    const issue = await eventually('a record issue', async () => {
+      const body = (await api().get(`/v1/sync/issues?sync=${syncId}`).set(bearer(secret)).expect(200)).body;
+      return (body.data as { id: string; type: string; message: string }[]).find((i) => i.type === 'record');
+    });
+    await page.goto(url(`/app/syncs/${syncId}`));
+    await Promise.all([page.waitForNavigation(), page.click('#all-issues')]);
+    const row = page.locator(`section[aria-labelledby=type-record] tr[data-issue="${issue.id}"]`);
+    expect(await row.textContent()).toContain(issue.message);
+    expect(await row.textContent()).toContain('left side');
+    await shot(page, 'issues');
+    await page.click('nav[aria-label="Issue types"] a:has-text("Connection")');
+    expect(await page.textContent('#no-issues')).toContain('No open issues of this type');
+    await page.goto(url(`/app/syncs/${syncId}/issues`));
+    await Promise.all([page.waitForNavigation(), row.locator(`a[href$="${issue.id}"]`).click()]);
+    expect(await page.textContent('h1')).toBe(issue.message);
+    expect(await page.textContent('#issue-state')).toContain('open');
+    expect(await page.textContent('#explanation')).toBeTruthy();
+    expect(await page.textContent('#suggested')).toContain('What to do');
+    await shot(page, 'issue');
+    await my.sql('DROP TRIGGER no_admirals');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Retry")')]);
+    expect(await page.textContent('[role=status]')).toContain('Retrying');
+    expect(await page.textContent('#issue-state')).toContain('resolved');
+    await eventually('the retried write to reach MariaDB', async () => {
+      const rows = (await my.sql('SELECT full_name FROM contacts WHERE id = 2')) as { full_name: string }[];
+      return rows[0]?.full_name === long;
+    });
+    await eventually('the page to show the operation after the retry', async () => {
+      await page.reload();
+      return (await page.textContent('#after-ops'))?.includes('updated (push) on the left side');
+    });
+    expect(await page.textContent('#after-state')).toContain('has not come back');
+    await shot(page, 'issue-after-retry');
+    // CSRF on retry: refused without the token.
+    const forged = await page.request.post(url(`/app/syncs/${syncId}/issues/${issue.id}/retry`), {
+      form: { from: 'issue' },
+      headers: { Origin: server.base },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+  });
+
   it('refuses pause without the CSRF token (403) and answers other accounts with the 404 page', async () => {
     const { page } = browser;
     const forged = await page.request.post(url(`/app/syncs/${syncId}/pause`), {
@@ -222,12 +272,22 @@ describe('console: operations log, pause, activate, delete', () => {
     expect((await getSync()).status).toBe('active');
     const foreign = await server.t.bareSync(other.id);
     const [op] = await db.query(`SELECT id FROM operations WHERE sync_id = $1 LIMIT 1`, [syncId]);
+    const [issue] = await db.query(`SELECT id FROM sync_issues WHERE sync_id = $1 LIMIT 1`, [syncId]);
+    const foreignIssue = newId('issue');
+    await db.query(
+      `INSERT INTO sync_issues (id, sync_id, type, code, side, connector, message, remediation, dedupe_key) VALUES ($1, $2, 'other', 'write_rejected', 'left', 'postgres', 'Theirs', '{"explanation":"","suggested_action":"","links":[]}', 'test')`,
+      [foreignIssue, foreign],
+    );
     for (const path of [
       `/app/syncs/${foreign}/operations`,
       `/app/syncs/${foreign}/operations/${op.id}`,
       `/app/syncs/${syncId}/operations/${newId('operation')}`,
       `/app/syncs/${syncId}/operations/not-an-id`,
       `/app/syncs/${foreign}/delete`,
+      `/app/syncs/${foreign}/issues`,
+      `/app/syncs/${foreign}/issues/${issue.id}`,
+      `/app/syncs/${syncId}/issues/${newId('issue')}`,
+      `/app/syncs/${syncId}/issues/${foreignIssue}`,
     ]) {
       const response = await page.goto(url(path));
       expect([path, response!.status()]).toEqual([path, 404]);
@@ -236,7 +296,7 @@ describe('console: operations log, pause, activate, delete', () => {
     const token = await page
       .goto(url(`/app/syncs/${syncId}`))
       .then(() => page.inputValue('input[name=_csrf] >> nth=0'));
-    for (const action of ['pause', 'activate', 'delete']) {
+    for (const action of ['pause', 'activate', 'delete', `issues/${foreignIssue}/retry`]) {
       const response = await page.request.post(url(`/app/syncs/${foreign}/${action}`), {
         form: { _csrf: token },
         headers: { Origin: server.base },
@@ -247,6 +307,15 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(
       (await db.query(`SELECT status, deleted_at FROM syncs WHERE id = $1`, [foreign]))[0],
     ).toMatchObject({ deleted_at: null });
+    const own = await page.request.post(url(`/app/syncs/${syncId}/issues/${foreignIssue}/retry`), {
+      form: { _csrf: token },
+      headers: { Origin: server.base },
+      maxRedirects: 0,
+    });
+    expect(own.status()).toBe(404);
+    expect(
+      (await db.query(`SELECT resolved_at FROM sync_issues WHERE id = $1`, [foreignIssue]))[0].resolved_at,
+    ).toBeNull();
   });
 
   it('pauses and activates the sync from the overview', async () => {
