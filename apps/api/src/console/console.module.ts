@@ -13,6 +13,7 @@ import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
 import { IssuesConsoleController } from './issues.controller';
+import { NewSyncConsoleController } from './new-sync.controller';
 import { OperationsConsoleController } from './operations.controller';
 import { PendingDeletesConsoleController } from './pending-deletes.controller';
 import { ReviewConsoleController } from './review.controller';
@@ -59,6 +60,8 @@ export class ConsoleCoreModule implements NestModule {
   controllers: [
     SignInController,
     ApiKeysConsoleController,
+    // Before SyncsConsoleController: `/app/syncs/new` must not reach its `/app/syncs/:id`.
+    NewSyncConsoleController,
     SyncsConsoleController,
     SyncActionsConsoleController,
     OperationsConsoleController,

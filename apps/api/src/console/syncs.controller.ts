@@ -92,9 +92,10 @@ export class SyncsConsoleController {
   ): Promise<void> {
     const { data } = await this.syncs.list(consoleAuth(session), 100, undefined);
     const body = html`<h1>Your syncs</h1>
+<p><a class="button" href="/app/syncs/new" id="new-sync">New sync</a></p>
 ${
   data.length === 0
-    ? html`<p class="lead">No syncs yet. Syncs are created over the API (<code>POST /v1/sync/syncs</code>) by you or your agent, with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>`
+    ? html`<p class="lead">No syncs yet. Create one with <strong>New sync</strong>, or over the API (<code>POST /v1/sync/syncs</code>) by you or your agent with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>`
     : html`<table>
   <thead><tr><th scope="col">Sync</th><th scope="col">Status</th><th scope="col">Left</th><th scope="col">Right</th><th scope="col">Needs you</th><th scope="col">Open issues</th></tr></thead>
   <tbody>${data.map(
