@@ -6,6 +6,7 @@ import { bearer } from '../support/test-app';
 import {
   type Browser,
   type ConsoleServer,
+  expectAccessible,
   openBrowser,
   shot,
   signIn,
@@ -67,6 +68,7 @@ describe('console: new sync', () => {
       'needs the business plan',
     );
     await shot(page, 'new-sync');
+    await expectAccessible(page);
     await submit('button:has-text("Continue")');
     expect(await page.textContent('#name-error')).toContain('Give the sync a name');
     expect(await page.getAttribute('#name', 'aria-invalid')).toBe('true');
@@ -106,12 +108,14 @@ describe('console: new sync', () => {
     );
     expect(await page.locator('#left-auth-error').count()).toBe(0);
     await shot(page, 'new-sync-invalid-auth');
+    await expectAccessible(page);
     await page.fill('#right-auth-connectionString', pg.url);
     await submit('#check');
     expect(await page.locator('#left-base option').allTextContents()).toContain(my.database);
     await page.selectOption('#left-base', my.database);
     await page.selectOption('#right-base', pg.schema);
     await shot(page, 'new-sync-bases');
+    await expectAccessible(page);
   });
 
   it('shows base_not_found at the base when the schema went away, then creates the sync', async () => {
@@ -125,6 +129,7 @@ describe('console: new sync', () => {
     expect(await page.textContent('#right-base-error')).toContain('reach no base');
     expect(await page.getAttribute('#right-base', 'aria-invalid')).toBe('true');
     await shot(page, 'new-sync-base-not-found');
+    await expectAccessible(page);
     // With an error on the page, the credentials are checked again before Create is offered.
     expect(await page.locator('#create').count()).toBe(0);
     await submit('#check');

@@ -8,6 +8,7 @@ import {
   type Browser,
   type ConsoleServer,
   eventually,
+  expectAccessible,
   openBrowser,
   shot,
   signIn,
@@ -140,6 +141,7 @@ describe('console: operations log, pause, activate, delete', () => {
     // Times to the second.
     expect(await updated.locator('time').textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     await shot(page, 'operations');
+    await expectAccessible(page);
 
     // Filter by table: only the PostgreSQL table's operations.
     await page.selectOption('#filter-table', { label: 'people (right)' });
@@ -162,6 +164,7 @@ describe('console: operations log, pause, activate, delete', () => {
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Show operations")')]);
     expect(await page.textContent('#filter-record-error')).toContain('record id');
     await shot(page, 'operations-filter-error');
+    await expectAccessible(page);
 
     // Paging: two at a time, the next page continues where the first ended.
     await page.goto(url(`/app/syncs/${syncId}/operations?limit=2`));
@@ -186,6 +189,7 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(await change.locator('td').allTextContents()).toEqual(['Ada Lovelace', 'Ada King']);
     expect(await page.textContent('#op-when')).toMatch(/\d\d:\d\d:\d\d UTC$/);
     await shot(page, 'operation');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('a:has-text("all its operations")')]);
     const names = await page.locator('#operations tbody tr td:nth-child(5)').allTextContents();
     expect(names.length).toBeGreaterThanOrEqual(2);
@@ -209,6 +213,7 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(await conflict.textContent()).toContain('Both sides changed this record');
     expect(await conflict.locator('tbody tr').textContent()).toContain('right');
     await shot(page, 'operation-conflict');
+    await expectAccessible(page);
   });
 
   it('lists a rejected write under Records, explains it, and retries it once fixed: the record then arrives', async () => {
@@ -229,6 +234,7 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(await row.textContent()).toContain(issue.message);
     expect(await row.textContent()).toContain('left side');
     await shot(page, 'issues');
+    await expectAccessible(page);
     await page.click('nav[aria-label="Issue types"] a:has-text("Connection")');
     expect(await page.textContent('#no-issues')).toContain('No open issues of this type');
     await page.goto(url(`/app/syncs/${syncId}/issues`));
@@ -238,6 +244,7 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(await page.textContent('#explanation')).toBeTruthy();
     expect(await page.textContent('#suggested')).toContain('What to do');
     await shot(page, 'issue');
+    await expectAccessible(page);
     await my.sql('DROP TRIGGER no_admirals');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Retry")')]);
     expect(await page.textContent('[role=status]')).toContain('Retrying');
@@ -252,6 +259,7 @@ describe('console: operations log, pause, activate, delete', () => {
     });
     expect(await page.textContent('#after-state')).toContain('has not come back');
     await shot(page, 'issue-after-retry');
+    await expectAccessible(page);
     // CSRF on retry: refused without the token.
     const forged = await page.request.post(url(`/app/syncs/${syncId}/issues/${issue.id}/retry`), {
       form: { from: 'issue' },
@@ -327,6 +335,7 @@ describe('console: operations log, pause, activate, delete', () => {
     expect((await getSync()).status).toBe('paused');
     expect(await page.locator('#pause').count()).toBe(0);
     await shot(page, 'overview-paused');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('#activate')]);
     expect(await page.textContent('[role=status]')).toContain('Activated');
     expect((await getSync()).status).toBe('active');
@@ -341,6 +350,7 @@ describe('console: operations log, pause, activate, delete', () => {
     // Nothing is deleted by opening the confirmation.
     expect((await getSync()).id).toBe(syncId);
     await shot(page, 'delete-confirm');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('#confirm-delete')]);
     expect(new URL(page.url()).pathname).toBe('/app');
     expect(await page.textContent('[role=status]')).toContain('Deleted the sync Contacts');
