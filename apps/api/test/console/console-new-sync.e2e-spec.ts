@@ -154,6 +154,43 @@ describe('console: new sync', () => {
     );
   });
 
+  it('can be filled in with the keyboard alone, the focus always visible', async () => {
+    const { page } = browser;
+    await page.goto(url('/app/syncs/new'));
+    const focused = () =>
+      page.evaluate(`(() => {
+        const el = document.activeElement;
+        const style = getComputedStyle(el);
+        return { id: el.id, tag: el.tagName, outline: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+      })()`) as Promise<{ id: string; tag: string; outline: string; width: number }>;
+    /** Tabs forward until the element is focused; every element passed on the way shows its focus. */
+    const tabTo = async (id: string) => {
+      for (let i = 0; i < 40; i += 1) {
+        await page.keyboard.press('Tab');
+        const now = await focused();
+        expect([now.id || now.tag, now.outline !== 'none' && now.width > 0]).toEqual([
+          now.id || now.tag,
+          true,
+        ]);
+        if (now.id === id) return;
+      }
+      throw new Error(`Tab never reached #${id}`);
+    };
+    await tabTo('name');
+    await page.keyboard.type('Keyboard');
+    await tabTo('left-connector-postgres');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.isChecked('#left-connector-mysql')).toBe(true);
+    await tabTo('right-connector-postgres');
+    await page.keyboard.press('Space');
+    await page.keyboard.press('Tab');
+    expect((await focused()).tag).toBe('BUTTON');
+    await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+    expect(await page.inputValue('#name')).toBe('Keyboard');
+    expect(await page.locator('#left-auth-connectionString').count()).toBe(1);
+    expect(await page.locator('#right-auth-connectionString').count()).toBe(1);
+  });
+
   it('refuses the form without the CSRF token (403), creating nothing', async () => {
     const { page } = browser;
     const before = await db.query(`SELECT count(*)::int AS n FROM syncs WHERE account_id = $1`, [owner.id]);
