@@ -245,6 +245,15 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(await page.textContent('#suggested')).toContain('What to do');
     await shot(page, 'issue');
     await expectAccessible(page);
+    // Retried before the cause is gone: the page shows the failure coming back (the same issue reopens).
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Retry")')]);
+    await eventually('the page to show the failure came back', async () => {
+      await page.reload();
+      return (await page.textContent('#after-state'))?.includes('happened again');
+    });
+    expect(await page.textContent('#issue-state')).toContain('open');
+    await shot(page, 'issue-came-back');
+    await expectAccessible(page);
     await my.sql('DROP TRIGGER no_admirals');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Retry")')]);
     expect(await page.textContent('[role=status]')).toContain('Retrying');
