@@ -19,6 +19,7 @@ import {
 } from './console-session';
 import { html, type SafeHtml } from './html';
 import { layout } from './layout';
+import { credentialField } from './credential-field';
 
 const SIDES: readonly SideName[] = ['left', 'right'];
 
@@ -262,13 +263,13 @@ ${declaration.auth.fields.map((field) => {
   const own = errorAt(`${side}.auth.${field.id}`, state.errors, id);
   const attrs = state.errors[`${side}.auth.${field.id}`] ? own.attrs : group.attrs;
   const current = state.form.values[side][field.id] ?? '';
-  return html`<label for="${id}">${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-  <span class="hint"><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span></label>${own.message}
-  ${
-    field.options
-      ? html`<select id="${id}" name="${side}_auth_${field.id}"${attrs}>${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}"${current === o ? html` selected` : null}>${o}</option>`)}</select>`
-      : html`<input id="${id}" name="${side}_auth_${field.id}" type="${field.secret === false ? 'text' : 'password'}" placeholder="${field.placeholder}" autocomplete="off" value="${current}"${attrs}>`
-  }`;
+  return credentialField(field, {
+    id,
+    name: `${side}_auth_${field.id}`,
+    value: current,
+    error: own.message,
+    attrs,
+  });
 })}
 ${
   bases
