@@ -53,9 +53,12 @@ export function value(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** A timestamp to the second: `2026-01-31 12:00:05 UTC` in a `<time>` element. */
+/**
+ * A timestamp to the second: `2026-01-31 12:00:05 UTC` in a `<time>` element, which the console's script
+ * shows in the viewer's time zone (`data-local`).
+ */
 export function whenExact(iso: string | null | undefined, empty = '—'): SafeHtml {
   if (!iso) return html`${empty}`;
   const text = iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
-  return html`<time datetime="${iso}">${text}</time>`;
+  return html`<time datetime="${iso}" data-local>${text}</time>`;
 }

@@ -125,7 +125,7 @@ export class OperationsConsoleController {
     const pairs = await this.recordTables.pairs(sync);
     const body = html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${id}">${sync.name}</a> / operations</p>
 <h1>Operations</h1>
-<p class="lead">Every change Lockstep detected (<em>poll</em>) or wrote (<em>push</em>) on either side, newest first. Times are UTC.</p>
+<p class="lead">Every change Lockstep detected (<em>poll</em>) or wrote (<em>push</em>) on either side, newest first. Times are to the second, in your time zone (UTC without JavaScript).</p>
 ${this.filterForm(id, filters, pairs, error)}
 ${rows}`;
     sendPage(response, 200, layout({ title: `Operations · ${sync.name}`, session, nav: 'syncs', body }));
@@ -183,7 +183,7 @@ ${error?.field ? html`<p class="visually-hidden" role="alert">${error.message}</
   private table(id: string, ops: OperationListItemDto[]): SafeHtml {
     if (ops.length === 0) return html`<p class="muted" id="no-operations">No operations match.</p>`;
     return html`<table id="operations">
-<thead><tr><th scope="col">When (UTC)</th><th scope="col">Action</th><th scope="col">Side</th><th scope="col">Table</th><th scope="col">Record</th><th scope="col">Details</th></tr></thead>
+<thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Side</th><th scope="col">Table</th><th scope="col">Record</th><th scope="col">Details</th></tr></thead>
 <tbody>${ops.map(
       (op) =>
         html`<tr data-operation="${op.id}"><td><a href="/app/syncs/${id}/operations/${op.id}">${whenExact(op.occurred_at)}</a></td><td>${op.action} (${op.trigger})${conflictsOf(op).length ? html` ${badge('awaiting_review', 'conflict')}` : null}</td><td>${op.side ?? '—'}</td><td>${op.table?.name ?? '—'}</td><td>${recordCell(id, op)}</td><td><a href="/app/syncs/${id}/operations/${op.id}" aria-label="Details of the ${op.action} at ${op.occurred_at}">Details</a></td></tr>`,

@@ -56,13 +56,15 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function openBrowser(): Promise<Browser> {
+/** `timezoneId`: the browser's time zone (UTC unless given, whatever the machine's). */
+export async function openBrowser(options: { timezoneId?: string } = {}): Promise<Browser> {
   const dir = mkdtempSync(join(tmpdir(), 'lockstep-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1200, height: 900 },
+    timezoneId: options.timezoneId ?? 'UTC',
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

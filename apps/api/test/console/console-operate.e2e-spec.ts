@@ -142,6 +142,19 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(await updated.locator('time').textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     await shot(page, 'operations');
     await expectAccessible(page);
+    // In the viewer's time zone: a browser in Tokyo (UTC+9, no daylight saving) shows the time 9 hours on.
+    const tokyo = await openBrowser({ timezoneId: 'Asia/Tokyo' });
+    try {
+      await tokyo.page.goto(url(`/app/syncs/${syncId}/operations`));
+      await signIn(tokyo.page, owner.email);
+      const time = tokyo.page.locator('#operations tr', { hasText: 'updated (push)' }).locator('time');
+      const iso = (await time.getAttribute('datetime'))!;
+      const shifted = new Date(Date.parse(iso) + 9 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+      expect(await time.textContent()).toMatch(new RegExp(`^${shifted} (?!UTC)`));
+      expect(await time.getAttribute('title')).toMatch(/ UTC$/);
+    } finally {
+      await tokyo.close();
+    }
 
     // Filter by table: only the PostgreSQL table's operations.
     await page.selectOption('#filter-table', { label: 'people (right)' });
