@@ -30,8 +30,10 @@ h3{font-size:1.05rem;margin:1.25rem 0 .5rem}
 table{border-collapse:collapse;width:100%;background:var(--card)}
 th,td{text-align:left;padding:.55rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.85rem;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
+tbody th{text-transform:none;letter-spacing:normal;font-size:inherit;color:inherit}
 caption{text-align:left;font-weight:600;padding:.4rem 0}
 label{display:block;font-weight:600;margin:.9rem 0 .3rem}
+.field-error{display:block;color:var(--bad);font-weight:600;margin:.2rem 0 .3rem}
 .hint{display:block;font-weight:400;font-size:.9rem;color:var(--muted)}
 input[type=text],input[type=email],input[type=password],input[type=url],input[type=number],select,textarea{width:100%;max-width:32rem;padding:.55rem .65rem;border:1px solid #8a94a8;border-radius:6px;font:inherit;background:#fff;color:var(--ink)}
 fieldset{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem 1rem;margin:1rem 0}
@@ -40,9 +42,10 @@ legend{font-weight:600;padding:0 .3rem}
 button,.button{display:inline-block;font:inherit;font-weight:600;padding:.55rem 1.1rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--accent-ink);cursor:pointer;text-decoration:none}
 button:hover,.button:hover{filter:brightness(1.1)}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}
-button.danger{background:var(--bad);border-color:var(--bad)}
+button.danger,.button.danger{background:var(--bad);border-color:var(--bad);color:#fff}
 button.link{background:none;border:none;padding:0;color:inherit;text-decoration:underline;font-weight:400}
 button[disabled]{background:#c9ced8;border-color:#c9ced8;color:#4a5160;cursor:not-allowed;filter:none}
+.actions form{margin:0}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin-top:1rem}
 .inline{display:inline}
 .notice{background:var(--ok-bg);color:var(--ok);border-left:4px solid var(--ok);padding:.75rem 1rem;border-radius:6px}

@@ -12,9 +12,13 @@ import { SchemaModule } from '../schema/schema.module';
 import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
+import { IssuesConsoleController } from './issues.controller';
+import { NewSyncConsoleController } from './new-sync.controller';
+import { OperationsConsoleController } from './operations.controller';
 import { PendingDeletesConsoleController } from './pending-deletes.controller';
 import { ReviewConsoleController } from './review.controller';
 import { SignInController } from './sign-in.controller';
+import { SyncActionsConsoleController } from './sync-actions.controller';
 import { SyncsConsoleController } from './syncs.controller';
 import { LiveExportsConsoleController } from './live-exports.controller';
 
@@ -56,7 +60,12 @@ export class ConsoleCoreModule implements NestModule {
   controllers: [
     SignInController,
     ApiKeysConsoleController,
+    // Before SyncsConsoleController: `/app/syncs/new` must not reach its `/app/syncs/:id`.
+    NewSyncConsoleController,
     SyncsConsoleController,
+    SyncActionsConsoleController,
+    OperationsConsoleController,
+    IssuesConsoleController,
     ReviewConsoleController,
     PendingDeletesConsoleController,
     LiveExportsConsoleController,

@@ -52,3 +52,13 @@ export function value(v: unknown): string {
   if (typeof v === 'string') return v;
   return JSON.stringify(v);
 }
+
+/**
+ * A timestamp to the second: `2026-01-31 12:00:05 UTC` in a `<time>` element, which the console's script
+ * shows in the viewer's time zone (`data-local`).
+ */
+export function whenExact(iso: string | null | undefined, empty = '—'): SafeHtml {
+  if (!iso) return html`${empty}`;
+  const text = iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
+  return html`<time datetime="${iso}" data-local>${text}</time>`;
+}

@@ -10,7 +10,10 @@ export interface LayoutInput {
   notice?: string | null;
   /** An error message shown above the content (role=alert). */
   error?: string | null;
-  /** Reload the page every few seconds (the initial sync's progress while it runs). */
+  /**
+   * Update the page every few seconds (the initial sync's progress while it runs): in place by the console's
+   * script, by a meta refresh without JavaScript.
+   */
   refreshSeconds?: number;
   /** Which navigation entry is current. */
   nav?: 'syncs' | 'keys' | 'live-exports';
@@ -24,11 +27,12 @@ export function layout(input: LayoutInput): SafeHtml {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${input.refreshSeconds ? html`<meta http-equiv="refresh" content="${input.refreshSeconds}">` : null}
+${input.refreshSeconds ? html`<noscript><meta http-equiv="refresh" content="${input.refreshSeconds}"></noscript>` : null}
 <title>${input.title} · Lockstep</title>
 <link rel="stylesheet" href="/app/assets/console.css">
+<script src="/app/assets/console.js" defer></script>
 </head>
-<body>
+<body${input.refreshSeconds ? html` data-refresh="${input.refreshSeconds}"` : null}>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
   <a class="brand" href="/app"><span aria-hidden="true">⇄</span> Lockstep</a>

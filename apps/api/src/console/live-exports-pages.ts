@@ -4,6 +4,7 @@ import type { LiveExportEntity } from '@lockstep/persistence';
 import type { LiveExportSide } from '../live-export/live-export-access';
 import { type ConsoleSession, csrfInput } from './console-session';
 import { badge, when } from './format';
+import { credentialField } from './credential-field';
 import { html, type SafeHtml } from './html';
 import { localPath } from './syncs.controller';
 
@@ -199,16 +200,9 @@ ${input.error ? html`<p class="error" role="alert" id="connect-error">${input.er
   return html`${head}<section class="card" aria-labelledby="creds"><h2 id="creds">${declaration.displayName} credentials</h2>
 <form method="post" action="${action}">
   ${csrfInput(session)}
-  ${fields.map((field) => {
-    const inputId = `auth-${field.id}`;
-    return html`<label for="${inputId}">${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-  <span class="hint"><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span></label>
-  ${
-    field.options
-      ? html`<select id="${inputId}" name="auth_${field.id}">${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}"${values[field.id] === o ? html` selected` : null}>${o}</option>`)}</select>`
-      : html`<input id="${inputId}" name="auth_${field.id}" type="${field.secret === false ? 'text' : 'password'}" placeholder="${field.placeholder}" autocomplete="off"${field.optional ? null : html` required`} value="${values[field.id] ?? ''}">`
-  }`;
-  })}
+  ${fields.map((field) =>
+    credentialField(field, { id: `auth-${field.id}`, name: `auth_${field.id}`, value: values[field.id] }),
+  )}
   ${
     input.choices
       ? html`<input type="hidden" name="step" value="connect">

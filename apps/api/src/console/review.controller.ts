@@ -25,6 +25,7 @@ import {
 import { badge, direction, sideLabel } from './format';
 import { html, type SafeHtml } from './html';
 import { layout } from './layout';
+import { credentialField } from './credential-field';
 import { pendingActions } from './syncs.controller';
 
 /** Records counted per side for the review page's preview; beyond it the preview says "more than". */
@@ -469,16 +470,9 @@ ${
 <form method="post" action="${action}">
   ${csrfInput(session)}
   <input type="hidden" name="connector" value="${declaration.type}">
-  ${declaration.auth.fields.map((field) => {
-    const inputId = `auth-${field.id}`;
-    return html`<label for="${inputId}">${field.label}${field.optional ? html` <span class="hint">Optional.</span>` : null}
-  <span class="hint"><a href="${field.help.url}" target="_blank" rel="noopener noreferrer">${field.help.label}</a></span></label>
-  ${
-    field.options
-      ? html`<select id="${inputId}" name="auth_${field.id}">${field.optional ? html`<option value="">—</option>` : null}${field.options.map((o) => html`<option value="${o}"${values[field.id] === o ? html` selected` : null}>${o}</option>`)}</select>`
-      : html`<input id="${inputId}" name="auth_${field.id}" type="${field.secret === false ? 'text' : 'password'}" placeholder="${field.placeholder}" autocomplete="off"${field.optional ? null : html` required`} value="${values[field.id] ?? ''}">`
-  }`;
-  })}
+  ${declaration.auth.fields.map((field) =>
+    credentialField(field, { id: `auth-${field.id}`, name: `auth_${field.id}`, value: values[field.id] }),
+  )}
   ${
     input.bases
       ? html`<input type="hidden" name="step" value="connect">

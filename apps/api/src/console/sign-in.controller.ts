@@ -4,6 +4,7 @@ import { AppConfig } from '@lockstep/config';
 import { AccountsService } from '../accounts/accounts.service';
 import { RedisClient } from '../common/redis/redis.module';
 import { CONSOLE_CSS } from './console.css';
+import { CONSOLE_JS } from './console-script';
 import {
   ConsoleController,
   ConsoleOpen,
@@ -42,6 +43,14 @@ export class SignInController {
   @Header('Cache-Control', 'public, max-age=3600')
   css(): string {
     return CONSOLE_CSS;
+  }
+
+  @Get('assets/console.js')
+  @ConsoleOpen()
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Header('Cache-Control', 'public, max-age=3600')
+  js(): string {
+    return CONSOLE_JS;
   }
 
   @Get('sign-in')

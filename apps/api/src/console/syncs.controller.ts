@@ -1,4 +1,4 @@
-import { Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Get, Param, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, type PendingActionDto, type SyncDto, type SyncStatusDto } from '@lockstep/contracts';
 import { isId } from '@lockstep/domain';
@@ -15,7 +15,6 @@ import {
   consoleAuth,
   ConsoleController,
   consoleNotFound,
-  ConsoleRedirect,
   csrfInput,
   sendPage,
   Session,
@@ -23,6 +22,7 @@ import {
 import { badge, sideLabel, value, when } from './format';
 import { html, type SafeHtml } from './html';
 import { layout } from './layout';
+import { syncActions } from './sync-actions.controller';
 
 interface PairProgressView {
   table_pair: number;
@@ -85,12 +85,17 @@ export class SyncsConsoleController {
   ) {}
 
   @Get()
-  async list(@Session() session: ConsoleSession, @Res() response: Response): Promise<void> {
+  async list(
+    @Session() session: ConsoleSession,
+    @Res() response: Response,
+    @Query('notice') notice?: string,
+  ): Promise<void> {
     const { data } = await this.syncs.list(consoleAuth(session), 100, undefined);
     const body = html`<h1>Your syncs</h1>
+<p><a class="button" href="/app/syncs/new" id="new-sync">New sync</a></p>
 ${
   data.length === 0
-    ? html`<p class="lead">No syncs yet. Syncs are created over the API (<code>POST /v1/sync/syncs</code>) by you or your agent, with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>`
+    ? html`<p class="lead">No syncs yet. Create one with <strong>New sync</strong>, or over the API (<code>POST /v1/sync/syncs</code>) by you or your agent with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>`
     : html`<table>
   <thead><tr><th scope="col">Sync</th><th scope="col">Status</th><th scope="col">Left</th><th scope="col">Right</th><th scope="col">Needs you</th><th scope="col">Open issues</th></tr></thead>
   <tbody>${data.map(
@@ -105,7 +110,7 @@ ${
   )}</tbody>
 </table>`
 }`;
-    sendPage(response, 200, layout({ title: 'Syncs', session, nav: 'syncs', body }));
+    sendPage(response, 200, layout({ title: 'Syncs', session, nav: 'syncs', body, notice }));
   }
 
   @Get('syncs/:id')
@@ -152,8 +157,10 @@ ${
   </section>
 </div>
 ${pendingActions(sync.pending_actions)}
+${syncActions(session, sync, working)}
 ${this.progress(status, working)}
 <section aria-labelledby="issues"><h2 id="issues">Open issues</h2>
+<p><a href="/app/syncs/${sync.id}/issues" id="all-issues">All issues, by type</a></p>
 ${
   issues.data.length === 0
     ? html`<p class="muted">No open issues.</p>`
@@ -170,6 +177,7 @@ ${
 }
 </section>
 <section aria-labelledby="ops"><h2 id="ops">Recent operations</h2>
+<p><a href="/app/syncs/${sync.id}/operations" id="all-operations">All operations, with filters</a></p>
 ${
   operations.data.length === 0
     ? html`<p class="muted">No operations yet.</p>`
@@ -197,24 +205,6 @@ ${
         refreshSeconds: working ? 2 : undefined,
       }),
     );
-  }
-
-  @Post('syncs/:id/issues/:issue/retry')
-  async retry(
-    @Session() session: ConsoleSession,
-    @Param('id') id: string,
-    @Param('issue') issueId: string,
-  ): Promise<never> {
-    const auth = consoleAuth(session);
-    await this.access.load(auth, id);
-    if (!isId('issue', issueId)) throw consoleNotFound();
-    const issue = await this.issues.get(auth, issueId);
-    if (issue.sync_id !== id) throw consoleNotFound();
-    const result = await this.issues.retry(auth, issueId);
-    const notice = result.already_resolved
-      ? 'That issue was already resolved.'
-      : 'Retrying: the issue is cleared; if the cause persists it will be raised again.';
-    throw new ConsoleRedirect(`/app/syncs/${id}?notice=${encodeURIComponent(notice)}`);
   }
 
   @Get('syncs/:id/records/:record')

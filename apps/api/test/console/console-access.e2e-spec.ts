@@ -4,6 +4,7 @@ import { bearer } from '../support/test-app';
 import {
   type Browser,
   type ConsoleServer,
+  expectAccessible,
   openBrowser,
   PASSWORD,
   shot,
@@ -39,9 +40,11 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     expect(new URL(page.url()).pathname).toBe('/app/sign-in');
     expect(new URL(page.url()).searchParams.get('next')).toBe('/app/settings/api-keys?scope=operate');
     await shot(page, 'sign-in');
+    await expectAccessible(page);
     await signIn(page, owner.email, 'not the password');
     expect(await page.textContent('[role=alert]')).toContain('The email or password is not right.');
     await shot(page, 'sign-in-wrong-password');
+    await expectAccessible(page);
     expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(
       0,
     );
@@ -89,6 +92,7 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     const secret = (await page.textContent('#new-secret'))!.trim();
     expect(secret).toMatch(/^lsk_/);
     await shot(page, 'api-keys-created');
+    await expectAccessible(page);
     await server.t.http().get('/v1/sync/syncs').set(bearer(secret)).expect(200);
     await page.goto(url('/app/settings/api-keys'));
     expect(await page.content()).not.toContain(secret);
@@ -98,6 +102,7 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     await Promise.all([page.waitForNavigation(), row.locator('button:has-text("Revoke")').click()]);
     expect(await page.textContent('[role=status]')).toContain('is revoked');
     await shot(page, 'api-keys-revoked');
+    await expectAccessible(page);
     const refused = await server.t.http().get('/v1/sync/syncs').set(bearer(secret));
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('invalid_api_key');
@@ -164,6 +169,7 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
       expect(await page.textContent('h1')).toBe('Page not found');
     }
     await shot(page, 'not-found');
+    await expectAccessible(page);
     const token = await page
       .goto(url('/app/settings/api-keys'))
       .then(() => page.inputValue('input[name=_csrf] >> nth=0'));
@@ -210,6 +216,7 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
       /^\d{4}-\d\d-\d\dT/,
     );
     await shot(page, 'pending-deletes');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), adaRow.locator('button:has-text("Ignore")').click()]);
     expect(await state(ada.pendingDelete)).toEqual({ state: 'ignored', requested_action: null });
     expect(await page.locator(`tr[data-record="${ada.record}"]`).count()).toBe(0);
@@ -218,10 +225,12 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     expect(await ignoredRow.count()).toBe(1);
     expect(await ignoredRow.locator('button:has-text("Ignore")').count()).toBe(0);
     await shot(page, 'pending-deletes-ignored');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), ignoredRow.locator('button:has-text("Restore")').click()]);
     expect(await state(ada.pendingDelete)).toEqual({ state: 'closed', requested_action: 'restore' });
     await page.goto(url(`/app/syncs/${syncId}/pending-deletes/${grace.record}`));
     await shot(page, 'pending-delete-one');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Approve delete")')]);
     expect(await state(grace.pendingDelete)).toEqual({ state: 'approved', requested_action: 'approve' });
     expect(
@@ -252,6 +261,7 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     expect(await card.textContent()).toContain('The app refused the write: <value too long>.');
     expect(await card.textContent()).toContain('Shorten the value, then retry.');
     await shot(page, 'overview-issue');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), card.locator('button:has-text("Retry")').click()]);
     expect(await page.textContent('[role=status]')).toContain('Retrying');
     expect(await page.locator('article', { hasText: 'A write was rejected' }).count()).toBe(0);
@@ -264,6 +274,7 @@ describe('console: sign-in, keys, isolation, held deletes', () => {
     const { page } = browser;
     await page.goto(url('/app'));
     await shot(page, 'syncs');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Sign out")')]);
     expect(await page.textContent('[role=status]')).toContain('You are signed out');
     expect(await db.query(`SELECT 1 FROM console_sessions WHERE account_id = $1`, [owner.id])).toHaveLength(

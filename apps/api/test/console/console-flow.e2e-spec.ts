@@ -6,6 +6,7 @@ import { bearer, TEST_MASTER_KEY } from '../support/test-app';
 import {
   type Browser,
   type ConsoleServer,
+  expectAccessible,
   eventually,
   openBrowser,
   shot,
@@ -70,6 +71,7 @@ describe('console: the whole flow from key to held deletes', () => {
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create key")')]);
     secret = (await page.textContent('#new-secret'))!.trim();
     await shot(page, 'flow-api-key');
+    await expectAccessible(page);
     const created = await api()
       .post('/v1/sync/syncs')
       .set(bearer(secret))
@@ -98,14 +100,17 @@ describe('console: the whole flow from key to held deletes', () => {
     expect(await page.textContent('h1')).toContain('Connect the right side');
     expect(await page.getAttribute('#auth-connectionString', 'placeholder')).toBeTruthy();
     await shot(page, 'flow-connect');
+    await expectAccessible(page);
     await page.fill('#auth-connectionString', 'postgres://nobody@127.0.0.1:1/none');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list bases")')]);
     expect(await page.textContent('[role=alert]')).toBeTruthy();
     await shot(page, 'flow-connect-error');
+    await expectAccessible(page);
     await page.fill('#auth-connectionString', pg.url);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list bases")')]);
     await page.selectOption('#base', pg.schema);
     await shot(page, 'flow-connect-bases');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Connect")')]);
     expect(new URL(page.url()).pathname).toBe(`/app/syncs/${syncId}/review`);
     expect(await page.textContent('[role=status]')).toContain('Connected PostgreSQL as the right side');
@@ -141,6 +146,7 @@ describe('console: the whole flow from key to held deletes', () => {
     expect(await page.textContent('#validation-errors')).toContain('required_field_unmapped');
     expect(await page.isDisabled('#start')).toBe(true);
     await shot(page, 'flow-review-errors');
+    await expectAccessible(page);
   });
 
   it('reviews the fixed mappings with a preview and the match field, starts, and watches the initial sync finish', async () => {
@@ -159,6 +165,7 @@ describe('console: the whole flow from key to held deletes', () => {
     expect(await page.isChecked('input[name=prefer_0][value=left]')).toBe(true);
     expect(await page.isEnabled('#start')).toBe(true);
     await shot(page, 'flow-review');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('#start')]);
     expect(new URL(page.url()).pathname).toBe(`/app/syncs/${syncId}`);
     expect(await page.textContent('#sync-status')).toContain('active');
@@ -171,9 +178,14 @@ describe('console: the whole flow from key to held deletes', () => {
     expect(
       (await db.query(`SELECT start_options FROM syncs WHERE id = $1`, [syncId]))[0].start_options,
     ).toMatchObject({ prefer: 'left', match: [{ tablePair: 0, leftField: 'id', rightField: 'id' }] });
-    // While the initial sync is preparing or running the overview reloads itself.
-    expect(await page.getAttribute('meta[http-equiv=refresh]', 'content')).toBe('2');
+    // While the initial sync is preparing or running the overview updates itself in place (the console's
+    // script; a meta refresh only without JavaScript). The marker shows the page is never reloaded.
+    expect(await page.getAttribute('body', 'data-refresh')).toBe('2');
+    expect(await page.locator('meta[http-equiv=refresh]').count()).toBe(0);
+    expect(await page.content()).toContain('<noscript><meta http-equiv="refresh" content="2"></noscript>');
+    await page.evaluate('window.notReloaded = true');
     await shot(page, 'flow-overview-preparing');
+    await expectAccessible(page);
 
     worker = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], {
       env: {
@@ -191,10 +203,14 @@ describe('console: the whole flow from key to held deletes', () => {
       async () => (await page.textContent('#initial-sync'))?.includes('done'),
       45_000,
     );
-    await page.waitForLoadState();
-    expect(await page.locator('meta[http-equiv=refresh]').count()).toBe(0);
+    expect(await page.evaluate('window.notReloaded === true')).toBe(true);
+    await eventually(
+      'the page to stop updating',
+      async () => (await page.getAttribute('body', 'data-refresh')) === null,
+    );
     expect(await page.textContent('section[aria-labelledby=initial]')).toContain('Finished');
     await shot(page, 'flow-overview-done');
+    await expectAccessible(page);
     const names = (await pg.sql('SELECT name FROM people ORDER BY id')).map((r) => r['name']);
     expect(names).toEqual([
       'Ada Lovelace',
@@ -223,6 +239,7 @@ describe('console: the whole flow from key to held deletes', () => {
       'contacts',
     );
     await shot(page, 'flow-pending-deletes');
+    await expectAccessible(page);
     await Promise.all([
       page.waitForNavigation(),
       page.click(`tr[data-record="${edsger.record_id}"] button:has-text("Approve delete")`),
@@ -240,8 +257,10 @@ describe('console: the whole flow from key to held deletes', () => {
     await page.goto(url(`/app/syncs/${syncId}/pending-deletes?tab=ignored`));
     expect(await page.locator(`tr[data-record="${barbara.record_id}"]`).count()).toBe(1);
     await shot(page, 'flow-pending-deletes-ignored');
+    await expectAccessible(page);
     await page.goto(url(`/app/syncs/${syncId}/records/${barbara.record_id}?side=right`));
     expect(await page.textContent('#main table')).toContain('Barbara Liskov');
     await shot(page, 'flow-record');
+    await expectAccessible(page);
   });
 });

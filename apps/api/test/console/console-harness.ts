@@ -3,7 +3,7 @@
  * hands out open in the browser) and Debian's headless Chromium driven by playwright-core, each browser with
  * a fresh user-data dir. Screenshots go to `artifacts/screenshots/` (gitignored).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,13 +56,15 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function openBrowser(): Promise<Browser> {
+/** `timezoneId`: the browser's time zone (UTC unless given, whatever the machine's). */
+export async function openBrowser(options: { timezoneId?: string } = {}): Promise<Browser> {
   const dir = mkdtempSync(join(tmpdir(), 'lockstep-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1200, height: 900 },
+    timezoneId: options.timezoneId ?? 'UTC',
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
@@ -105,4 +107,30 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/**
+ * axe-core's check of the page as it is now: no serious or critical violation (listed with their rule, help
+ * text and elements otherwise). axe-core's source is run in the page; the page itself has no script.
+ */
+export async function expectAccessible(page: Page): Promise<void> {
+  // Evaluated over the DevTools protocol: the console's Content-Security-Policy refuses script tags (rightly).
+  await page.evaluate(readFileSync(require.resolve('axe-core'), 'utf8'));
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
+    return (await axe.run()).violations;
+  });
+  const blocking = violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`,
+    );
+  expect([page.url(), blocking]).toEqual([page.url(), []]);
 }

@@ -10,6 +10,7 @@ import { bearer } from '../support/test-app';
 import {
   type Browser,
   type ConsoleServer,
+  expectAccessible,
   openBrowser,
   shot,
   signIn,
@@ -86,6 +87,7 @@ describe('console: live exports', () => {
     expect(await page.getAttribute('#auth-connectionString', 'placeholder')).toBeTruthy();
     expect(await page.getAttribute('label[for=auth-connectionString] a', 'href')).toMatch(/^https:\/\//);
     await shot(page, 'live-export-connect');
+    await expectAccessible(page);
 
     // Credentials that do not work: the app's reason, nothing stored.
     await page.fill('#auth-connectionString', 'mysql://nobody@127.0.0.1:1/none');
@@ -96,6 +98,7 @@ describe('console: live exports', () => {
     expect(refused[0]!.status()).toBe(400);
     expect(await page.textContent('[role=alert]')).toContain('destination');
     await shot(page, 'live-export-connect-error');
+    await expectAccessible(page);
 
     await page.fill('#auth-connectionString', my.url);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list locations")')]);
@@ -105,12 +108,14 @@ describe('console: live exports', () => {
     expect(offered).toContain(my.database);
     await page.selectOption('#pick', my.database);
     await shot(page, 'live-export-connect-locations');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Connect")')]);
     expect(new URL(page.url()).pathname).toBe(`/app/live-exports/${lex.id}`);
     expect(await page.textContent('[role=status]')).toContain('Connected MySQL / MariaDB as the destination');
     expect(await page.textContent('#side-destination')).toContain(my.database);
     expect(await page.textContent('#side-destination')).toContain('connected');
     await shot(page, 'live-export-overview-connected');
+    await expectAccessible(page);
 
     const after = (await api().get(`/v1/live-export/live-exports/${lex.id}`).set(bearer(key)).expect(200))
       .body;
@@ -149,6 +154,7 @@ describe('console: live exports', () => {
     expect(await page.textContent('#run-list tbody tr')).toContain('manual');
     expect(await page.$$('#run-list tbody tr')).toHaveLength(1);
     await shot(page, 'live-export-overview');
+    await expectAccessible(page);
 
     await page.click('nav >> text=Live exports');
     expect(new URL(page.url()).pathname).toBe('/app/live-exports');
@@ -159,6 +165,7 @@ describe('console: live exports', () => {
     expect(row).toContain('Hourly');
     expect(row).toMatch(RUN_STATE);
     await shot(page, 'live-export-list');
+    await expectAccessible(page);
     // No worker runs here: take the queued run (and its job) back.
     await api().post(`/v1/live-export/runs/${run.id}/cancel`).set(bearer(key)).send({});
   });
@@ -181,6 +188,7 @@ describe('console: live exports', () => {
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Check and list bases")')]);
     await page.selectOption('#pick', pg.schema);
     await shot(page, 'live-export-connect-source');
+    await expectAccessible(page);
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Connect")')]);
     expect(await page.textContent('[role=status]')).toContain('Connected PostgreSQL as the source');
     const after = (
@@ -208,6 +216,7 @@ describe('console: live exports', () => {
     expect(await page.textContent('[role=alert]')).toContain('The destination is already connected');
     expect(await page.$('#auth-connectionString')).toBeNull();
     await shot(page, 'live-export-already-connected');
+    await expectAccessible(page);
 
     const oauth = await createDeferred('Browser sign-in', { connector: 'fake_oauth_export' });
     await page.goto(oauth.pending_actions[0]!.url);
@@ -215,6 +224,7 @@ describe('console: live exports', () => {
       'Browser sign-in for live export sides is not available',
     );
     await shot(page, 'live-export-oauth');
+    await expectAccessible(page);
   });
 
   it("gives another account the 404 page for the owner's export, and a plan without live export a readable page", async () => {
@@ -239,12 +249,14 @@ describe('console: live exports', () => {
         ]);
       }
       await shot(page, 'live-export-not-found');
+      await expectAccessible(page);
       await server.t.accounts.update(stranger.id, { plan: 'free' });
       const gated = await page.goto(url('/app/live-exports'));
       expect(gated!.status()).toBe(403);
       expect(await page.textContent('h1')).toBe('Live export is not available');
       expect(await page.textContent('main')).toContain('pro or business plan');
       await shot(page, 'live-export-unavailable');
+      await expectAccessible(page);
     } finally {
       await other.close();
     }
@@ -261,6 +273,7 @@ describe('console: live exports', () => {
     expect(await page.textContent('h1')).toBe('Page not found');
     expect(await page.textContent('.who')).toBe(owner.email);
     await shot(page, 'live-export-unknown-path');
+    await expectAccessible(page);
 
     const anonymous = await api().get('/app/nowhere').expect(404);
     expect(anonymous.headers['content-type']).toMatch(/^text\/html/);

@@ -12,6 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   type Browser,
   type ConsoleServer,
+  expectAccessible,
   openBrowser,
   shot,
   signIn,
@@ -93,6 +94,7 @@ describe('MCP OAuth: an MCP client signs in instead of pasting a key', () => {
     expect(new URL(page.url()).pathname).toBe('/app/oauth/authorize');
     expect(await page.textContent('h1')).toContain('E2E agent');
     await shot(page, 'mcp-oauth-consent');
+    await expectAccessible(page);
     await page.check(`input[name=grant][value=${grant}]`);
     await Promise.all([page.waitForURL(`${CALLBACK}**`), page.click(`button:has-text("${button}")`)]);
     return lastCallback!;

@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { CredentialCipher, markCredentialRejected, sideOwner } from '@lockstep/persistence';
 import { scratchPg, type ScratchPg } from '../support/scratch-dbs';
 import { createTestApp, type TestApp } from '../support/test-app';
-import { type Browser, openBrowser, PASSWORD, shot, signIn } from './console-harness';
+import { type Browser, expectAccessible, openBrowser, PASSWORD, shot, signIn } from './console-harness';
 import { PROVIDER_PASSWORD, type OAuthWorld, startApi, startOAuthWorld } from './oauth-harness';
 
 interface Action {
@@ -120,6 +120,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
   ): Promise<void> {
     await page.goto(connectUrl);
     if (screenshots) await shot(page, 'oauth-connect-page');
+    await expectAccessible(page);
     await Promise.all([
       page.waitForURL(`${world.issuer}/interaction/**`),
       page.click(`button:has-text("Sign in with ${appName}")`),
@@ -224,6 +225,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
       'Connected Stand-in App (Analytical Engine) as the right side.',
     );
     await shot(page, 'oauth-connected-review');
+    await expectAccessible(page);
 
     const after = await getSync(sync.id);
     expect(after.right).toMatchObject({
@@ -255,6 +257,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(await open(page, callbacks[0]!)).toBe(400);
     expect(await page.textContent('h1')).toBe('This sign-in cannot be completed');
     await shot(page, 'oauth-replayed-state');
+    await expectAccessible(page);
     expect((await getSync(sync.id)).right!.connected_at).toBe(after.right!.connected_at);
   });
 
@@ -273,6 +276,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(await page.textContent('h1')).toBe('Stand-in App was not connected');
     expect(await page.textContent('main')).toContain('access was not granted');
     await shot(page, 'oauth-denied');
+    await expectAccessible(page);
     expect((await getSync(sync.id)).right).toBeNull();
     expect((await storedSide(sync.id, 'right')).credentials).toBeNull();
     expect(await flowsOf(sync.id)).toBe(0);
@@ -288,6 +292,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(await open(page, `${world.base}/app/oauth/callback?code=made-up&state=forged-state`)).toBe(400);
     expect(await page.textContent('h1')).toBe('This sign-in cannot be completed');
     await shot(page, 'oauth-forged-state');
+    await expectAccessible(page);
     expect(await open(page, `${world.base}/app/oauth/callback`)).toBe(400);
 
     await startSignIn(page, connectAction(sync)!.url);
@@ -298,6 +303,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(await page.textContent('h1')).toBe('Signing in to Stand-in App did not finish');
     expect(await page.textContent('main')).toMatch(/invalid_grant|grant request is invalid/);
     await shot(page, 'oauth-token-error');
+    await expectAccessible(page);
     expect((await getSync(sync.id)).right).toBeNull();
     expect((await storedSide(sync.id, 'right')).credentials).toBeNull();
     expect(await flowsOf(sync.id)).toBe(0);
@@ -392,6 +398,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     ]);
     await page.waitForSelector('text=Choose what to sync');
     await shot(page, 'oauth-choose-base');
+    await expectAccessible(page);
     expect((await getSync(sync.id)).right).toBeNull();
     await page.check('input[value=ws_post]');
     await Promise.all([
@@ -444,6 +451,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(refused.status()).toBe(409);
     expect(await page.textContent('h1')).toBe('Sign in with the account that owns this base');
     await shot(page, 'oauth-reconnect-wrong-account');
+    await expectAccessible(page);
     expect((await getSync(sync.id)).right!.auth_status).toBe('error');
 
     page = await browserFor(owner.email);
@@ -490,6 +498,7 @@ describe('console: connect an oauth side (browser sign-in)', () => {
     expect(await page.textContent('h1')).toBe('Unregistered App sign-in is not set up');
     expect(await page.textContent('main')).toContain('OAUTH_CLIENTS under "standin_unset"');
     await shot(page, 'oauth-not-configured');
+    await expectAccessible(page);
     expect(await flowsOf(sync.id)).toBe(0);
   });
 });
