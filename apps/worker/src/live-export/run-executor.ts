@@ -25,25 +25,17 @@ import {
   exportRowHasher,
   exportSourceOf,
   exportStructureProblems,
-  type ExportSourcePage,
-  type ExportSourceRow,
   type LiveExportSource,
   type LiveExportSourceCapture,
   isConnectorError,
   isExportAborted,
   type ExportColumnExpectation,
-  type ExportRow,
   type ExportTableInfo,
   type LiveExportTarget,
   type ConnectorCoordination,
 } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
-import {
-  conversionFor,
-  type CanonicalValue,
-  type LiveExportPlan,
-  type LiveExportPlanTable,
-} from '@lockstep/domain';
+import { conversionFor, type LiveExportPlan, type LiveExportPlanTable } from '@lockstep/domain';
 import {
   type CaptureState,
   CaptureStore,
@@ -55,9 +47,18 @@ import {
   type RunError,
   RunStore,
 } from '@lockstep/persistence';
+import {
+  BatchWriter,
+  type ColumnPlan,
+  destinationHashes,
+  PAGE_SIZE,
+  readDestinationHashes,
+  type SourcePages,
+  streamPages,
+  streamRows,
+  type TableCopy,
+} from './table-copy';
 
-const PAGE_SIZE = 5000;
-const HASH_PAGE = 50_000;
 /**
  * A run whose destination holds rows streams the whole source when more than this share of rows must be
  * written.
@@ -80,19 +81,6 @@ const CHECKPOINT_MAX_AGE_MS = 6 * 24 * 3600_000;
 const HEARTBEAT_MS = 1000;
 
 /** A failure that ends the run with this code and message. */
-/** What every step of one table's copy works with. */
-interface TableCopy {
-  liveExportId: string;
-  table: LiveExportPlanTable;
-  /** Source fields the plan reads. */
-  fields: string[];
-  /** Row hash salt: the plan and the destination columns' types. */
-  salt: string;
-  writer: BatchWriter;
-  counters: RunCounters;
-  signal: AbortSignal;
-}
-
 export class RunFailure extends Error {
   constructor(
     readonly code: string,
@@ -114,12 +102,6 @@ const CONNECTOR_CODES: Record<string, string> = {
   invalid_data: 'invalid_data',
   unsupported: 'connector_not_supported',
 };
-
-interface ColumnPlan {
-  sourceField: string;
-  column: string;
-  convert: (value: CanonicalValue) => CanonicalValue;
-}
 
 export class RunExecutor {
   private readonly logger = new Logger('LiveExportRun');
@@ -470,7 +452,7 @@ export class RunExecutor {
     const started = capture ? await this.startCapture(capture, table) : null;
     if (probe.rows.length === 0) {
       // First run (or an emptied table): stream every source row straight into inserts.
-      await this.stream(copy, layer, () => 'insert');
+      await streamRows(copy, layer, () => 'insert');
     } else {
       await this.incremental(copy, layer, target);
     }
@@ -494,7 +476,7 @@ export class RunExecutor {
   /** A source whose database cannot hash rows: stream it, hashing the mapped source values here. */
   private async copyHashedHere(copy: TableCopy, source: Connection, target: LiveExportTarget): Promise<void> {
     const { table, fields, salt, writer, counters, signal } = copy;
-    const existing = await this.destinationHashes(target, table, signal);
+    const existing = await destinationHashes(target, table, signal);
     const hasher = exportRowHasher(salt, fields);
     const pages: SourcePages = async (after) => {
       const page = await source.readPage(table.sourceTable, { after, pageSize: PAGE_SIZE, fields });
@@ -507,7 +489,7 @@ export class RunExecutor {
         next: page.next,
       };
     };
-    await this.streamPages(pages, writer, counters, signal, (id, hash) => {
+    await streamPages(pages, writer, counters, signal, (id, hash) => {
       const known = existing.get(id);
       if (known === undefined) return 'insert';
       existing.delete(id);
@@ -601,70 +583,6 @@ export class RunExecutor {
   }
 
   /**
-   * Reads the destination's hashes into `into`: in one scan when the connector has one, else page by page.
-   */
-  private async readDestinationHashes(
-    target: LiveExportTarget,
-    table: LiveExportPlanTable,
-    signal: AbortSignal,
-    into: Map<string, string | null>,
-  ): Promise<void> {
-    if (target.scanExportHashes) {
-      await target.scanExportHashes(table.destinationTable, (id, hash) => into.set(id, hash), { signal });
-      return;
-    }
-    for (const [id, hash] of await this.destinationHashes(target, table, signal)) into.set(id, hash);
-  }
-
-  /** Every `(lockstep_source_id, lockstep_row_hash)` of the destination table. */
-  private async destinationHashes(
-    target: LiveExportTarget,
-    table: LiveExportPlanTable,
-    signal: AbortSignal,
-  ): Promise<Map<string, string | null>> {
-    const existing = new Map<string, string | null>();
-    let after: string | null = null;
-    do {
-      const page = await target.readExportHashes(table.destinationTable, { after, limit: HASH_PAGE });
-      for (const row of page.rows) existing.set(row.id, row.hash);
-      after = page.next;
-    } while (after !== null && !signal.aborted);
-    return existing;
-  }
-
-  private async stream(
-    copy: TableCopy,
-    layer: LiveExportSource,
-    decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
-  ): Promise<void> {
-    const { table, fields, salt, writer, counters, signal } = copy;
-    const pages: SourcePages = (after) =>
-      layer.readSourceRows(table.sourceTable, { fields, salt, after, limit: PAGE_SIZE });
-    await this.streamPages(pages, writer, counters, signal, decide);
-  }
-
-  /** Reads the source in pages (the next page is read while the previous one is written). */
-  private async streamPages(
-    pages: SourcePages,
-    writer: BatchWriter,
-    counters: RunCounters,
-    signal: AbortSignal,
-    decide: (id: string, hash: string) => 'insert' | 'upsert' | null,
-  ): Promise<void> {
-    let cursor: string | null = null;
-    do {
-      if (signal.aborted) return;
-      const page: ExportSourcePage<ExportSourceRow> = await pages(cursor);
-      counters.rowsRead += page.rows.length;
-      for (const row of page.rows) {
-        const how = decide(row.id, row.hash);
-        if (how !== null) await writer.add(how, row);
-      }
-      cursor = page.next;
-    } while (cursor !== null);
-  }
-
-  /**
    * A destination that already holds rows: scan `(id, hash)` of both sides (hashed inside the source
    * database) at the same time, each in one statement; as soon as the destination's pairs are in, every
    * source pair is compared on arrival and new or changed ids are fetched (full rows with their hashes) and
@@ -719,7 +637,7 @@ export class RunExecutor {
         queue = [];
       }
     };
-    const destinationRead = this.readDestinationHashes(target, table, signal, existing).then(() => {
+    const destinationRead = readDestinationHashes(target, table, signal, existing).then(() => {
       for (const [id, hash] of early!) compare(id, hash);
       early = null;
     });
@@ -741,107 +659,11 @@ export class RunExecutor {
     if (signal.aborted) return;
     if (streaming) {
       // Streaming re-reads every row with its hash: a row changed since the scan is written as it is now.
-      await this.stream(copy, layer, (id) => (dispatched.has(id) ? null : (wanted.get(id) ?? null)));
+      await streamRows(copy, layer, (id) => (dispatched.has(id) ? null : (wanted.get(id) ?? null)));
     } else {
       counters.rowsRead += sourceRows;
     }
     // Ids still in `existing` left the source.
     if (!signal.aborted) await writer.deletes([...existing.keys()]);
-  }
-}
-
-type SourcePages = (after: string | null) => Promise<ExportSourcePage<ExportSourceRow>>;
-
-/**
- * Converts source rows to the destination columns and writes them in batches of `LIVE_EXPORT_BATCH_ROWS`,
- * each one destination transaction, one batch in flight while the caller reads on.
- */
-class BatchWriter {
-  private inserts: ExportRow[] = [];
-  private upserts: ExportRow[] = [];
-  private pending: Promise<void> | null = null;
-  private readonly names: string[];
-  private readonly batchRows: number;
-
-  constructor(
-    private readonly target: LiveExportTarget,
-    private readonly table: LiveExportPlanTable,
-    private readonly columns: ColumnPlan[],
-    private readonly counters: RunCounters,
-    private readonly signal: AbortSignal,
-    private readonly structure: (info: ExportTableInfo | null) => RunFailure | null,
-    batchRows: number,
-  ) {
-    this.names = columns.map((column) => column.column);
-    this.batchRows = batchRows;
-  }
-
-  async add(how: 'insert' | 'upsert', row: ExportSourceRow): Promise<void> {
-    const values: Record<string, CanonicalValue> = {};
-    for (const column of this.columns)
-      values[column.column] = column.convert(row.values[column.sourceField] ?? null);
-    (how === 'insert' ? this.inserts : this.upserts).push({ id: row.id, hash: row.hash, values });
-    if (this.inserts.length + this.upserts.length >= this.batchRows) await this.flush();
-  }
-
-  async deletes(ids: string[]): Promise<void> {
-    await this.flush();
-    const size = this.batchRows;
-    for (let start = 0; start < ids.length && !this.signal.aborted; start += size) {
-      await this.start({ inserts: [], upserts: [], deletes: ids.slice(start, start + size) });
-    }
-  }
-
-  /** Writes what is queued and waits for every batch. */
-  async done(): Promise<void> {
-    await this.flush();
-    if (this.pending) await this.pending;
-    this.pending = null;
-  }
-
-  /** Starts writing what is queued (after the batch in flight). */
-  async flush(): Promise<void> {
-    if (this.inserts.length + this.upserts.length === 0) return;
-    const batch = { inserts: this.inserts, upserts: this.upserts, deletes: [] };
-    this.inserts = [];
-    this.upserts = [];
-    await this.start(batch);
-  }
-
-  /** Waits for the batch in flight, then starts this one. */
-  private async start(batch: {
-    inserts: ExportRow[];
-    upserts: ExportRow[];
-    deletes: string[];
-  }): Promise<void> {
-    if (this.pending) await this.pending;
-    this.pending = null;
-    if (this.signal.aborted) return;
-    const started = this.write(batch);
-    started.catch(() => undefined); // awaited at the next batch or at the end
-    this.pending = started;
-  }
-
-  private async write(batch: {
-    inserts: ExportRow[];
-    upserts: ExportRow[];
-    deletes: string[];
-  }): Promise<void> {
-    const name = this.table.destinationTable;
-    try {
-      const result = await this.target.writeExportBatch(
-        name,
-        { columns: this.names, ...batch },
-        { signal: this.signal },
-      );
-      this.counters.rowsWritten += result.upserted;
-      this.counters.rowsRemoved += result.deleted;
-    } catch (error) {
-      if (isExportAborted(error)) throw error;
-      // The table may have been changed under the run: say so precisely when it was.
-      const now = await this.target.inspectExportTable(name).catch(() => undefined);
-      const structure = now === undefined ? null : this.structure(now);
-      throw structure ?? error;
-    }
   }
 }

@@ -4,7 +4,7 @@
  * one table, so what validates always converts. The matrix is documented in ./README.md (and checked by the
  * spec).
  */
-import { CanonicalValue, isTypeClass, JsonValue, TypeClass } from '../types/type-class';
+import { CanonicalValue, JsonValue, TypeClass } from '../types/type-class';
 import {
   characterLength,
   decimalToInteger,
@@ -28,6 +28,23 @@ import {
   show,
   toUtc,
 } from './values';
+import {
+  allowsMultiple,
+  decimalLimits,
+  detailNumber,
+  detailOptions,
+  elementOf,
+  JSON_ELEMENTS,
+  readBoolean,
+  readDecimal,
+  readFloat,
+  readList,
+  readRelation,
+  readString,
+  readStringList,
+  readWallClock,
+  TEXT,
+} from './readers';
 
 /**
  * A field's type as far as conversion cares: its class and its `type_details` (spec 2.7, snake_case keys).
@@ -47,7 +64,7 @@ export type Conversion =
   | { kind: ConversionSeverity; reason?: string; convert(value: CanonicalValue): ConvertResult };
 
 /** A canonical value other than null (null always converts to null and never reaches a converter). */
-type Present = Exclude<CanonicalValue, null>;
+export type Present = Exclude<CanonicalValue, null>;
 type Converter = (value: Present) => ConvertResult;
 
 function ok(value: CanonicalValue): ConvertResult {
@@ -60,92 +77,6 @@ function fail(reason: string): ConvertResult {
 
 function lift<T>(outcome: Outcome<T>, map: (value: T) => CanonicalValue): ConvertResult {
   return outcome.ok ? ok(map(outcome.value)) : outcome;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// type_details readers
-
-function detailNumber(info: FieldTypeInfo, key: string): number | null {
-  const value = info.typeDetails?.[key];
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
-}
-
-function detailOptions(info: FieldTypeInfo): string[] | null {
-  const value = info.typeDetails?.['options'];
-  return Array.isArray(value) && value.every((option) => typeof option === 'string')
-    ? (value as string[])
-    : null;
-}
-
-function allowsMultiple(info: FieldTypeInfo): boolean {
-  return info.typeDetails?.['allows_multiple_values'] === true;
-}
-
-/** The element type of an array field; an unknown element class is read as JSON (any value). */
-function elementOf(info: FieldTypeInfo): FieldTypeInfo {
-  const element = info.typeDetails?.['element_class'];
-  return { typeClass: isTypeClass(element) ? element : 'json', typeDetails: null };
-}
-
-function decimalLimits(info: FieldTypeInfo): DecimalLimits {
-  return { precision: detailNumber(info, 'precision'), scale: detailNumber(info, 'scale') };
-}
-
-const TEXT: FieldTypeInfo = { typeClass: 'text', typeDetails: null };
-const JSON_ELEMENTS: FieldTypeInfo = { typeClass: 'array', typeDetails: { element_class: 'json' } };
-
-// ---------------------------------------------------------------------------------------------------------
-// Readers of source values (defensive: a value of the wrong shape fails instead of converting garbage)
-
-function readString(value: Present, what: string): Outcome<string> {
-  return typeof value === 'string'
-    ? { ok: true, value }
-    : { ok: false, reason: `${show(value)} is not ${what}` };
-}
-
-function readFloat(value: Present): Outcome<number> {
-  if (typeof value !== 'number') return { ok: false, reason: `${show(value)} is not a number` };
-  if (!Number.isFinite(value)) return { ok: false, reason: `${show(value)} is not a finite number` };
-  return { ok: true, value: value === 0 ? 0 : value };
-}
-
-function readBoolean(value: Present): Outcome<boolean> {
-  return typeof value === 'boolean'
-    ? { ok: true, value }
-    : { ok: false, reason: `${show(value)} is not a boolean` };
-}
-
-function readStringList(value: Present, what: string): Outcome<string[]> {
-  if (!Array.isArray(value)) return { ok: false, reason: `${show(value)} is not a list of ${what}` };
-  const items: string[] = [];
-  for (const item of value) {
-    if (item === null) continue;
-    if (typeof item !== 'string') return { ok: false, reason: `${show(item)} is not ${what}` };
-    items.push(item);
-  }
-  return { ok: true, value: items };
-}
-
-function readDecimal(value: Present) {
-  const text = readString(value, 'a decimal');
-  return text.ok ? parseDecimal(text.value) : text;
-}
-
-/** A date and time as its UTC wall clock (a canonical datetime has no zone and stays as it is). */
-function readWallClock(value: Present) {
-  const text = readString(value, 'a date and time');
-  if (!text.ok) return text;
-  const parts = parseDateTime(text.value);
-  return parts.ok ? { ok: true as const, value: toUtc(parts.value) } : parts;
-}
-
-function readList(value: Present): Outcome<JsonValue[]> {
-  return Array.isArray(value) ? { ok: true, value } : { ok: false, reason: `${show(value)} is not an array` };
-}
-
-function readRelation(value: Present): Outcome<string[]> {
-  if (typeof value === 'string') return { ok: true, value: [value] };
-  return readStringList(value, 'a linked record id');
 }
 
 // ---------------------------------------------------------------------------------------------------------
