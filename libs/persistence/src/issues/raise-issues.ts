@@ -1,8 +1,6 @@
-import type { EntityManager } from 'typeorm';
 import { newId } from '@lockstep/domain';
 import type { IssueType, Remediation } from '../entities/sync-issue.entity';
-
-type Db = Pick<EntityManager, 'query'>;
+import type { Db } from '../store/db';
 
 /** One occurrence of a failure. `dedupeKey` names the failure: the same key is the same issue. */
 export interface IssueOccurrence {
