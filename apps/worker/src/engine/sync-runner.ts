@@ -6,7 +6,11 @@
  */
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { type ConnectorCoordination, isConnectorError } from '@lockstep/connectors-core';
+import {
+  type ConnectorCoordination,
+  isConnectorError,
+  type OAuthClientRegistration,
+} from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
 import type { SideName } from '@lockstep/domain';
 import {
@@ -73,6 +77,8 @@ export interface RunnerSettings {
   shared?: ConnectorCoordination;
   /** The service's settings connectors read (`ConnectContext.settings`: base URLs). */
   connectorSettings?: Readonly<Record<string, string>>;
+  /** The OAuth client registration of a connector (`OAUTH_CLIENTS`): a signed-in side renews with it. */
+  oauthClient?: (type: string) => OAuthClientRegistration | undefined;
   publicUrl: string;
   pageSize: number;
   writeBatch: number;
@@ -237,6 +243,7 @@ export class SyncRunner {
         this.settings.egress,
         this.settings.shared,
         this.settings.connectorSettings,
+        { db: this.db, oauthClient: (type) => this.settings.oauthClient?.(type) },
       );
     this.sessions = { left: open('left'), right: open('right') };
   }
