@@ -191,4 +191,35 @@ describe('console: sign in with Airtable (OAuth 2 with PKCE against the simulato
       'invalid_grant',
     ]);
   }, 120_000);
+
+  it('the new-sync page offers signing in with Airtable after creating the sync; the side then connects by sign-in', async () => {
+    const page = browser!.page;
+    const submit = (selector: string) => Promise.all([page.waitForNavigation(), page.click(selector)]);
+    await page.goto(`${built.base}/app/syncs/new`);
+    await page.fill('#name', 'Deals signed in');
+    await page.check('#left-connector-postgres');
+    await page.check('#right-connector-airtable');
+    await submit('button:has-text("Continue")');
+    // Airtable offers both: a token now, or signing in once the sync exists.
+    expect(await page.isVisible('#right-auth-apiKey')).toBe(true);
+    await page.check('#right-method-sign_in');
+    await page.fill('#left-auth-connectionString', pg.url);
+    await submit('#check');
+    expect(await page.isVisible('#right-auth-apiKey')).toBe(false);
+    expect(await page.textContent('#right-method')).toContain(
+      'Sign in with Airtable after creating the sync',
+    );
+    await shot(page, 'airtable-oauth-new-sync');
+    await expectAccessible(page);
+    await page.selectOption('#left-base', pg.schema);
+    await submit('#create');
+    const syncId = new URL(page.url()).pathname.split('/').pop()!;
+    const created = (await built.api<Sync>('GET', `/v1/sync/syncs/${syncId}`, owner.key)).body;
+    expect(created.right).toBeNull();
+    const action = created.pending_actions.find((candidate) => candidate.type === 'user_authorization')!;
+    expect(action).toMatchObject({ side: 'right', connector: 'airtable' });
+    await signInWithAirtable(page, action.url);
+    const connected = (await built.api<Sync>('GET', `/v1/sync/syncs/${syncId}`, owner.key)).body;
+    expect(connected.right).toMatchObject({ connector: 'airtable', auth_method: 'oauth' });
+  }, 120_000);
 });
