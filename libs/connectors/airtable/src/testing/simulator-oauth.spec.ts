@@ -218,7 +218,11 @@ describe('the authorization code flow with PKCE', () => {
       expect(answer.status).toBe(302);
       expect(new URL(answer.headers.get('location')!).searchParams.get('error')).toBe(error);
     }
-    for (const overrides of [{ redirect_uri: 'http://127.0.0.1:9/elsewhere' }, { client_id: 'unknown' }]) {
+    const unanswerable: Record<string, string>[] = [
+      { redirect_uri: 'http://127.0.0.1:9/elsewhere' },
+      { client_id: 'unknown' },
+    ];
+    for (const overrides of unanswerable) {
       const answer = await fetch(authorizeUrl(overrides), { redirect: 'manual' });
       expect(answer.status).toBe(400);
       expect(answer.headers.get('location')).toBeNull();
