@@ -98,6 +98,8 @@ export class SyncRunner {
   private plan: SyncPlan | null = null;
   private checkpoints: Checkpoints | null = null;
   private unsubscribe: (() => void)[] = [];
+  /** Subscribed to the change hub for the current plan (from the continuous sync on). */
+  private subscribed = false;
   private scan: ScanState | null = null;
   private scanQueue: ScanState[] = [];
   private nextScanAt = 0;
@@ -199,7 +201,7 @@ export class SyncRunner {
     if (!this.plan || this.plan.revision !== sync.mappingsRevision) {
       this.plan = await buildPlan(this.db, sync);
       this.checkpoints = null;
-      this.subscribe();
+      this.subscribed = false;
     }
     const ctx = this.context(sync);
     if (sync.initialSyncPhase === 'preparing' || sync.initialSyncPhase === 'not_started') {
@@ -217,7 +219,12 @@ export class SyncRunner {
       await this.recovered();
       return 0;
     }
-    // Continuous sync.
+    // Continuous sync. Wake-ups are subscribed to from here on: during the initial sync the runner never idles,
+    // and an app's checkpoint probes would take from the rate budget the initial sync writes with (Airtable: 4%).
+    if (!this.subscribed) {
+      this.subscribe();
+      this.subscribed = true;
+    }
     this.checkpoints ??= await loadCheckpoints(ctx);
     let work = await pollChanges(ctx, this.checkpoints);
     work += await processQueue(ctx);

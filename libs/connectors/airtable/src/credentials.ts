@@ -15,14 +15,18 @@ export const API_URL_SETTING = 'AIRTABLE_API_URL';
 
 /**
  * Airtable's documented limits (https://airtable.com/developers/web/api/rate-limits): 5 requests per second
- * per base, 50 per second per token, and 30 s of 429s for everyone past either. The budget stays a little
- * under both, since two requests can arrive closer together than they left (the http layer's README). A bucket
- * of rate r and burst 1 lets at most 1 + r requests go in any second; at 4.75/s six requests span 1,053 ms, so
- * a one-second window of arrivals holds 5 unless two of them bunch by more than 50 ms on the way (one
- * connection sends its requests one after the other, so its own never bunch).
+ * per base, 50 per second per token, and 30 s of 429s for everyone past either. Two rules keep every process
+ * under them. A window per key (`RateRule.window`): this process sends at most 5 requests of a base (50 of a
+ * token) whose time from leaving to a second after their answer overlaps, so the requests Airtable counts in any
+ * second are never more than that, however late one of them arrived. And a bucket shared through Redis by every
+ * process, a little under the documented rates: at rate r and burst 1 at most 1 + r requests leave in any
+ * second, so at 4.75/s six requests span 1,053 ms and processes that share a base meet the limit only when two of
+ * their requests bunch by more than 50 ms on the way.
  */
 export const BASE_RATE_PER_SECOND = 4.75;
 export const TOKEN_RATE_PER_SECOND = 45;
+const BASE_WINDOW = { requests: 5, ms: 1000 };
+const TOKEN_WINDOW = { requests: 50, ms: 1000 };
 export const PENALTY_MS = 30_000;
 
 export interface AirtableSettings {
@@ -57,6 +61,7 @@ export function rateRules(token: string, base: string | null): RateRule[] {
       ratePerSecond: TOKEN_RATE_PER_SECOND,
       burst: 1,
       penaltyMs: PENALTY_MS,
+      window: TOKEN_WINDOW,
     },
   ];
   if (base)
@@ -65,6 +70,7 @@ export function rateRules(token: string, base: string | null): RateRule[] {
       ratePerSecond: BASE_RATE_PER_SECOND,
       burst: 1,
       penaltyMs: PENALTY_MS,
+      window: BASE_WINDOW,
     });
   return rules;
 }
