@@ -261,6 +261,7 @@ export class RequestWindows {
   async enter(rules: readonly RateRule[], signal?: AbortSignal): Promise<() => void> {
     const windowed = rules.filter((rule) => rule.window);
     if (windowed.length === 0) return () => undefined;
+    this.forgetIdle(Date.now());
     for (;;) {
       const now = Date.now();
       let wait = 0;
@@ -286,6 +287,12 @@ export class RequestWindows {
       }
       await sleep(Math.max(1, wait), signal);
     }
+  }
+
+  /** Drops the keys nobody uses now (a process that met many bases keeps no state for them). */
+  private forgetIdle(now: number): void {
+    for (const [key, state] of this.states)
+      if (state.inFlight === 0 && state.until.every((until) => until <= now)) this.states.delete(key);
   }
 
   private state(key: string, now: number): WindowState {
