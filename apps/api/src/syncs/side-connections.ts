@@ -47,7 +47,8 @@ export class SideConnections {
 
   /**
    * A connection with `credentials`; `stored` names the side they are stored for, so credentials the
-   * connection renews (a signed-in side's access token) are saved back there (`ConnectContext.credentialStore`).
+   * connection renews (a signed-in side's access token) are saved back there
+   * (`ConnectContext.credentialStore`).
    */
   async with<T>(
     declaration: ConnectorDeclaration,

@@ -219,8 +219,9 @@ export class SyncRunner {
       await this.recovered();
       return 0;
     }
-    // Continuous sync. Wake-ups are subscribed to from here on: during the initial sync the runner never idles,
-    // and an app's checkpoint probes would take from the rate budget the initial sync writes with (Airtable: 4%).
+    // Continuous sync. Wake-ups are subscribed to from here on: during the initial sync the runner never
+    // idles, and an app's checkpoint probes would take from the rate budget the initial sync writes with
+    // (Airtable: 4%).
     if (!this.subscribed) {
       this.subscribe();
       this.subscribed = true;

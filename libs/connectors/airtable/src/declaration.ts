@@ -1,8 +1,8 @@
 /**
  * The Airtable connector: credentials are one personal access token, or the tokens of a browser sign-in
  * (OAuth 2 with PKCE through the console; `oauth.ts` renews them); a base is an Airtable base (id `app...` or
- * exact name). The API's origin is the service's `AIRTABLE_API_URL` setting (`ConnectContext.settings`). This file is the package's `/declaration` entry:
- * it loads the connection code only on the first connect.
+ * exact name). The API's origin is the service's `AIRTABLE_API_URL` setting (`ConnectContext.settings`). This
+ * file is the package's `/declaration` entry: it loads the connection code only on the first connect.
  */
 import { type ConnectContext, type Credentials, defineConnector } from '@lockstep/connectors-core';
 import {

@@ -41,7 +41,7 @@ export type ConnectorAuthDeclaration =
       /**
        * The app also offers a browser sign-in (spec 2.6: such a connector is listed as `api_key`, and a side
        * deferred to a person can be connected either way in the console; a signed-in side keeps that method).
-       * The credentials it stores are the tokens of `OAuthCredentials`.
+       * The credentials it stores are the tokens of `OAUTH_CREDENTIAL_KEYS`.
        */
       oauth?: OAuthSignInDeclaration;
     }
@@ -159,9 +159,9 @@ export interface ConnectContext {
   settings?: Readonly<Record<string, string | undefined>>;
   /**
    * Where the connection's credentials are stored (a sync side's, encrypted), for credentials that change
-   * while the connection runs: an app connector saves the tokens it renewed (`OAuthCredentials`) through it, so
-   * another process and the next start use them. Absent (a check of credentials a person just gave, tests,
-   * tools): renewed tokens live in the connection only. Database connectors ignore it.
+   * while the connection runs: an app connector saves the tokens it renewed (`OAUTH_CREDENTIAL_KEYS`) through
+   * it, so another process and the next start use them. Absent (a check of credentials a person just gave,
+   * tests, tools): renewed tokens live in the connection only. Database connectors ignore it.
    */
   credentialStore?: CredentialStore;
   /**
