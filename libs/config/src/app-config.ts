@@ -242,6 +242,21 @@ export class AppConfig {
     return { AIRTABLE_API_URL: this.AIRTABLE_API_URL, AIRTABLE_OAUTH_URL: this.AIRTABLE_OAUTH_URL };
   }
 
+  /**
+   * The OAuth client registration of connector `type` as a connection takes it (`ConnectContext.oauthClient`:
+   * a signed-in side renews its token with it), or undefined when `OAUTH_CLIENTS` has none.
+   */
+  connectorOAuthClient(type: string): ConnectorOAuthClient | undefined {
+    if (!Object.prototype.hasOwnProperty.call(this.OAUTH_CLIENTS, type)) return undefined;
+    const client = this.OAUTH_CLIENTS[type]!;
+    return {
+      clientId: client.client_id,
+      ...(client.client_secret ? { clientSecret: client.client_secret } : {}),
+      tokenEndpointAuthMethod:
+        client.token_endpoint_auth_method ?? (client.client_secret ? 'client_secret_basic' : 'none'),
+    };
+  }
+
   get publicUrl(): string {
     return this.PUBLIC_URL ?? `http://localhost:${this.PORT}`;
   }
@@ -254,7 +269,10 @@ export class AppConfig {
 export const CONFIG_SETTINGS = Object.keys(new AppConfig()) as readonly ConfigSetting[];
 
 /** A setting's name (`publicUrl` is derived from PUBLIC_URL and PORT, not a setting). */
-export type ConfigSetting = Exclude<keyof AppConfig & string, 'publicUrl' | 'connectorSettings'>;
+export type ConfigSetting = Exclude<
+  keyof AppConfig & string,
+  'publicUrl' | 'connectorSettings' | 'connectorOAuthClient'
+>;
 
 export class ConfigError extends Error {}
 
@@ -274,6 +292,13 @@ export function loadConfig(
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return config;
+}
+
+/** A registration as connections take it (the SDK's `OAuthClientRegistration`). */
+export interface ConnectorOAuthClient {
+  clientId: string;
+  clientSecret?: string;
+  tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
 }
 
 /** One connector's OAuth client registration (`OAUTH_CLIENTS`). */

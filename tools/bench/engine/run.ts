@@ -26,6 +26,7 @@ import {
   rawWrite,
   type RawWrite,
 } from './apps';
+import { airtableRoundTrip } from './airtable';
 import { writeCeiling, type WriteCeiling } from './ceiling';
 import {
   createAccount,
@@ -47,10 +48,11 @@ const LATENCY_P95_TARGET: Record<AppKind, number> = { postgres: 1000, mysql: 200
 const IDLE_CPU_TARGET = 0.1;
 const WRITE_BATCH = 500;
 
-type Bench = 'initial' | 'latency' | 'idle';
+type Bench = 'initial' | 'latency' | 'idle' | 'airtable';
 
 interface Options {
   rows: number;
+  airtableRows: number;
   only: Bench[];
   updates: number;
   latencyRows: number;
@@ -66,7 +68,8 @@ interface Options {
 const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--updates N] [--latency-rows N] [--syncs N]
               [--idle-rows N] [--idle-seconds N] [--timeout S] [--worker-log LEVEL] [--pg-url URL] [--mysql-url URL]
   --rows N           initial sync: rows in the source table (default 200000)
-  --only LIST        benchmarks to run (default initial,latency,idle)
+  --only LIST        benchmarks to run (default initial,latency,idle; airtable on request)
+  --airtable-rows N  airtable: PostgreSQL rows synced into the Airtable simulator and back (default 5000)
   --updates N        change latency: single-row updates per direction (default 200)
   --latency-rows N   change latency: rows in the synced table (default 1000)
   --syncs N          idle cost: active syncs (default 200)
@@ -82,6 +85,7 @@ function parseOptions(argv: string[]): Options {
     argv,
     {
       rows: { type: 'string' },
+      'airtable-rows': { type: 'string' },
       only: { type: 'string' },
       updates: { type: 'string' },
       'latency-rows': { type: 'string' },
@@ -97,7 +101,12 @@ function parseOptions(argv: string[]): Options {
   );
   const options: Options = {
     rows: args.count('rows', 200_000),
-    only: args.list<Bench>('only', ['initial', 'latency', 'idle'], ['initial', 'latency', 'idle']),
+    airtableRows: args.count('airtable-rows', 5_000),
+    only: args.list<Bench>(
+      'only',
+      ['initial', 'latency', 'idle', 'airtable'],
+      ['initial', 'latency', 'idle'],
+    ),
     updates: args.count('updates', 200),
     latencyRows: args.count('latency-rows', 1_000),
     syncs: args.count('syncs', 200),
@@ -738,6 +747,21 @@ async function main(): Promise<number> {
     }
     if (options.only.includes('latency')) await run('change latency', () => changeLatency(env, options));
     if (options.only.includes('idle')) await run('idle cost', () => idleCost(env, options));
+    if (options.only.includes('airtable'))
+      await run('initial sync PostgreSQL <-> Airtable', () =>
+        airtableRoundTrip({
+          store: env.store,
+          pg: env.pg,
+          rows: options.airtableRows,
+          timeoutSeconds: options.timeoutSeconds,
+          workerLog: options.workerLog,
+          say,
+          row,
+          errors,
+          figures,
+          workers: env.workers,
+        }),
+      );
   } finally {
     await cleanup();
   }

@@ -53,7 +53,8 @@ export async function serviceStore(adminUrl: string, prefix = 'lockstep_bench'):
 }
 
 export interface SyncSide {
-  app: AppSide;
+  /** The side's connector (`kind`), base and credentials (an app of `apps.ts`, or the Airtable simulator's). */
+  app: Pick<AppSide, 'base' | 'credentials'> & { kind: string };
   /** An open connector connection to the side (for prepareTable and listFields). */
   connection: Connection;
 }

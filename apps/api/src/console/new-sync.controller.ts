@@ -34,6 +34,11 @@ interface NewSyncForm {
   /** Credential values by side and declared field id. */
   values: Record<SideName, Record<string, string>>;
   base: Record<SideName, string>;
+  /**
+   * How a side whose app offers both is connected: a pasted credential now, or a person signing in once the
+   * sync exists (the side is created deferred, spec 4.2 rule 1).
+   */
+  method: Record<SideName, 'credentials' | 'sign_in'>;
 }
 
 /**
@@ -58,6 +63,10 @@ function readForm(
     connector: { left: body['left_connector'] ?? '', right: body['right_connector'] ?? '' },
     values: { left: {}, right: {} },
     base: { left: body['left_base'] ?? '', right: body['right_base'] ?? '' },
+    method: {
+      left: body['left_method'] === 'sign_in' ? 'sign_in' : 'credentials',
+      right: body['right_method'] === 'sign_in' ? 'sign_in' : 'credentials',
+    },
   };
   for (const side of SIDES) {
     const declaration = declarations(form.connector[side]);
@@ -66,6 +75,12 @@ function readForm(
       form.values[side][field.id] = body[`${side}_auth_${field.id}`] ?? '';
   }
   return form;
+}
+
+/** The side is connected by a person signing in after the sync is created (no credentials now). */
+function signsInLater(declaration: ConnectorDeclaration, form: NewSyncForm, side: SideName): boolean {
+  if (declaration.auth.method !== 'api_key') return true;
+  return declaration.auth.oauth !== undefined && form.method[side] === 'sign_in';
 }
 
 /** The attributes and message of a field with an error (`aria-invalid`, `aria-describedby`). */
@@ -119,6 +134,7 @@ export class NewSyncConsoleController {
       connector: { left: '', right: '' },
       values: { left: {}, right: {} },
       base: { left: '', right: '' },
+      method: { left: 'credentials' as const, right: 'credentials' as const },
     };
     this.render(response, session, 200, { form, errors: {} });
   }
@@ -144,9 +160,9 @@ export class NewSyncConsoleController {
     try {
       const side = (s: SideName) => {
         const declaration = this.catalog.available(form.connector[s], session.plan)!;
-        return declaration.auth.method === 'api_key'
-          ? { connector: declaration.type, auth: form.values[s], base: form.base[s] }
-          : { connector: declaration.type };
+        return signsInLater(declaration, form, s)
+          ? { connector: declaration.type }
+          : { connector: declaration.type, auth: form.values[s], base: form.base[s] };
       };
       const sync = await this.syncs.create(consoleAuth(session), {
         name: form.name,
@@ -194,7 +210,7 @@ export class NewSyncConsoleController {
     let errors: FieldErrors = {};
     for (const side of SIDES) {
       const declaration = this.catalog.available(form.connector[side], plan)!;
-      if (declaration.auth.method !== 'api_key') continue;
+      if (declaration.auth.method !== 'api_key' || signsInLater(declaration, form, side)) continue;
       try {
         const credentials = this.builder.credentialsFrom(declaration, form.values[side], `${side}.auth`);
         const listed = await this.connections.with(declaration, credentials, null, async (connection) => {
@@ -254,10 +270,15 @@ ${this.catalog.list().map((connector) => {
     const title = html`<h2 id="${side}-creds">${side === 'left' ? 'Left' : 'Right'}: ${declaration.displayName}</h2>`;
     if (declaration.auth.method !== 'api_key')
       return html`<section class="card" aria-labelledby="${side}-creds">${title}<p>${declaration.displayName} signs in in your browser: once the sync is created, its page links to <strong>Sign in with ${declaration.displayName}</strong>.</p></section>`;
+    const choice = declaration.auth.oauth
+      ? this.methodChoice(side, declaration.displayName, state.form)
+      : null;
+    if (choice && state.form.method[side] === 'sign_in')
+      return html`<section class="card" aria-labelledby="${side}-creds">${title}${choice}</section>`;
     const group = errorAt(`${side}.auth`, state.errors, `${side}-auth`);
     const bases = state.bases?.[side];
     const base = errorAt(`${side}.base`, state.errors, `${side}-base`);
-    return html`<section class="card" aria-labelledby="${side}-creds">${title}${group.message}
+    return html`<section class="card" aria-labelledby="${side}-creds">${title}${choice}${group.message}
 ${declaration.auth.fields.map((field) => {
   const id = `${side}-auth-${field.id}`;
   const own = errorAt(`${side}.auth.${field.id}`, state.errors, id);
@@ -278,5 +299,20 @@ ${
     : null
 }
 </section>`;
+  }
+
+  /**
+   * For an app that offers a browser sign-in beside its credential fields: paste them now, or sign in once the
+   * sync exists ("Check and list bases" applies the choice).
+   */
+  private methodChoice(side: SideName, name: string, form: NewSyncForm): SafeHtml {
+    const option = (value: 'credentials' | 'sign_in', label: string) => {
+      const id = `${side}-method-${value}`;
+      return html`<label class="choice" for="${id}"><input type="radio" id="${id}" name="${side}_method" value="${value}"${form.method[side] === value ? html` checked` : null}> ${label}</label>`;
+    };
+    return html`<fieldset id="${side}-method"><legend>How to connect ${name}</legend>
+${option('credentials', 'Paste a token now')}
+${option('sign_in', `Sign in with ${name} after creating the sync`)}
+</fieldset>${form.method[side] === 'sign_in' ? html`<p>Once the sync is created, its page links to <strong>Sign in with ${name}</strong>; a side connected this way keeps signing in.</p>` : null}`;
   }
 }

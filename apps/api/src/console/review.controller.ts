@@ -27,6 +27,7 @@ import { html, type SafeHtml } from './html';
 import { layout } from './layout';
 import { credentialField } from './credential-field';
 import { pendingActions } from './syncs.controller';
+import { signInSection } from './oauth/oauth-pages';
 
 /** Records counted per side for the review page's preview; beyond it the preview says "more than". */
 export const PREVIEW_CAP = 20_000;
@@ -436,6 +437,8 @@ ${
       this.declarationFor(loaded, side, input.connector, session.plan) ??
       (entity ? this.catalog.find(entity.connector) : undefined);
     const connected = isConnected(entity);
+    // A side a person signed in keeps that method (spec 2.6): it is reconnected by signing in again.
+    const signedIn = connected && entity?.authMethod === 'oauth';
     const choices = this.catalog.list().filter((c) => this.catalog.available(c.type, session.plan));
     const canChoose = loaded.sync.status === 'draft';
     const action = `/app/syncs/${sync.id}/connect/${side}`;
@@ -456,17 +459,9 @@ ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
 ${
   !declaration
     ? html`<p>Pick the app to connect.</p>`
-    : declaration.auth.method === 'oauth'
-      ? html`<section class="card" aria-labelledby="oauth"><h2 id="oauth">${declaration.displayName}</h2>
-<p>You sign in to ${declaration.displayName} in this browser and allow Lockstep access; you come back here afterwards.</p>
-<form method="post" action="/app/oauth/start">
-  ${csrfInput(session)}
-  <input type="hidden" name="sync" value="${sync.id}">
-  <input type="hidden" name="side" value="${side}">
-  <input type="hidden" name="connector" value="${declaration.type}">
-  <button type="submit">Sign in with ${declaration.displayName}</button>
-</form></section>`
-      : html`<section class="card" aria-labelledby="creds"><h2 id="creds">${declaration.displayName} credentials</h2>
+    : declaration.auth.method === 'oauth' || (signedIn && entity?.connector === declaration.type)
+      ? signInSection(session, { syncId: sync.id, side, connector: declaration, alsoToken: false })
+      : html`${declaration.auth.oauth && !connected ? signInSection(session, { syncId: sync.id, side, connector: declaration, alsoToken: true }) : null}<section class="card" aria-labelledby="creds"><h2 id="creds">${declaration.displayName} credentials</h2>
 <form method="post" action="${action}">
   ${csrfInput(session)}
   <input type="hidden" name="connector" value="${declaration.type}">

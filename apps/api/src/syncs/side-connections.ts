@@ -15,6 +15,7 @@ import { coordinationPrefix, RedisCoordination } from '@lockstep/connectors-http
 import {
   CredentialCipher,
   markCredentialRejected,
+  SideCredentialStore,
   sideOwner,
   type SyncSideEntity,
 } from '@lockstep/persistence';
@@ -44,13 +45,20 @@ export class SideConnections {
     this.shared = new RedisCoordination(redis.client, coordinationPrefix(config.QUEUE_PREFIX));
   }
 
+  /**
+   * A connection with `credentials`; `stored` names the side they are stored for, so credentials the
+   * connection renews (a signed-in side's access token) are saved back there
+   * (`ConnectContext.credentialStore`).
+   */
   async with<T>(
     declaration: ConnectorDeclaration,
     credentials: Credentials,
     base: string | null,
     work: (connection: Connection) => Promise<T>,
+    stored?: Pick<SyncSideEntity, 'syncId' | 'side'>,
   ): Promise<T> {
     let connection: Connection | undefined;
+    const oauthClient = this.config.connectorOAuthClient(declaration.type);
     try {
       connection = await declaration.connect(credentials, base, {
         egress: {
@@ -60,6 +68,17 @@ export class SideConnections {
         poolSize: 2,
         shared: this.shared,
         settings: this.config.connectorSettings,
+        ...(oauthClient ? { oauthClient } : {}),
+        ...(stored
+          ? {
+              credentialStore: new SideCredentialStore(
+                this.dataSource.manager,
+                this.cipher,
+                stored.syncId,
+                stored.side,
+              ),
+            }
+          : {}),
       });
       return await work(connection);
     } catch (error) {
@@ -78,7 +97,7 @@ export class SideConnections {
         `The ${side.side} side uses connector "${side.connector}", which this server no longer offers.`,
       );
     if (!side.credentials) throw new Error(`side ${side.side} of ${side.syncId} has no stored credentials`);
-    return this.with(declaration, this.credentials(side), side.baseId, work);
+    return this.with(declaration, this.credentials(side), side.baseId, work, side);
   }
 
   /**

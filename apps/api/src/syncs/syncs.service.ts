@@ -485,6 +485,20 @@ export class SyncsService {
         { side },
       );
     }
+    if (
+      patch.auth !== undefined &&
+      isConnected(entity) &&
+      entity.authMethod === 'oauth' &&
+      declaration.type === entity.connector
+    ) {
+      // Spec 2.6 and rule 6 of 4.2: a side a person signed in keeps that method, even when rebuilt.
+      throw new DomainError(
+        ErrorCode.InvalidAuth,
+        `The ${side} side was connected by a person signing in; it keeps that method and cannot be ` +
+          'switched to a pasted credential.',
+        { side },
+      );
+    }
     if (declaration.auth.method === 'oauth') {
       if (patch.auth !== undefined)
         throw new DomainError(

@@ -189,3 +189,71 @@ export async function startOAuthWorld(): Promise<OAuthWorld> {
     },
   };
 }
+
+export interface BuiltApi {
+  /** The API's origin (PUBLIC_URL). */
+  base: string;
+  api<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    key: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
+  /** Stops the API process and starts it again on the same port (a restart: nothing kept in memory). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The built API alone, on a free port, with `env(base)` on top of the test environment (for an app whose
+ * sign-in the test serves itself, such as the Airtable simulator).
+ */
+export async function startBuiltApi(env: (base: string) => Record<string, string>): Promise<BuiltApi> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const overrides = env(base);
+  let api: ChildProcess;
+  const launch = async (): Promise<void> => {
+    let output = '';
+    api = spawn(process.execPath, [API_MAIN], {
+      env: apiEnv(port, 'http://localhost:9', overrides),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    api.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    api.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (api.exitCode !== null) throw new Error(`the API exited (${api.exitCode}):\n${output}`);
+      const healthy = await fetch(`${base}/healthz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (healthy) return;
+      if (Date.now() > deadline) {
+        await stop(api);
+        throw new Error(`the API did not become healthy in 60 s:\n${output}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  await launch();
+  return {
+    base,
+    async api<T>(method: string, path: string, key: string, body?: unknown) {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as T };
+    },
+    restart: async () => {
+      await stop(api);
+      await launch();
+    },
+    close: () => stop(api),
+  };
+}

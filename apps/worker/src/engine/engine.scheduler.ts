@@ -150,6 +150,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
         },
         shared: this.coordination.shared,
         connectorSettings: this.config.connectorSettings,
+        oauthClient: (type) => this.config.connectorOAuthClient(type),
         publicUrl: this.config.publicUrl,
         pageSize: this.config.ENGINE_PAGE_SIZE,
         writeBatch: this.config.ENGINE_WRITE_BATCH,

@@ -3,14 +3,25 @@
  * the sync id as write origin (so the change feed marks exactly this sync's writes as its own), closed again
  * after a few idle seconds so that hundreds of idle syncs hold no database connections.
  */
-import type { Connection, ConnectorCoordination } from '@lockstep/connectors-core';
+import type { Connection, ConnectorCoordination, OAuthClientRegistration } from '@lockstep/connectors-core';
 import { findConnector } from '@lockstep/connectors-registry';
-import { type CredentialCipher, sideOwner, type SyncSideEntity } from '@lockstep/persistence';
+import {
+  type CredentialCipher,
+  type Db,
+  SideCredentialStore,
+  sideOwner,
+  type SyncSideEntity,
+} from '@lockstep/persistence';
 import type { SideName } from '@lockstep/domain';
 
 export interface EgressSettings {
   allowPrivate: boolean;
   allowLoopback: boolean;
+}
+
+export interface RenewalSettings {
+  db: Db;
+  oauthClient(type: string): OAuthClientRegistration | undefined;
 }
 
 export class SideSession {
@@ -28,6 +39,11 @@ export class SideSession {
     private readonly shared?: ConnectorCoordination,
     /** The service's settings connectors read (`ConnectContext.settings`). */
     private readonly settings?: Readonly<Record<string, string>>,
+    /**
+     * Where renewed credentials are saved (`ConnectContext.credentialStore` on the side's row) and the
+     * operator's OAuth client registrations (`OAUTH_CLIENTS`) a signed-in side renews its token with.
+     */
+    private readonly renewal?: RenewalSettings,
   ) {}
 
   get connector(): string {
@@ -88,12 +104,17 @@ export class SideSession {
       throw new Error(`the ${this.side} side of ${this.syncId} has no credentials`);
     const credentials = this.cipher.decrypt(this.entity.credentials, sideOwner(this.syncId, this.side));
     const shared = this.shared ? { shared: this.shared } : {};
+    const oauthClient = this.renewal?.oauthClient(declaration.type);
     return declaration.connect(credentials, this.entity.baseId, {
       egress: this.egress,
       poolSize: 1,
       ...shared,
       ...(this.settings ? { settings: this.settings } : {}),
       ...(writeOrigin ? { writeOrigin } : {}),
+      ...(oauthClient ? { oauthClient } : {}),
+      ...(this.renewal
+        ? { credentialStore: new SideCredentialStore(this.renewal.db, this.cipher, this.syncId, this.side) }
+        : {}),
     });
   }
 

@@ -8,6 +8,7 @@ import { findConnector } from '@lockstep/connectors-registry';
 import { type JobMap, QUEUES, SYNC_JOBS } from '@lockstep/jobs';
 import {
   CredentialCipher,
+  SideCredentialStore,
   sideOwner,
   SyncEntity,
   SyncSideEntity,
@@ -71,6 +72,7 @@ export class SyncsProcessor {
       if (tables.length === 0 || !side.credentials || !declaration) continue;
       try {
         const credentials = this.cipher.decrypt(side.credentials, sideOwner(syncId, side.side));
+        const oauthClient = this.config.connectorOAuthClient(side.connector);
         // The sync's own write origin: its tables' setup is removed as this sync's (a table another sync
         // still reads keeps its triggers).
         const connection = await declaration.connect(credentials, side.baseId, {
@@ -82,6 +84,8 @@ export class SyncsProcessor {
           writeOrigin: syncId,
           shared: this.coordination.shared,
           settings: this.config.connectorSettings,
+          ...(oauthClient ? { oauthClient } : {}),
+          credentialStore: new SideCredentialStore(this.dataSource.manager, this.cipher, syncId, side.side),
         });
         try {
           for (const table of tables) {

@@ -1108,7 +1108,7 @@ export interface components {
         SidePatchDto: {
             /** @description A new connector (draft only; needs `auth` and `base` for an api_key connector). Rebuilds the side. */
             connector?: string;
-            /** @description New credentials of the same shape: rotation, allowed in any state and checked live. Never returned. */
+            /** @description New credentials of the same shape: rotation, allowed in any state and checked live. A side a person connected by signing in (`auth_method: oauth`, such as Airtable connected with Sign in with Airtable) keeps that method: credentials for it give `invalid_auth`; a person signs in again in the console. Never returned. */
             auth?: {
                 [key: string]: string;
             };

@@ -44,7 +44,7 @@ import * as writes from './writes';
 
 /**
  * Wake-up probes (the worker's change hub): one every 5 s, answered for every table of the base by one list
- * of its webhooks, so an idle sync spends about 0.2 of the base's 4.5 requests/s on them.
+ * of its webhooks, so an idle sync spends about 0.2 of the base's 4.75 requests/s on them.
  */
 export const CHECKPOINT_POLLING = { intervalMs: 5000, perTable: true } as const;
 /** How long one list of webhooks answers checkpoint probes (the tables of one probe share it). */

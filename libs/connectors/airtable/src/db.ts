@@ -26,6 +26,8 @@ export class AirtableApi {
   readonly client: HttpClient;
   readonly now: () => number;
   private readonly rulesByBase = new Map<string, RateRule[]>();
+  /** What the token's budget is keyed by (`rateRules`). */
+  private readonly budgetIdentity: string;
 
   constructor(
     private readonly settings: AirtableSettings,
@@ -33,13 +35,19 @@ export class AirtableApi {
     options: AirtableApiOptions = {},
   ) {
     this.now = options.now ?? Date.now;
+    const { auth } = settings;
+    this.budgetIdentity = auth.kind === 'token' ? auth.token : auth.signIn.budgetIdentity;
     this.client = new HttpClient({
       baseUrl: settings.apiUrl,
       egress: context.egress,
       shared: context.shared,
-      rules: rateRules(settings.token, null),
-      headers: () => ({ authorization: `Bearer ${settings.token}` }),
-      secrets: () => [settings.token],
+      rules: rateRules(this.budgetIdentity, null),
+      headers:
+        auth.kind === 'token'
+          ? () => ({ authorization: `Bearer ${auth.token}` })
+          : async () => ({ authorization: `Bearer ${await auth.signIn.accessToken()}` }),
+      secrets: () => this.secrets,
+      ...(auth.kind === 'signed_in' ? { onUnauthorized: () => auth.signIn.invalidate() } : {}),
       appErrors: AIRTABLE_ERRORS,
       timeoutMs: options.timeoutMs,
       lookup: options.lookup,
@@ -47,7 +55,8 @@ export class AirtableApi {
   }
 
   get secrets(): string[] {
-    return [this.settings.token];
+    const { auth } = this.settings;
+    return auth.kind === 'token' ? [auth.token] : auth.signIn.secrets();
   }
 
   async request<T>(options: AirtableRequest): Promise<HttpResponse<T>> {
@@ -63,7 +72,7 @@ export class AirtableApi {
     const key = baseId ?? '';
     let rules = this.rulesByBase.get(key);
     if (!rules) {
-      rules = rateRules(this.settings.token, baseId);
+      rules = rateRules(this.budgetIdentity, baseId);
       this.rulesByBase.set(key, rules);
     }
     return rules;

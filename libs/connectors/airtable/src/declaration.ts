@@ -1,10 +1,17 @@
 /**
- * The Airtable connector: credentials are one personal access token (or the access token of a browser
- * sign-in), a base is an Airtable base (id `app...` or exact name). The API's origin is the service's
- * `AIRTABLE_API_URL` setting (`ConnectContext.settings`). This file is the package's `/declaration` entry:
- * it loads the connection code only on the first connect.
+ * The Airtable connector: credentials are one personal access token, or the tokens of a browser sign-in
+ * (OAuth 2 with PKCE through the console; `oauth.ts` renews them); a base is an Airtable base (id `app...` or
+ * exact name). The API's origin is the service's `AIRTABLE_API_URL` setting (`ConnectContext.settings`). This
+ * file is the package's `/declaration` entry: it loads the connection code only on the first connect.
  */
 import { type ConnectContext, type Credentials, defineConnector } from '@lockstep/connectors-core';
+import {
+  AUTHORIZE_PATH,
+  DEFAULT_OAUTH_URL,
+  OAUTH_URL_SETTING,
+  REQUIRED_SCOPES,
+  TOKEN_PATH,
+} from './oauth-endpoints';
 
 /** The connection side, loaded on the first connect (`require`: see the PostgreSQL connector's declaration). */
 function connectionSide(): typeof import('./connect') {
@@ -33,6 +40,13 @@ export const airtableConnector = defineConnector({
         secret: true,
       },
     ],
+    // Signing in with Airtable (OAuth 2 with PKCE) through the console; registered in OAUTH_CLIENTS.
+    oauth: {
+      authorizationEndpoint: `${DEFAULT_OAUTH_URL}${AUTHORIZE_PATH}`,
+      tokenEndpoint: `${DEFAULT_OAUTH_URL}${TOKEN_PATH}`,
+      scopes: [...REQUIRED_SCOPES],
+      originSetting: OAUTH_URL_SETTING,
+    },
   },
   capabilities: {
     createTables: true,

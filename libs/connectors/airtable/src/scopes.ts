@@ -7,15 +7,10 @@
 import { ConnectorError, isConnectorError } from '@lockstep/connectors-core';
 import { collectAll } from '@lockstep/connectors-http';
 import type { AirtableApi } from './db';
+import { REQUIRED_SCOPES } from './oauth-endpoints';
 import { basePages, baseSchema, whoami } from './sql';
 
-export const REQUIRED_SCOPES = [
-  'data.records:read',
-  'data.records:write',
-  'schema.bases:read',
-  'schema.bases:write',
-  'webhook:manage',
-] as const;
+export { REQUIRED_SCOPES };
 
 function missing(scope: string): ConnectorError {
   return new ConnectorError(

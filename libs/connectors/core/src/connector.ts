@@ -21,14 +21,63 @@ export interface AuthFieldDeclaration {
   secret?: boolean;
 }
 
+/** OAuth 2.0 authorization-code (PKCE) endpoints and scopes of an app's browser sign-in. */
+export interface OAuthSignInDeclaration {
+  issuer?: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  scopes: string[];
+  /**
+   * A service setting (`ConnectContext.settings`) whose value, when set, replaces the origin of both
+   * endpoints (Airtable: `AIRTABLE_OAUTH_URL`): for a proxy, and for tests against a simulator.
+   */
+  originSetting?: string;
+}
+
 export type ConnectorAuthDeclaration =
-  | { method: 'api_key'; fields: AuthFieldDeclaration[] }
+  | {
+      method: 'api_key';
+      fields: AuthFieldDeclaration[];
+      /**
+       * The app also offers a browser sign-in (spec 2.6: such a connector is listed as `api_key`, and a side
+       * deferred to a person can be connected either way in the console; a signed-in side keeps that method).
+       * The credentials it stores are the tokens of `OAUTH_CREDENTIAL_KEYS`.
+       */
+      oauth?: OAuthSignInDeclaration;
+    }
   | {
       method: 'oauth';
       fields: null;
       /** OAuth 2.0 authorization-code (PKCE) endpoints used by the console's browser sign-in. */
-      oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
+      oauth: OAuthSignInDeclaration;
     };
+
+/**
+ * The credentials a browser sign-in stores (the console's token exchange), as `connect` receives them:
+ * `access_token`, `token_type`, and when the app gave them `refresh_token`, `expires_at` (ISO time) and
+ * `scope`.
+ */
+export const OAUTH_CREDENTIAL_KEYS = ['access_token', 'token_type', 'refresh_token', 'expires_at', 'scope'];
+
+/** The browser sign-in a connector offers, its endpoints' origin taken from `settings`; null without one. */
+export function browserSignIn(
+  declaration: Pick<ConnectorDeclaration, 'auth'>,
+  settings: Readonly<Record<string, string | undefined>> = {},
+): OAuthSignInDeclaration | null {
+  const oauth = declaration.auth.oauth;
+  if (!oauth) return null;
+  const origin = oauth.originSetting ? settings[oauth.originSetting]?.trim() : undefined;
+  if (!origin) return oauth;
+  const moved = (endpoint: string): string => {
+    const url = new URL(endpoint);
+    return `${origin.replace(/\/+$/, '')}${url.pathname}${url.search}`;
+  };
+  return {
+    ...oauth,
+    authorizationEndpoint: moved(oauth.authorizationEndpoint),
+    tokenEndpoint: moved(oauth.tokenEndpoint),
+  };
+}
 
 /** The credential field of a database connector whose one credential is a connection string. */
 export const CONNECTION_STRING_FIELD = 'connectionString';
@@ -108,6 +157,37 @@ export interface ConnectContext {
    * absent takes the connector's default. Database connectors ignore it.
    */
   settings?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where the connection's credentials are stored (a sync side's, encrypted), for credentials that change
+   * while the connection runs: an app connector saves the tokens it renewed (`OAUTH_CREDENTIAL_KEYS`) through
+   * it, so another process and the next start use them. Absent (a check of credentials a person just gave,
+   * tests, tools): renewed tokens live in the connection only. Database connectors ignore it.
+   */
+  credentialStore?: CredentialStore;
+  /**
+   * The operator's OAuth client registration for this connector (`OAUTH_CLIENTS`), which a token refresh
+   * authenticates with. Absent when none is configured: a signed-in connection then cannot renew its token.
+   */
+  oauthClient?: OAuthClientRegistration;
+}
+
+/** The narrow store of one connection's credentials (the service implements it per sync side). */
+export interface CredentialStore {
+  /** A stable name of the place, never a secret (`sync:<id>:left`): the key of the renewal lock. */
+  readonly key: string;
+  /** The credentials stored now (another process may have renewed them since the connection opened). */
+  load(): Promise<Credentials>;
+  /**
+   * Stores renewed credentials in place of those the connection was opened with. Resolves false, storing
+   * nothing, when the place holds another credential now (a person connected it again meanwhile).
+   */
+  save(credentials: Credentials): Promise<boolean>;
+}
+
+export interface OAuthClientRegistration {
+  clientId: string;
+  clientSecret?: string;
+  tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
 }
 
 /** The tag every connector's change capture records for Lockstep's writes (without a `writeOrigin`). */

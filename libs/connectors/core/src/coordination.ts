@@ -17,6 +17,14 @@ export interface RateRule {
   burst?: number;
   /** How long the app blocks the key after a 429 that names no `Retry-After` (Airtable: 30 s). */
   penaltyMs?: number;
+  /**
+   * An app that counts requests in any window of `ms` (Airtable: 5 a second per base): this process sends at
+   * most `requests` of the key whose time from leaving to `ms` after their answer overlaps. The app saw each
+   * request somewhere between those two moments, so however late a request arrived, the app never counts more
+   * than `requests` of this process in one window. Kept in the process (`@lockstep/connectors-http`); the
+   * bucket above paces the processes sharing the key. Optional: without it, the bucket alone.
+   */
+  window?: { requests: number; ms: number };
 }
 
 export interface RateBudget {

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import type { ConnectorCoordination } from '@lockstep/connectors-core';
-import { budgetKeyOf, LocalCoordination, RedisCoordination, waitForBudget } from './budget';
+import { budgetKeyOf, LocalCoordination, RedisCoordination, RequestWindows, waitForBudget } from './budget';
 import { dropPrefix, redisConnection, uniquePrefix } from './test/loopback';
 
 describe.each([
@@ -92,5 +92,41 @@ describe('budgetKeyOf', () => {
     expect(key).not.toContain('SECRET');
     expect(budgetKeyOf('airtable', 'token', 'patSECRET.value')).toBe(key);
     expect(budgetKeyOf('airtable:base:app123')).toBe('airtable:base:app123');
+  });
+});
+
+describe('request windows (in process)', () => {
+  const rule = { key: `window:${Math.random()}`, ratePerSecond: 1000, window: { requests: 2, ms: 300 } };
+
+  it('lets `requests` in, and the next one only `ms` after the oldest answer, however long the answers took', async () => {
+    const windows = new RequestWindows();
+    const started = Date.now();
+    const first = await windows.enter([rule]);
+    const second = await windows.enter([rule]);
+    let third: (() => void) | null = null;
+    const entering = windows.enter([rule]).then((leave) => (third = leave));
+    // Both in flight: the third waits however long they take.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(third).toBeNull();
+    first();
+    const answered = Date.now();
+    await entering;
+    expect(Date.now() - answered).toBeGreaterThanOrEqual(295);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(495);
+    second();
+    third!();
+  });
+
+  it('takes no place for rules without a window, and every windowed key of a request at once', async () => {
+    const windows = new RequestWindows();
+    const other = { ...rule, key: `window:${Math.random()}`, window: { requests: 1, ms: 300 } };
+    const leave = await windows.enter([rule, other]);
+    const plain = await windows.enter([{ key: 'plain', ratePerSecond: 1 }]);
+    plain();
+    const started = Date.now();
+    leave();
+    const again = await windows.enter([rule, other]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(295);
+    again();
   });
 });

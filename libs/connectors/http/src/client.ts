@@ -12,7 +12,7 @@ import {
   type EgressPolicy,
   type RateRule,
 } from '@lockstep/connectors-core';
-import { localCoordination, sleep, waitForBudget } from './budget';
+import { localCoordination, requestWindows, sleep, waitForBudget } from './budget';
 import { type AppErrorTable, networkKind, translateHttpFailure, translateThrown } from './errors';
 import {
   backoffDelay,
@@ -117,11 +117,20 @@ export class HttpClient {
     let limited = 0;
     let reauthorized = false;
     for (;;) {
-      await this.waitForBudget(rules, options.signal);
+      // The rules' windows (this process' requests of a key, each counted until `ms` after its answer), then
+      // the shared rate budget: the request leaves when both allow it.
+      const leave = await requestWindows().enter(rules, options.signal);
+      try {
+        await this.waitForBudget(rules, options.signal);
+      } catch (error) {
+        leave();
+        throw error;
+      }
       let response: ExchangeResponse;
       try {
         response = await this.send(url, method, options);
       } catch (error) {
+        leave();
         failures += 1;
         if (!mayRetry(error) || !idempotent || failures >= this.retry.attempts) {
           throw translateThrown(error, this.translateOptions(options));
@@ -129,6 +138,7 @@ export class HttpClient {
         await this.backoff(failures, undefined, options.signal);
         continue;
       }
+      leave();
       const { status } = response;
       if (status >= 200 && status < 300)
         return { status, headers: response.headers, data: parseBody(response) as T };

@@ -56,10 +56,18 @@ function checkFields(fields: unknown, problems: Problems): void {
 
 function checkAuth(auth: unknown, problems: Problems): void {
   if (!isObject(auth)) return void problems.push('auth must be an object');
-  if (auth['method'] === 'api_key') return checkFields(auth['fields'], problems);
+  if (auth['method'] === 'api_key') {
+    checkFields(auth['fields'], problems);
+    // An app that also offers a browser sign-in (spec 2.6) declares its endpoints the same way.
+    if (auth['oauth'] !== undefined) checkSignIn(auth['oauth'], problems);
+    return;
+  }
   if (auth['method'] !== 'oauth') return void problems.push('auth.method must be "api_key" or "oauth"');
   if (auth['fields'] !== null) problems.push('auth.fields must be null for oauth auth');
-  const oauth = auth['oauth'];
+  checkSignIn(auth['oauth'], problems);
+}
+
+function checkSignIn(oauth: unknown, problems: Problems): void {
   if (!isObject(oauth))
     return void problems.push(
       'auth.oauth must be an object with authorizationEndpoint, tokenEndpoint and scopes',
@@ -69,6 +77,8 @@ function checkAuth(auth: unknown, problems: Problems): void {
   if (!httpUrl(oauth['tokenEndpoint'])) problems.push('auth.oauth.tokenEndpoint must be an http(s) URL');
   if (oauth['issuer'] !== undefined && !httpUrl(oauth['issuer']))
     problems.push('auth.oauth.issuer must be an http(s) URL when given');
+  if (oauth['originSetting'] !== undefined && !isText(oauth['originSetting']))
+    problems.push('auth.oauth.originSetting must be a setting name when given');
   const scopes = oauth['scopes'];
   if (
     !Array.isArray(scopes) ||

@@ -60,7 +60,10 @@ export class SidePatchDto {
   @ApiPropertyOptional({
     ...CREDENTIALS_SCHEMA,
     description:
-      'New credentials of the same shape: rotation, allowed in any state and checked live. Never returned.',
+      'New credentials of the same shape: rotation, allowed in any state and checked live. A side a person ' +
+      'connected by signing in (`auth_method: oauth`, such as Airtable connected with Sign in with Airtable) ' +
+      'keeps that method: credentials for it give `invalid_auth`; a person signs in again in the console. ' +
+      'Never returned.',
   })
   @Credentials()
   auth?: Record<string, string>;

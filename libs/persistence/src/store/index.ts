@@ -29,3 +29,4 @@ export * from './syncs/sync-plan';
 export * from './syncs/sync-sides';
 export * from './syncs/sync-views';
 export * from './syncs/syncs';
+export * from './syncs/side-credentials';

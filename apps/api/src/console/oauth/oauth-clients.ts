@@ -3,7 +3,8 @@ import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 
 /**
  * Boot check of `OAUTH_CLIENTS` against the offered connectors (built in and plugins): an entry for a
- * connector that does not exist or is not connected by browser sign-in is a typo the operator must hear
+ * connector that does not exist or offers no browser sign-in (neither `oauth` nor an `api_key` connector with
+ * a declared sign-in, such as Airtable) is a typo the operator must hear
  * about.
  */
 export function assertOAuthClientsMatch(
@@ -17,7 +18,7 @@ export function assertOAuthClientsMatch(
       problems.push(
         `OAUTH_CLIENTS: no connector "${type}" is offered (${connectors.map((c) => c.type).join(', ')})`,
       );
-    else if (connector.auth.method !== 'oauth')
+    else if (!connector.auth.oauth)
       problems.push(`OAUTH_CLIENTS: connector "${type}" uses api_key credentials, not browser sign-in`);
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -3,7 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '@lockstep/config';
 import { DomainError, ErrorCode } from '@lockstep/contracts';
-import type { BaseInfo, ConnectorDeclaration } from '@lockstep/connectors-core';
+import {
+  type BaseInfo,
+  browserSignIn,
+  type ConnectorDeclaration,
+  type OAuthSignInDeclaration,
+} from '@lockstep/connectors-core';
 import {
   CredentialCipher,
   resolveCredentialIssues,
@@ -20,13 +25,11 @@ import { oauthClientFor } from './oauth-clients';
 import { FLOW_TTL_MS, type FlowBinding, newHandle, OAuthFlows } from './oauth-flows';
 import { authorizationRequest, exchangeCode, type GrantedTokens } from './openid';
 
-type OAuthDeclaration = ConnectorDeclaration & {
-  auth: {
-    method: 'oauth';
-    fields: null;
-    oauth: { issuer?: string; authorizationEndpoint: string; tokenEndpoint: string; scopes: string[] };
-  };
-};
+/**
+ * A connector a person signs in to: `oauth` ones, and `api_key` ones that offer a browser sign-in too (spec
+ * 2.6: Airtable). `signIn` is its declared sign-in with the endpoints' origin from the settings.
+ */
+type OAuthDeclaration = ConnectorDeclaration & { signIn: OAuthSignInDeclaration };
 
 /** What a console OAuth request ends in; the controller turns it into a response. */
 export type OAuthOutcome =
@@ -54,9 +57,6 @@ interface ChooseBaseSecrets {
 }
 
 const OTHER: Record<SideName, SideName> = { left: 'right', right: 'left' };
-
-const isOAuth = (declaration: ConnectorDeclaration | undefined): declaration is OAuthDeclaration =>
-  declaration?.auth.method === 'oauth';
 
 /**
  * The reason of a failed code exchange in words: the provider's `error` and `error_description` when it sent
@@ -110,6 +110,12 @@ export class OAuthConnectService {
     private readonly flows: OAuthFlows,
   ) {}
 
+  /** The declaration with its browser sign-in, or null when the connector offers none. */
+  private signInOf(declaration: ConnectorDeclaration | undefined): OAuthDeclaration | null {
+    const signIn = declaration ? browserSignIn(declaration, this.config.connectorSettings) : null;
+    return declaration && signIn ? { ...declaration, signIn } : null;
+  }
+
   get redirectUri(): string {
     return `${this.config.publicUrl}/app/oauth/callback`;
   }
@@ -138,20 +144,28 @@ export class OAuthConnectService {
         ? this.pickConnector(loaded, side, chosen, session.plan, retry)
         : { declaration: this.catalog.find(entity.connector) };
     if ('refused' in picked) return picked.refused;
-    const { declaration } = picked;
-    if (!declaration)
+    if (!picked.declaration)
       return failure(
         409,
         'App no longer offered',
         `This server no longer offers the app "${entity.connector}" of the ${side} side.`,
         null,
       );
-    if (!isOAuth(declaration))
+    const declaration = this.signInOf(picked.declaration);
+    if (!declaration)
       return failure(
         400,
         'No browser sign-in for this app',
-        `${declaration.displayName} is connected with its credentials, not by signing in; use the ` +
+        `${picked.declaration.displayName} is connected with its credentials, not by signing in; use the ` +
           `form on the connect page.`,
+        retry,
+      );
+    if (isConnected(entity) && entity.authMethod !== 'oauth')
+      return failure(
+        409,
+        'This side keeps its pasted credentials',
+        `The ${side} side was connected with a pasted ${declaration.displayName} token and keeps that ` +
+          `method; paste a new token on the connect page to change it.`,
         retry,
       );
     const client = oauthClientFor(this.config, declaration.type);
@@ -166,7 +180,7 @@ export class OAuthConnectService {
         retry,
       );
     }
-    const request = await authorizationRequest(declaration.auth.oauth, client, this.redirectUri);
+    const request = await authorizationRequest(declaration.signIn, client, this.redirectUri);
     const binding: FlowBinding = {
       sessionHash,
       accountId: session.accountId,
@@ -240,8 +254,8 @@ export class OAuthConnectService {
 
   /** The flow's connector with its browser sign-in, unless this server no longer offers it. */
   private offered(connector: string): { declaration: OAuthDeclaration } | { refused: OAuthOutcome } {
-    const declaration = this.catalog.find(connector);
-    if (isOAuth(declaration)) return { declaration };
+    const declaration = this.signInOf(this.catalog.find(connector));
+    if (declaration) return { declaration };
     return {
       refused: failure(
         409,
@@ -313,7 +327,7 @@ export class OAuthConnectService {
     let granted: GrantedTokens;
     try {
       granted = await exchangeCode(
-        declaration.auth.oauth,
+        declaration.signIn,
         client,
         new URL(originalUrl, this.config.publicUrl),
         flow.secrets,
@@ -390,6 +404,13 @@ export class OAuthConnectService {
     const entity = loaded.sides[flow.side];
     if (!entity) throw consoleNotFound();
     const reconnect = isConnected(entity);
+    if (reconnect && entity.authMethod !== 'oauth')
+      return failure(
+        409,
+        'The side changed',
+        `The ${flow.side} side was connected with pasted credentials while you signed in. Nothing was changed.`,
+        retry,
+      );
     if (reconnect && entity.connector !== declaration.type)
       return failure(
         409,
@@ -522,7 +543,10 @@ export class OAuthConnectService {
       const target = rows.find((row) => row.side === flow.side);
       const other = rows.find((row) => row.side === OTHER[flow.side]) ?? null;
       if (!target) throw consoleNotFound();
-      if (isConnected(target) !== reconnect || (reconnect && target.connector !== declaration.type)) {
+      if (
+        isConnected(target) !== reconnect ||
+        (reconnect && (target.connector !== declaration.type || target.authMethod !== 'oauth'))
+      ) {
         return {
           kind: 'refused',
           title: 'The side changed',

@@ -56,3 +56,29 @@ export function basePickerPage(
 </section>`,
   });
 }
+
+/**
+ * The connect page's "Sign in with ‹app›" (POST /app/oauth/start) for a connector with a browser sign-in:
+ * the only way for `oauth` connectors and for a side already connected by signing in (it keeps that method);
+ * offered beside the credential form for a side not connected yet (`alsoToken`).
+ */
+export function signInSection(
+  session: ConsoleSession,
+  input: {
+    syncId: string;
+    side: string;
+    connector: { type: string; displayName: string };
+    alsoToken: boolean;
+  },
+): SafeHtml {
+  const name = input.connector.displayName;
+  return html`<section class="card" aria-labelledby="oauth"><h2 id="oauth">${input.alsoToken ? `Sign in with ${name}` : name}</h2>
+<p>You sign in to ${name} in this browser and allow Lockstep access; you come back here afterwards.${input.alsoToken ? ` A side connected this way keeps signing in; or paste a token below instead.` : null}</p>
+<form method="post" action="/app/oauth/start">
+  ${csrfInput(session)}
+  <input type="hidden" name="sync" value="${input.syncId}">
+  <input type="hidden" name="side" value="${input.side}">
+  <input type="hidden" name="connector" value="${input.connector.type}">
+  <button type="submit">Sign in with ${name}</button>
+</form></section>`;
+}

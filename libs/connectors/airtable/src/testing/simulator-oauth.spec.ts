@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type ConnectorError, isConnectorError } from '@lockstep/connectors-core';
 import {
   HttpClient,
@@ -105,5 +106,126 @@ describe('OAuth tokens', () => {
     expect(failures).toHaveLength(1);
     expect(isConnectorError(failures[0]) && (failures[0] as ConnectorError).kind).toBe('auth');
     expect((failures[0] as ConnectorError).message).toContain('invalid_grant');
+  });
+});
+
+describe('the authorization code flow with PKCE', () => {
+  const REDIRECT = 'http://127.0.0.1:9/app/oauth/callback';
+  const SECRET = 'integration-secret';
+  const verifier = 'v'.repeat(20) + '-._~' + 'x'.repeat(30);
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+
+  const authorizeUrl = (overrides: Record<string, string | null> = {}) => {
+    const url = new URL('/oauth2/v1/authorize', sim.simulator.url);
+    const parameters: Record<string, string | null> = {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'data.records:read schema.bases:read',
+      state: 'state-123',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...overrides,
+    };
+    for (const [name, value] of Object.entries(parameters))
+      if (value !== null) url.searchParams.set(name, value);
+    return url;
+  };
+
+  /** The consent page's answer: the form it shows, sent back with the person's decision. */
+  async function decide(url: URL, decision: 'grant' | 'deny'): Promise<URL> {
+    const page = await fetch(url, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Grant access');
+    const form = new URLSearchParams(url.searchParams);
+    form.set('decision', decision);
+    const answer = await fetch(new URL('/oauth2/v1/authorize', sim.simulator.url), {
+      method: 'POST',
+      body: form,
+      redirect: 'manual',
+    });
+    expect(answer.status).toBe(302);
+    return new URL(answer.headers.get('location')!);
+  }
+
+  async function token(form: Record<string, string>, secret = SECRET) {
+    return fetch(new URL('/oauth2/v1/token', sim.simulator.url), {
+      method: 'POST',
+      body: new URLSearchParams(form),
+      headers: { authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${secret}`).toString('base64')}` },
+    });
+  }
+
+  beforeEach(() =>
+    sim.simulator.registerIntegration({
+      clientId: CLIENT_ID,
+      clientSecret: SECRET,
+      redirectUris: [REDIRECT],
+    }),
+  );
+
+  it('grants a code for the state, exchanged once with the verifier whose S256 is the challenge', async () => {
+    const back = await decide(authorizeUrl(), 'grant');
+    expect(back.origin + back.pathname).toBe(REDIRECT);
+    expect(back.searchParams.get('state')).toBe('state-123');
+    const code = back.searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT };
+    const wrong = await token({ ...exchange, code_verifier: 'w'.repeat(50) });
+    expect([wrong.status, ((await wrong.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
+    // A refused exchange spends the code too.
+    const back2 = await decide(authorizeUrl(), 'grant');
+    const right = await token({
+      ...exchange,
+      code: back2.searchParams.get('code')!,
+      code_verifier: verifier,
+    });
+    expect(right.status).toBe(200);
+    const tokens = (await right.json()) as OAuthTokens;
+    expect(tokens).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'data.records:read schema.bases:read',
+    });
+    expect(await sim.client(tokens.access_token).get('/v0/meta/whoami')).toMatchObject({
+      scopes: ['data.records:read', 'schema.bases:read'],
+    });
+    const again = await token({
+      ...exchange,
+      code: back2.searchParams.get('code')!,
+      code_verifier: verifier,
+    });
+    expect(again.status).toBe(400);
+    const badClient = await token({ ...exchange, code_verifier: verifier }, 'not-the-secret');
+    expect([badClient.status, ((await badClient.json()) as { error: string }).error]).toEqual([
+      401,
+      'invalid_client',
+    ]);
+  });
+
+  it('sends refusals back to the redirect URI, and answers a bad client or redirect URI on the page', async () => {
+    const denied = await decide(authorizeUrl(), 'deny');
+    expect([denied.searchParams.get('error'), denied.searchParams.get('state')]).toEqual([
+      'access_denied',
+      'state-123',
+    ]);
+    for (const [overrides, error] of [
+      [{ code_challenge: null }, 'invalid_request'],
+      [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ scope: 'data.records:read user.email:read' }, 'invalid_scope'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+    ] as const) {
+      const answer = await fetch(authorizeUrl(overrides), { redirect: 'manual' });
+      expect(answer.status).toBe(302);
+      expect(new URL(answer.headers.get('location')!).searchParams.get('error')).toBe(error);
+    }
+    const unanswerable: Record<string, string>[] = [
+      { redirect_uri: 'http://127.0.0.1:9/elsewhere' },
+      { client_id: 'unknown' },
+    ];
+    for (const overrides of unanswerable) {
+      const answer = await fetch(authorizeUrl(overrides), { redirect: 'manual' });
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get('location')).toBeNull();
+    }
   });
 });

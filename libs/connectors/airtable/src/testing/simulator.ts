@@ -22,7 +22,8 @@ import {
   updateRecords,
 } from './simulator-records';
 import { budgetBase, RateLimits } from './simulator-limits';
-import { OAuthError, OAuthGrants, type OAuthTokens } from './simulator-oauth';
+import { type OAuthIntegration, OAuthError, OAuthGrants, type OAuthTokens } from './simulator-oauth';
+import { authorizePage, type OAuthPerson } from './simulator-consent';
 import { SimError } from './simulator-values';
 import {
   createWebhook,
@@ -77,7 +78,7 @@ export class AirtableSimulator {
   private readonly limits: RateLimits;
   private readonly iterators = new Map<string, RecordIterator>();
   private clockOffset = 0;
-  /** The OAuth token endpoint's refresh tokens; `oauth.refreshes` counts its answers. */
+  /** The OAuth endpoints' integrations, codes and refresh tokens; `oauth.refreshes` counts refresh grants. */
   readonly oauth = new OAuthGrants(
     (token, grant, expiresAt) => this.tokens.set(token, { ...grant, oauth: true, expiresAt }),
     () => this.now(),
@@ -127,9 +128,24 @@ export class AirtableSimulator {
     });
   }
 
-  /** The tokens a person's browser sign-in ends with (the authorization code exchange is the console's). */
+  /**
+   * The person who signs in on the authorize page (every base of the simulator is theirs), and whether they
+   * grant access when the consent page is answered without a browser.
+   */
+  readonly person: OAuthPerson = { userId: simId('usr'), name: 'Sim Person' };
+
+  /** Registers an OAuth integration (client id, secret or none, redirect URIs, scopes; default all five). */
+  registerIntegration(integration: Omit<OAuthIntegration, 'scopes'> & { scopes?: string[] }): void {
+    this.oauth.register({ ...integration, scopes: integration.scopes ?? AIRTABLE_SCOPES });
+  }
+
+  /**
+   * The tokens a finished browser sign-in ends with, without the browser (registers a public integration
+   * `clientId` when there is none).
+   */
   signIn(clientId: string, scopes: string[] = AIRTABLE_SCOPES): OAuthTokens {
-    return this.oauth.issue({ clientId, userId: simId('usr'), scopes });
+    if (!this.oauth.integration(clientId)) this.registerIntegration({ clientId, redirectUris: [] });
+    return this.oauth.issue({ clientId, userId: this.person.userId, scopes });
   }
 
   revokeToken(token: string): void {
@@ -211,6 +227,8 @@ export class AirtableSimulator {
       const url = new URL(req.url ?? '/', 'http://simulator');
       if (url.pathname === '/oauth2/v1/token' && req.method === 'POST')
         return await this.tokenEndpoint(req, res);
+      if (url.pathname === '/oauth2/v1/authorize')
+        return await authorizePage(req, res, url.searchParams, this.oauth, this.person);
       const token = this.authenticate(req);
       const parts = url.pathname.split('/').filter((part) => part !== '');
       this.limits.take(req.headers.authorization!, budgetBase(parts));
@@ -241,14 +259,19 @@ export class AirtableSimulator {
     return grant;
   }
 
+  /**
+   * `POST /oauth2/v1/token` (https://airtable.com/developers/web/api/oauth-reference, "Token creation
+   * request" and "Token expiry & refresh tokens"): `simulator-oauth.ts`.
+   */
   private async tokenEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     try {
-      send(res, 200, this.oauth.token(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      send(res, 200, this.oauth.token(form, req.headers.authorization));
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
-      send(res, 400, { error: error.error, error_description: error.description });
+      send(res, error.status, { error: error.error, error_description: error.description });
     }
   }
 
