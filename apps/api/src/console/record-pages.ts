@@ -165,7 +165,8 @@ export interface RecordPageInput {
 export function recordBody(input: RecordPageInput): SafeHtml {
   const { sync, status } = input;
   const order: SideName[] = input.first === 'left' ? ['left', 'right'] : ['right', 'left'];
-  const canRefetch = (['left', 'right'] as const).some((side) => status[side] && !status[side]!.is_deleted);
+  const present = (['left', 'right'] as const).filter((side) => status[side] && !status[side]!.is_deleted);
+  const canRefetch = present.length > 0;
   return html`${crumbs(sync, html`<code>${status.id}</code>`, true)}
 <h1>${status.name ?? status[input.first]?.remote_id ?? status.id}</h1>
 <p class="lead">Record <code>${status.id}</code>: ${status.table.left?.name ?? '—'} ⇄ ${status.table.right?.name ?? '—'}.</p>
@@ -174,7 +175,7 @@ export function recordBody(input: RecordPageInput): SafeHtml {
 ${queueList(status.queued_operations)}
 ${
   canRefetch
-    ? html`<form method="post" action="/app/syncs/${sync.id}/records/${status.id}/refetch">${csrfInput(input.session)}<button type="submit" class="secondary" id="refetch">Read both copies again</button> <span class="hint">Queued after what is already queued for this record.</span></form>`
+    ? html`<form method="post" action="/app/syncs/${sync.id}/records/${status.id}/refetch">${csrfInput(input.session)}<button type="submit" class="secondary" id="refetch">${present.length === 2 ? 'Read both copies again' : `Read the ${present[0]} copy again`}</button> <span class="hint">Queued after what is already queued for this record.</span></form>`
     : null
 }
 </section>

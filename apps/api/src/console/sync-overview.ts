@@ -31,14 +31,74 @@ export interface PairProgressView {
   failed?: number;
 }
 
-/** Records done of total over every pair, the average rate since the initial sync started, and time left. */
+/** Records done of total over every pair, the recent rate, and time left at that rate. */
 export interface InitialSyncPace {
   done: number;
   total: number;
-  /** Records a second, on average since `started_at`; null before anything was done. */
+  /** Records a second; null before anything was done. */
   rate: number | null;
+  /** What the rate is measured over: the last seconds this API saw, or everything since the start. */
+  rateOver: 'recent' | 'since_start';
   /** Seconds left at that rate; null when unknown. */
   secondsLeft: number | null;
+}
+
+interface Sample {
+  at: number;
+  done: number;
+}
+
+/** How far back the recent rate looks, and how many syncs' samples are kept at most. */
+const WINDOW_MS = 30_000;
+const MAX_TRACKED = 500;
+
+/**
+ * Samples of records done per running initial sync, as this API process saw them in the status snapshots it
+ * rendered (the overview asks every 2 s while someone watches). The status has no per-pair timings, and the
+ * average since `started_at` includes the preparation (the preview's full read), which makes it far too low
+ * at first; the rate over the last 30 s is what "time left" should assume. With a single sample (the first
+ * look, or another API instance rendered the previous one) the average since the start is used, and said.
+ */
+export class PaceSamples {
+  private readonly samples = new Map<string, Sample[]>();
+
+  pace(status: SyncStatusDto): InitialSyncPace {
+    const pairs = pairsOf(status);
+    const total = pairs.reduce((n, pair) => n + pairTotal(pair), 0);
+    const done = Math.min(
+      total,
+      pairs.reduce((n, pair) => n + pairDone(pair), 0),
+    );
+    const at = Date.parse(status.captured_at);
+    const recent = this.record(`${status.sync_id}:${status.initial_sync.started_at ?? ''}`, { at, done });
+    let rate: number | null = null;
+    let rateOver: InitialSyncPace['rateOver'] = 'since_start';
+    if (recent && at - recent.at >= 1000 && done > recent.done) {
+      rate = (done - recent.done) / ((at - recent.at) / 1000);
+      rateOver = 'recent';
+    } else {
+      const elapsed = (at - Date.parse(status.initial_sync.started_at ?? '')) / 1000;
+      rate = done > 0 && elapsed > 0 ? done / elapsed : null;
+    }
+    const secondsLeft = rate ? Math.ceil((total - done) / rate) : null;
+    return { done, total, rate, rateOver, secondsLeft };
+  }
+
+  /** Adds the sample; returns the oldest one within the window (before this one), if any. */
+  private record(key: string, sample: Sample): Sample | undefined {
+    const kept = (this.samples.get(key) ?? []).filter(
+      (s) => sample.at - s.at <= WINDOW_MS && s.at < sample.at,
+    );
+    this.samples.delete(key);
+    this.samples.set(key, [...kept, sample]);
+    if (this.samples.size > MAX_TRACKED) this.samples.delete(this.samples.keys().next().value!);
+    return kept[0];
+  }
+
+  /** Forgets a sync whose initial sync is not running (nothing to measure). */
+  forget(syncId: string): void {
+    for (const key of this.samples.keys()) if (key.startsWith(`${syncId}:`)) this.samples.delete(key);
+  }
 }
 
 export function pairsOf(status: SyncStatusDto): PairProgressView[] {
@@ -50,24 +110,6 @@ const pairTotal = (pair: PairProgressView): number =>
   (pair.preview?.left_records ?? 0) + (pair.preview?.right_records ?? 0);
 const pairDone = (pair: PairProgressView): number =>
   pair.stage === 'done' ? pairTotal(pair) : (pair.processed?.left ?? 0) + (pair.processed?.right ?? 0);
-
-/**
- * The pace of a running initial sync. The status carries no per-pair timings, so the rate is the average since
- * the initial sync started (records done / seconds elapsed at the snapshot), which is what "time left" assumes.
- */
-export function initialSyncPace(status: SyncStatusDto): InitialSyncPace {
-  const pairs = pairsOf(status);
-  const total = pairs.reduce((n, pair) => n + pairTotal(pair), 0);
-  const done = Math.min(
-    total,
-    pairs.reduce((n, pair) => n + pairDone(pair), 0),
-  );
-  const started = status.initial_sync.started_at ? Date.parse(status.initial_sync.started_at) : NaN;
-  const elapsed = (Date.parse(status.captured_at) - started) / 1000;
-  const rate = done > 0 && elapsed > 0 ? done / elapsed : null;
-  const secondsLeft = rate ? Math.ceil((total - done) / rate) : null;
-  return { done, total, rate, secondsLeft };
-}
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
@@ -128,12 +170,12 @@ export function changeDetectionCard(status: SyncStatusDto): SafeHtml {
   </section>`;
 }
 
-function paceLine(status: SyncStatusDto): SafeHtml {
-  const pace = initialSyncPace(status);
+function paceLine(status: SyncStatusDto, pace: InitialSyncPace): SafeHtml {
   const percent = pace.total > 0 ? Math.floor((pace.done / pace.total) * 100) : 0;
+  const running = status.initial_sync.phase === 'running';
   return html`<p id="initial-pace"><strong id="initial-done">${count(pace.done)} of ${count(pace.total)} records</strong> (${percent}%)
-${pace.rate ? html` · <span id="initial-rate">${count(Math.round(pace.rate))} records/s</span> on average since it started` : null}
-${pace.secondsLeft !== null && status.initial_sync.phase === 'running' ? html` · <span id="initial-eta">about ${duration(pace.secondsLeft)} left</span>` : null}</p>`;
+${running && pace.rate ? html` · <span id="initial-rate">${count(Math.round(pace.rate))} records/s</span> ${pace.rateOver === 'recent' ? 'lately' : 'on average since it started'}` : null}
+${running && pace.secondsLeft !== null ? html` · <span id="initial-eta">about ${duration(pace.secondsLeft)} left</span>` : null}</p>`;
 }
 
 function pairProgress(pair: PairProgressView): SafeHtml {
@@ -151,12 +193,12 @@ ${pair.created ? html`<p class="muted">Created ${pair.created.left} left, ${pair
 }
 
 /** The initial sync: preview, records done of total with rate and time left, and each pair's progress. */
-export function initialSyncSection(status: SyncStatusDto, working: boolean): SafeHtml {
+export function initialSyncSection(status: SyncStatusDto, working: boolean, pace: InitialSyncPace): SafeHtml {
   const phase = status.initial_sync.phase;
   if (phase === 'not_started') return html``;
   return html`<section class="card" aria-labelledby="initial"><h2 id="initial">Initial sync</h2>
 <p>${phase === 'done' ? html`Finished ${when(status.initial_sync.finished_at)}.` : html`Started ${when(status.initial_sync.started_at)}; ${phase}.`}${working ? html` <span class="muted">This page updates itself every 2 seconds while it runs.</span>` : null}</p>
-${phase === 'running' || phase === 'done' ? paceLine(status) : null}
+${phase === 'running' || phase === 'done' ? paceLine(status, pace) : null}
 ${pairsOf(status).map(pairProgress)}
 </section>`;
 }

@@ -19,6 +19,7 @@ import {
   issuesSection,
   needsYou,
   operationsSection,
+  PaceSamples,
   statusCard,
 } from './sync-overview';
 
@@ -52,6 +53,9 @@ ${
 /** The syncs list ("Needs you" counts) and the sync overview (progress, detection, work waiting, issues, log). */
 @ConsoleController()
 export class SyncsConsoleController {
+  /** Records done as seen in earlier renders, for the initial sync's recent rate (one per API process). */
+  private readonly paces = new PaceSamples();
+
   constructor(
     private readonly syncs: SyncsService,
     private readonly issues: IssuesService,
@@ -87,12 +91,14 @@ export class SyncsConsoleController {
     ]);
     const phase = status.initial_sync.phase;
     const working = sync.activating || phase === 'preparing' || phase === 'running';
+    const pace = this.paces.pace(status);
+    if (phase !== 'running') this.paces.forget(sync.id);
     const body = html`<p class="muted"><a href="/app">Syncs</a> / ${sync.name}</p>
 <h1>${sync.name}</h1>
 <div class="grid">${statusCard(sync, status)}${changeDetectionCard(status)}</div>
 ${pendingActions(sync.pending_actions)}
 ${syncActions(session, sync, working)}
-${initialSyncSection(status, working)}
+${initialSyncSection(status, working, pace)}
 ${heldDeletesSection(sync, held)}
 ${issuesSection(session, sync.id, issues.data)}
 ${operationsSection(sync.id, operations.data)}`;
