@@ -231,7 +231,7 @@ export function cancelForm(
   from: 'export' | 'run',
 ): SafeHtml {
   if (!isActiveRun(run) || run.cancel_requested_at) return html``;
-  return html`<form method="post" action="/app/live-exports/${dto.id}/runs/${run.id}/cancel" class="inline">${csrfInput(session)}<input type="hidden" name="from" value="${from}"><button type="submit" class="secondary" aria-label="Cancel run queued at ${run.queued_at}">Cancel run</button></form>`;
+  return html`<form method="post" action="/app/live-exports/${dto.id}/runs/${run.id}/cancel" class="inline">${csrfInput(session)}<input type="hidden" name="from" value="${from}"><button type="submit" class="secondary" id="cancel-${from}-${run.id}" aria-label="Cancel run queued at ${run.queued_at}">Cancel run</button></form>`;
 }
 
 /** Save, edit mappings and Run now: what the person can do with the export next. */
