@@ -249,6 +249,7 @@ ${
     : null
 }
 </div>
+<p><a href="/app/live-exports/${dto.id}/delete" id="delete">Delete this live export…</a></p>
 <p class="hint">Save checks the mappings and creates the destination tables and columns (it never drops or retypes any); runs use the last saved version.</p>
 </section>`;
 }
@@ -279,4 +280,17 @@ ${run.error ? html`<dt>Error</dt><dd id="run-error"><code>${run.error.code}</cod
 </dl>
 ${isActiveRun(run) ? html`<p class="muted">This page updates itself every 2 seconds while the run is active.</p><div class="actions">${cancelForm(session, dto, run, 'run')}</div>` : null}
 <p><a href="/app/live-exports/${dto.id}">Back to the live export</a></p>`;
+}
+
+export function deleteBody(session: ConsoleSession, dto: LiveExportDto, active: RunDto | null): SafeHtml {
+  return html`${crumbs(dto, 'delete')}
+<h1>Delete “${dto.name}”?</h1>
+<section class="card" aria-labelledby="deletes"><h2 id="deletes">Deleting removes</h2>
+<ul><li>the live export, its credentials and its mappings;</li><li>its schedule and its run history;</li>
+${active ? html`<li>the run that is ${active.state} now: it is canceled;</li>` : null}
+<li>the change capture it installed in the source database (removed shortly after, by the worker).</li></ul>
+<h2>What stays</h2>
+<p>The tables it created in the destination${dto.destination.location ? html` (<code>${dto.destination.location}</code>)` : null}, with their rows, and everything in the source.</p>
+<form method="post" action="/app/live-exports/${dto.id}/delete" class="actions">${csrfInput(session)}<button type="submit" class="danger" id="confirm-delete">Delete this live export</button> <a href="/app/live-exports/${dto.id}">Keep it</a></form>
+</section>`;
 }

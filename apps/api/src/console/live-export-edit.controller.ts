@@ -23,6 +23,7 @@ import {
 import { layout } from './layout';
 import {
   documentFromForm,
+  deleteBody,
   isActiveRun,
   type MapInput,
   mapBody,
@@ -252,6 +253,32 @@ export class LiveExportEditConsoleController {
     const query = `notice=${encodeURIComponent(message)}`;
     if (form['from'] === 'run') throw new ConsoleRedirect(`/app/live-exports/${id}/runs/${run.id}?${query}`);
     throw new ConsoleRedirect(`/app/live-exports/${id}?${query}`);
+  }
+
+  @Get(':id/delete')
+  async confirmDelete(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Res() response: Response,
+  ): Promise<void> {
+    const auth = await this.available(session);
+    const { entity } = await this.access.load(auth, id, 'read');
+    const runs = (await this.runs.list(auth, { liveExport: id, limit: 1, cursor: undefined })).data;
+    const active = runs.find(isActiveRun) ?? null;
+    const body = deleteBody(session, this.exports.dto(entity), active);
+    sendPage(response, 200, layout({ title: `Delete ${entity.name}`, session, nav: 'live-exports', body }));
+  }
+
+  /** The service of `DELETE /v1/live-export/live-exports/{id}`; only the confirmation page's button posts here. */
+  @Post(':id/delete')
+  async delete(@Session() session: ConsoleSession, @Param('id') id: string): Promise<never> {
+    const auth = await this.available(session);
+    const { entity } = await this.access.load(auth, id, 'read');
+    const deleted = await this.exports.remove(auth, id);
+    const notice =
+      `Deleted the live export “${entity.name}”${deleted.canceled_run ? ' and canceled its run' : ''}. ` +
+      'The tables it created in the destination stay, with their rows.';
+    throw new ConsoleRedirect(`/app/live-exports?notice=${encodeURIComponent(notice)}`);
   }
 
   // ---- helpers ----

@@ -91,6 +91,7 @@ export class LiveExportsConsoleController {
     @Session() session: ConsoleSession,
     @Res() response: Response,
     @Query('cursor') cursor?: string,
+    @Query('notice') notice?: string,
   ): Promise<void> {
     const auth = await this.available(session);
     const page = await this.exports.list(auth, 25, cursor);
@@ -118,7 +119,13 @@ export class LiveExportsConsoleController {
     sendPage(
       response,
       200,
-      layout({ title: 'Live exports', session, nav: 'live-exports', body: listBody(rows, page.next_cursor) }),
+      layout({
+        title: 'Live exports',
+        session,
+        nav: 'live-exports',
+        body: listBody(rows, page.next_cursor),
+        notice,
+      }),
     );
   }
 

@@ -278,6 +278,7 @@ describe('console: sets up a scheduled live export and watches a run', () => {
       await signIn(other.page, stranger.email);
       for (const path of [
         `/app/live-exports/${lexId}/map`,
+        `/app/live-exports/${lexId}/delete`,
         `/app/live-exports/${lexId}/runs/${runs[0]!.id}`,
         `/app/live-exports/${lexId}/runs/run_00000000000000000000`,
       ]) {
@@ -299,5 +300,29 @@ describe('console: sets up a scheduled live export and watches a run', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('deletes the export after a confirmation page; the destination table stays', async () => {
+    const { page } = browser;
+    await page.goto(url(`/app/live-exports/${lexId}`));
+    await Promise.all([page.waitForNavigation(), page.click('#delete')]);
+    expect(await page.textContent('h1')).toBe('Delete “Customers nightly”?');
+    expect(await page.textContent('main')).toContain('The tables it created in the destination');
+    await shot(page, 'live-export-delete');
+    await expectAccessible(page);
+    // CSRF: refused without the token, nothing deleted.
+    const forged = await page.request.post(url(`/app/live-exports/${lexId}/delete`), {
+      form: {},
+      headers: { Origin: base },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    await api().get(`/v1/live-export/live-exports/${lexId}`).set(bearer(key)).expect(200);
+    await Promise.all([page.waitForNavigation(), page.click('#confirm-delete')]);
+    expect(new URL(page.url()).pathname).toBe('/app/live-exports');
+    expect(await page.textContent('[role=status]')).toContain('Deleted the live export “Customers nightly”');
+    await api().get(`/v1/live-export/live-exports/${lexId}`).set(bearer(key)).expect(404);
+    const count = (await my.sql('SELECT COUNT(*) AS n FROM customers_copy')) as { n: number }[];
+    expect(Number(count[0]!.n)).toBe(ROWS);
   });
 });
