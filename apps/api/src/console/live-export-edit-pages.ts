@@ -1,5 +1,11 @@
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
-import type { LiveExportDto, RunDto, ScheduleDto, SourceFieldDto } from '@lockstep/contracts';
+import {
+  INPUT_LIMITS,
+  type LiveExportDto,
+  type RunDto,
+  type ScheduleDto,
+  type SourceFieldDto,
+} from '@lockstep/contracts';
 import type { LiveExportMappingsInput } from '@lockstep/domain';
 import { type ConsoleSession, csrfInput } from './console-session';
 import { whenExact } from './format';
@@ -54,7 +60,7 @@ ${input.errors.form ? html`<p class="error" role="alert">${input.errors.form}</p
 ${input.errors.name || input.errors.source || input.errors.destination ? html`<p class="visually-hidden" role="alert">Some fields need attention.</p>` : null}
 <form method="post" action="/app/live-exports/new" class="card">
 ${csrfInput(session)}
-<label for="new-name">Name</label>${name.message}<input type="text" id="new-name" name="name" value="${input.values.name ?? ''}" required maxlength="200"${name.attrs}>
+<label for="new-name">Name</label>${name.message}<input type="text" id="new-name" name="name" value="${input.values.name ?? ''}" required maxlength="${INPUT_LIMITS.name}"${name.attrs}>
 ${connectorSelect('source', input, 'Where the tables are read from; it is never changed.')}
 ${connectorSelect('destination', input, 'Where the tables are created and written.')}
 <div class="actions"><button type="submit" id="create">Create and connect</button></div>
@@ -249,6 +255,7 @@ ${
     : null
 }
 </div>
+<form method="post" action="/app/live-exports/${dto.id}/rename" class="actions">${csrfInput(session)}<label for="rename" class="visually-hidden">Name</label><input type="text" id="rename" name="name" value="${dto.name}" required maxlength="${INPUT_LIMITS.name}"><button type="submit" class="secondary">Rename</button></form>
 <p><a href="/app/live-exports/${dto.id}/delete" id="delete">Delete this live export…</a></p>
 <p class="hint">Save checks the mappings and creates the destination tables and columns (it never drops or retypes any); runs use the last saved version.</p>
 </section>`;

@@ -1,6 +1,13 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, ErrorCode, type LiveExportDto, type RunDto } from '@lockstep/contracts';
+import {
+  DomainError,
+  ErrorCode,
+  hasControlCharacter,
+  INPUT_LIMITS,
+  type LiveExportDto,
+  type RunDto,
+} from '@lockstep/contracts';
 import { isId, type LiveExportMappingsInput } from '@lockstep/domain';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
@@ -33,6 +40,14 @@ import {
 } from './live-export-edit-pages';
 
 type Issue = MapInput['issues'][number];
+
+/** The checks `name` gets over the API (required, at most INPUT_LIMITS.name, no control characters). */
+function nameError(name: string | undefined): string | undefined {
+  if (!name) return 'Give the live export a name.';
+  if (name.length > INPUT_LIMITS.name) return `At most ${INPUT_LIMITS.name} characters.`;
+  if (hasControlCharacter(name)) return 'The name must not contain control characters.';
+  return undefined;
+}
 
 const back = (id: string, notice: string, error = false): ConsoleRedirect =>
   new ConsoleRedirect(`/app/live-exports/${id}?${error ? 'error' : 'notice'}=${encodeURIComponent(notice)}`);
@@ -69,7 +84,8 @@ export class LiveExportEditConsoleController {
     const auth = await this.available(session);
     const values = { name: form['name']?.trim(), source: form['source'], destination: form['destination'] };
     const errors: NewInput['errors'] = {};
-    if (!values.name) errors.name = 'Give the live export a name.';
+    const badName = nameError(values.name);
+    if (badName) errors.name = badName;
     if (!values.source) errors.source = 'Choose the app the tables are read from.';
     if (!values.destination) errors.destination = 'Choose the database the tables are written to.';
     if (Object.keys(errors).length > 0) return this.renderNew(response, session, 400, { values, errors });
@@ -253,6 +269,21 @@ export class LiveExportEditConsoleController {
     const query = `notice=${encodeURIComponent(message)}`;
     if (form['from'] === 'run') throw new ConsoleRedirect(`/app/live-exports/${id}/runs/${run.id}?${query}`);
     throw new ConsoleRedirect(`/app/live-exports/${id}?${query}`);
+  }
+
+  @Post(':id/rename')
+  async rename(
+    @Session() session: ConsoleSession,
+    @Param('id') id: string,
+    @Form() form: Record<string, string>,
+  ): Promise<never> {
+    const auth = await this.available(session);
+    const name = form['name']?.trim();
+    const refused = nameError(name);
+    if (refused) throw back(id, `Not renamed: ${refused}`, true);
+    // The same call as PATCH /v1/live-export/live-exports/{id} with `{name}`.
+    await this.exports.update(auth, id, { name });
+    throw back(id, `Renamed to “${name}”.`);
   }
 
   @Get(':id/delete')

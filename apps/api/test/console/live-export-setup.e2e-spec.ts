@@ -77,8 +77,14 @@ describe('console: sets up a scheduled live export and watches a run', () => {
     });
     expect(empty.status()).toBe(400);
     expect(await empty.text()).toContain('Give the live export a name.');
+    const long = await page.request.post(url('/app/live-exports/new'), {
+      form: { _csrf: token, name: 'x'.repeat(1000), source: 'postgres', destination: 'mysql' },
+      headers: { Origin: base },
+    });
+    expect(long.status()).toBe(400);
+    expect(await long.text()).toContain('At most');
 
-    await page.fill('#new-name', 'Customers nightly');
+    await page.fill('#new-name', 'Customers');
     await page.selectOption('#new-source', 'postgres');
     await page.selectOption('#new-destination', 'mysql');
     await Promise.all([page.waitForNavigation(), page.click('#create')]);
@@ -305,6 +311,9 @@ describe('console: sets up a scheduled live export and watches a run', () => {
   it('deletes the export after a confirmation page; the destination table stays', async () => {
     const { page } = browser;
     await page.goto(url(`/app/live-exports/${lexId}`));
+    await page.fill('#rename', 'Customers nightly');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Rename")')]);
+    expect(await page.textContent('[role=status]')).toContain('Renamed to “Customers nightly”');
     await Promise.all([page.waitForNavigation(), page.click('#delete')]);
     expect(await page.textContent('h1')).toBe('Delete “Customers nightly”?');
     expect(await page.textContent('main')).toContain('The tables it created in the destination');
