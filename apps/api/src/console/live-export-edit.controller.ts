@@ -8,7 +8,7 @@ import {
   type LiveExportDto,
   type RunDto,
 } from '@lockstep/contracts';
-import { isId, type LiveExportMappingsInput } from '@lockstep/domain';
+import { isId, isLiveExportCadence, type LiveExportMappingsInput } from '@lockstep/domain';
 import type { AuthContext } from '../common/auth/auth-context';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { LiveExportAccess } from '../live-export/live-export-access';
@@ -193,6 +193,11 @@ export class LiveExportEditConsoleController {
       enabled: form['enabled'] === 'on',
     };
     try {
+      // The service falls back to the current cadence for an unknown one; the API's body validation refuses it.
+      if (!isLiveExportCadence(cadence))
+        throw new DomainError(ErrorCode.InvalidRequest, `Choose one of the listed cadences.`, {
+          errors: [{ path: 'cadence', message: 'unknown cadence' }],
+        });
       const schedule = await this.runs.patchSchedule(auth, id, values);
       const next = schedule.next_run_at
         ? ` Next run ${schedule.next_run_at.replace('T', ' ').slice(0, 16)} UTC.`
