@@ -66,5 +66,7 @@ dl.facts dd{margin:0}
 progress{width:100%;max-width:24rem;height:1rem}
 .arrow{font-weight:700;white-space:nowrap}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+ul.plain{list-style:none;margin:.2rem 0 0;padding:0}
+.needs{font-size:1.1rem}
 @media (max-width:40rem){main{padding:1rem}.top{padding:.75rem 1rem}th,td{padding:.45rem .35rem}}
 `;

@@ -16,11 +16,13 @@ import { IssuesConsoleController } from './issues.controller';
 import { NewSyncConsoleController } from './new-sync.controller';
 import { OperationsConsoleController } from './operations.controller';
 import { PendingDeletesConsoleController } from './pending-deletes.controller';
+import { RecordsConsoleController } from './records.controller';
 import { ReviewConsoleController } from './review.controller';
 import { SignInController } from './sign-in.controller';
 import { SyncActionsConsoleController } from './sync-actions.controller';
 import { SyncsConsoleController } from './syncs.controller';
 import { LiveExportsConsoleController } from './live-exports.controller';
+import { LiveExportEditConsoleController } from './live-export-edit.controller';
 
 /**
  * The console's infrastructure, global so that (1) its form-body middleware runs before the API's JSON body
@@ -68,6 +70,9 @@ export class ConsoleCoreModule implements NestModule {
     IssuesConsoleController,
     ReviewConsoleController,
     PendingDeletesConsoleController,
+    RecordsConsoleController,
+    // Before LiveExportsConsoleController: `/app/live-exports/new` must not reach its `/:id`.
+    LiveExportEditConsoleController,
     LiveExportsConsoleController,
   ],
 })

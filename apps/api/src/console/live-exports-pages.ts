@@ -3,10 +3,17 @@ import type { LiveExportDto, RunDto, ScheduleDto } from '@lockstep/contracts';
 import type { LiveExportEntity } from '@lockstep/persistence';
 import type { LiveExportSide } from '../live-export/live-export-access';
 import { type ConsoleSession, csrfInput } from './console-session';
-import { badge, when } from './format';
+import { badge, when, whenExact } from './format';
 import { credentialField } from './credential-field';
 import { html, type SafeHtml } from './html';
-import { localPath } from './syncs.controller';
+import { localPath } from './sync-links';
+import {
+  actionsCard,
+  isActiveRun,
+  runRows,
+  scheduleForm,
+  type ScheduleFormInput,
+} from './live-export-edit-pages';
 
 /** One row of the live exports list. */
 export interface LiveExportRow {
@@ -67,7 +74,8 @@ function statusBadge(dto: LiveExportDto): SafeHtml {
 
 export function listBody(rows: LiveExportRow[], nextCursor: string | null): SafeHtml {
   return html`<h1>Your live exports</h1>
-<p class="lead">A live export copies tables of a source app into a database you own, on a schedule. Live exports are created and mapped over the API (<code>POST /v1/live-export/live-exports</code>) by you or your agent, with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>
+<p class="lead">A live export copies tables of a source app into a database you own, on a schedule. Create one here, or over the API (<code>POST /v1/live-export/live-exports</code>) by you or your agent with a key from <a href="/app/settings/api-keys">API keys</a>; the steps that need you show up here.</p>
+<p><a class="button" href="/app/live-exports/new" id="new-live-export">New live export</a></p>
 ${
   rows.length === 0
     ? html`<p id="no-live-exports">No live exports yet.</p>`
@@ -96,6 +104,11 @@ export interface OverviewInput {
   destination: ConnectorDeclaration | undefined;
   schedule: ScheduleDto | null;
   runs: RunDto[];
+  session: ConsoleSession;
+  /** The plan's cadences (the schedule form offers the others disabled). */
+  allowedCadences: string[];
+  /** A refused schedule change: the values sent and the message at its field. */
+  scheduleRetry?: Pick<ScheduleFormInput, 'values' | 'errors'>;
 }
 
 function sideCard(
@@ -132,8 +145,9 @@ ${
     : null
 }
 <section class="grid" aria-label="Sides">${sideCard(dto, 'source', input.source)}${sideCard(dto, 'destination', input.destination)}</section>
+${actionsCard(input.session, dto, input.runs.find(isActiveRun) ?? null)}
 <section aria-labelledby="mappings"><h2 id="mappings">Mappings</h2>
-<p id="mappings-summary">${tables.length === 0 ? 'Nothing is mapped yet: tables are mapped over the API (PUT .../mappings), then saved (POST .../save).' : `${tables.length} table(s), ${fieldCount} field(s) mapped.`}
+<p id="mappings-summary">${tables.length === 0 ? 'Nothing is mapped yet: choose tables and fields, then save.' : `${tables.length} table(s), ${fieldCount} field(s) mapped.`}
 Version ${dto.mappings_version}${dto.saved_version !== null ? html`, saved version ${dto.saved_version} (${when(dto.saved_at)})` : ', never saved'}.
 ${dto.unsaved_changes && dto.saved_version !== null ? html`<strong>Unsaved changes:</strong> runs use the saved version until the next save.` : null}</p>
 ${
@@ -145,19 +159,18 @@ ${
 }
 </section>
 <section aria-labelledby="schedule"><h2 id="schedule">Schedule</h2>
-<p id="schedule-text">${dto.status === 'draft' ? 'A schedule needs a saved live export.' : input.schedule ? html`${cadenceText({ cadence: input.schedule.cadence, enabled: input.schedule.enabled, timeOfDay: input.schedule.time_of_day, timezone: input.schedule.timezone })}${input.schedule.next_run_at ? html`; next run ${when(input.schedule.next_run_at)}` : null}.` : 'No schedule yet (PATCH .../schedule sets one); runs start only when triggered.'}</p>
+<p id="schedule-text">${dto.status === 'draft' ? 'A schedule needs a saved live export: save it first.' : input.schedule ? html`${cadenceText({ cadence: input.schedule.cadence, enabled: input.schedule.enabled, timeOfDay: input.schedule.time_of_day, timezone: input.schedule.timezone })}${input.schedule.next_run_at ? html`; next run ${whenExact(input.schedule.next_run_at)}` : null}.` : 'No schedule yet; runs start only when you press Run now.'}</p>
+${dto.status === 'draft' ? null : scheduleForm(input.session, { dto, schedule: input.schedule, allowed: input.allowedCadences, ...input.scheduleRetry })}
 </section>
 <section aria-labelledby="runs"><h2 id="runs">Latest runs</h2>
 ${
   input.runs.length === 0
     ? html`<p class="muted" id="no-runs">No runs yet.</p>`
     : html`<table id="run-list"><caption class="visually-hidden">The 10 latest runs, newest first</caption>
-<thead><tr><th scope="col">Queued</th><th scope="col">Trigger</th><th scope="col">State</th><th scope="col">Rows read</th><th scope="col">Written</th><th scope="col">Removed</th><th scope="col">Error</th></tr></thead>
-<tbody>${input.runs.map(
-        (run) =>
-          html`<tr><td>${when(run.queued_at)}</td><td>${run.trigger}${run.forced ? ' (forced)' : ''}</td><td>${runState(run.state)}</td><td>${run.rows_read}</td><td>${run.rows_written}</td><td>${run.rows_removed}</td><td>${run.error ? html`<code>${run.error.code}</code> ${run.error.message}` : null}</td></tr>`,
-      )}</tbody></table>`
+<thead><tr><th scope="col">Queued</th><th scope="col">Trigger</th><th scope="col">State</th><th scope="col">Progress</th><th scope="col">Error</th><th scope="col">Cancel</th></tr></thead>
+<tbody>${runRows(input.session, dto, input.runs)}</tbody></table>`
 }
+${input.runs.some(isActiveRun) ? html`<p class="muted">This page updates itself every 2 seconds while a run is active.</p>` : null}
 </section>`;
 }
 

@@ -26,6 +26,7 @@ import {
   listBody,
   type LiveExportRow,
   overviewBody,
+  type OverviewInput,
 } from './live-exports-pages';
 
 const isLiveExportSide = (side: string): side is LiveExportSide =>
@@ -49,11 +50,31 @@ function connectMessage(error: DomainError, side: LiveExportSide): string {
   }
 }
 
+/** A schedule change the service refused (redirected back with the values sent and the message). */
+function scheduleRetry(query: Record<string, string | undefined>): OverviewInput['scheduleRetry'] {
+  const message = query['schedule_error'];
+  if (!message) return undefined;
+  const field = query['schedule_field'];
+  return {
+    values: {
+      cadence: query['cadence'],
+      time_of_day: query['time_of_day'],
+      timezone: query['timezone'],
+      enabled: query['enabled'] !== 'off',
+    },
+    errors:
+      field === 'cadence' || field === 'time_of_day' || field === 'timezone'
+        ? { [field]: message }
+        : { form: message },
+  };
+}
+
 /**
  * Live exports in the console (`/app/live-exports`): the list, an export's overview (sides, mappings summary,
- * schedule, latest runs) and the page its `user_authorization` pending action opens, which completes a side
- * created without credentials through the same service call as the API's PATCH. Everything else about a live
- * export (mappings, save, schedule, trigger) is done over the API.
+ * schedule with its form, latest runs with their progress and Cancel, updated in place while a run is active)
+ * and the page its `user_authorization` pending action opens, which completes a side created without
+ * credentials through the same service call as the API's PATCH. Create, mappings, save, schedule, Run now
+ * and cancel: LiveExportEditConsoleController.
  */
 @ConsoleController('live-exports')
 export class LiveExportsConsoleController {
@@ -70,6 +91,7 @@ export class LiveExportsConsoleController {
     @Session() session: ConsoleSession,
     @Res() response: Response,
     @Query('cursor') cursor?: string,
+    @Query('notice') notice?: string,
   ): Promise<void> {
     const auth = await this.available(session);
     const page = await this.exports.list(auth, 25, cursor);
@@ -97,7 +119,13 @@ export class LiveExportsConsoleController {
     sendPage(
       response,
       200,
-      layout({ title: 'Live exports', session, nav: 'live-exports', body: listBody(rows, page.next_cursor) }),
+      layout({
+        title: 'Live exports',
+        session,
+        nav: 'live-exports',
+        body: listBody(rows, page.next_cursor),
+        notice,
+      }),
     );
   }
 
@@ -106,10 +134,10 @@ export class LiveExportsConsoleController {
     @Session() session: ConsoleSession,
     @Param('id') id: string,
     @Res() response: Response,
-    @Query('notice') notice?: string,
+    @Query() query: Record<string, string | undefined>,
   ): Promise<void> {
     const auth = await this.available(session);
-    const { entity } = await this.access.load(auth, id, 'read');
+    const { entity, gate } = await this.access.load(auth, id, 'read');
     const dto = this.exports.dto(entity);
     let schedule: ScheduleDto | null = null;
     if (entity.savedVersion !== null) {
@@ -128,8 +156,26 @@ export class LiveExportsConsoleController {
       destination: this.catalog.find(entity.destinationConnector),
       schedule,
       runs,
+      session,
+      allowedCadences: gate.allowedCadences,
+      scheduleRetry: scheduleRetry(query),
     });
-    sendPage(response, 200, layout({ title: dto.name, session, nav: 'live-exports', body, notice }));
+    const refreshSeconds = runs.some((run) => run.state === 'queued' || run.state === 'running')
+      ? 2
+      : undefined;
+    sendPage(
+      response,
+      200,
+      layout({
+        title: dto.name,
+        session,
+        nav: 'live-exports',
+        body,
+        notice: query['notice'],
+        error: query['error'],
+        refreshSeconds,
+      }),
+    );
   }
 
   @Get(':id/connect/:side')

@@ -43,6 +43,7 @@ import { LiveExportsService } from './live-exports.service';
     LiveExportsService,
     LiveExportMappingsService,
     LiveExportRunsService,
+    LiveExportSchemaService,
   ],
 })
 export class LiveExportModule {}

@@ -25,7 +25,7 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
