@@ -15,6 +15,8 @@
  */
 import { benchArgs } from '../common/args';
 import 'reflect-metadata';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   type AppKind,
@@ -27,6 +29,7 @@ import {
   type RawWrite,
 } from './apps';
 import { writeCeiling, type WriteCeiling } from './ceiling';
+import { readStageTimes, stageLines } from './stages';
 import {
   createAccount,
   createDraftSync,
@@ -165,8 +168,13 @@ async function waitUntil<T>(
   }
 }
 
-async function bootWorker(env: Env, accountId: string, options: Options): Promise<Worker> {
-  const worker = startWorker(env.store, accountId, options.workerLog);
+async function bootWorker(
+  env: Env,
+  accountId: string,
+  options: Options,
+  extra: Record<string, string> = {},
+): Promise<Worker> {
+  const worker = startWorker(env.store, accountId, options.workerLog, extra);
   env.workers.push(worker);
   // The worker has nothing to do yet (the account's syncs are drafts): give it time to boot, so that the
   // clock measures the engine, not Node and Nest starting.
@@ -239,7 +247,8 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
     await left.connection.close();
     await right.connection.close();
   }
-  const worker = await bootWorker(env, accountId, options);
+  const stageFile = join(tmpdir(), `lockstep-bench-stages-${process.pid}-${key}.json`);
+  const worker = await bootWorker(env, accountId, options, { ENGINE_STAGE_TIMES_FILE: stageFile });
   const sampler = new RssSampler(worker.pid, 200);
   sampler.start();
   const cpuBefore = procStats(worker.pid)?.cpuSeconds ?? 0;
@@ -292,6 +301,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   const serverCpu = servers.stop();
   await stopWorker(env, worker);
 
+  const stages = await readStageTimes(stageFile);
   const copied = await target.summary(table);
   const expected = await source.summary(table);
   const same =
@@ -329,6 +339,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   say(
     `    CPU time during the run: worker ${secs(cpu)} (${perRow(cpu)}), PostgreSQL processes ${secs(serverCpu.postgres)} (${perRow(serverCpu.postgres)}, service store and app), MariaDB ${secs(serverCpu.mariadb)} (${perRow(serverCpu.mariadb)})`,
   );
+  for (const line of stageLines(stages)) say(line);
   // The write ceiling (ceiling.ts): the same writes with their text built beforehand, nothing read or decided.
   const ceilings: WriteCeiling[] = [
     await writeCeiling(env.store, target, options.rows, 1),
@@ -384,6 +395,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
     cpuSeconds: cpu,
     serverCpuSeconds: serverCpu,
     phases,
+    stageTimes: stages,
     targetMatchesSource: same,
     openIssues: issues,
   };

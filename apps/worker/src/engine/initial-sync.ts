@@ -7,6 +7,7 @@
  * from the last committed page. Pairs run in dependency order (relation targets first).
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { type CanonicalValue, convertAcross, type SideName } from '@lockstep/domain';
 import {
   analyzeLinkLookups,
@@ -35,6 +36,7 @@ import type { EngineContext } from './context';
 import { type FieldPlan, type PairPlan, sideEnd } from './plan';
 import { reconcile, type ReconcileResult } from './reconcile';
 import type { IdScheme } from './service-ids';
+import { flushStageTimes, passTimes } from './stage-times';
 
 export interface PairProgress {
   table_pair: number;
@@ -482,22 +484,29 @@ async function runPass(
 ): Promise<void> {
   const unlinked = await unlinkedPass(ctx, entry, side);
   const table = sideEnd(pair, side).remoteId;
+  const times = passTimes(ctx.syncId, pair.index, side);
+  times?.startStep();
   const started = Date.now();
   let cursor = entry.cursor;
   let processed = entry.processed.left + entry.processed.right;
   // Pages still being written or committed, oldest first.
   const inFlight: Promise<void>[] = [];
+  let at = performance.now();
   try {
     do {
       if (inFlight.length >= PAGES_IN_FLIGHT) await inFlight.shift();
+      at = times?.lap('pipeline_wait', at) ?? at;
       // Statistics serve the lookups of links by remote id, which an unlinked pass does not make; a pass that
       // makes them after one that did not (and took none) starts with fresh ones.
       const passStart = cursor === null && processed > 0;
       if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)))
         await analyzeLinkLookups(ctx.db);
+      at = times?.lap('other', at) ?? at;
       const page = await readPage(ctx, side, table, pair.index, cursor);
       if (page.next) prefetch(ctx, side, table, pair.index, page.next);
+      at = times?.lap('read_wait', at) ?? at;
       const { records, skip } = await toReconcile(ctx, entry, side, page, unlinked);
+      at = times?.lap('other', at) ?? at;
       const result = await reconcile(
         ctx,
         pair,
@@ -508,10 +517,13 @@ async function runPass(
           unlinked,
           ...runIds(progress),
           after: inFlight.at(-1) ?? null,
+          times,
           onCommit: (tx, counts) => commitPage(ctx, tx, { progress, entry, side, page, counts }),
         },
       );
+      at = times?.lap('decide', at) ?? at;
       if (result.commit) inFlight.push(result.commit);
+      if (times) times.rows += page.records.length;
       processed += page.records.length;
       cursor = page.next;
     } while (cursor && Date.now() - started < STEP_BUDGET_MS);
@@ -520,6 +532,9 @@ async function runPass(
     throw error;
   }
   for (const commit of inFlight) await commit;
+  times?.lap('pipeline_wait', at);
+  times?.endStep();
+  await flushStageTimes();
 }
 
 /**

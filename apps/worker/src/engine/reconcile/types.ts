@@ -4,6 +4,7 @@ import type { SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from '../context';
 import { fieldEnd, type PairPlan } from '../plan';
 import type { IdScheme } from '../service-ids';
+import type { PassTimes, Resource } from '../stage-times';
 import type { Db, LinkRow, OperationRow, RecordIssue } from '@lockstep/persistence';
 
 export interface Observation {
@@ -53,6 +54,8 @@ export type ReconcileRequest =
        */
       initialIdScheme?: IdScheme;
       after: Promise<void> | null;
+      /** Where the pass's wall time goes (the benchmark's figures), when asked for. */
+      times?: PassTimes | null;
       onCommit: OnCommit;
     }
   /** A batch of a change feed; `onCommit` stores its checkpoints. */
@@ -186,4 +189,10 @@ export function onCommitOf(request: ReconcileRequest): OnCommit | null {
 /** How often the queued push of a record was already tried (0 outside the queue). */
 export function attemptsOf(request: ReconcileRequest, recordId: string): number {
   return request.kind === 'queue' ? (request.attempts.get(recordId) ?? 0) : 0;
+}
+
+/** Runs `work` with `resource` marked busy in the pass's figures (an initial sync page's), else just runs it. */
+export function timed<T>(request: ReconcileRequest, resource: Resource, work: () => Promise<T>): Promise<T> {
+  const times = request.kind === 'initial' ? request.times : null;
+  return times ? times.during(resource, work) : work();
 }
