@@ -135,12 +135,21 @@ describe('engine: outside edits of the target during the initial sync', () => {
     );
     expect(await on[target].rows()).toEqual(expected);
     expect(await on[source].rows()).toEqual(expected);
-    const [links] = await db.query(
-      `SELECT count(*)::int AS n, count(DISTINCT left_remote_id)::int AS l, count(DISTINCT right_remote_id)::int AS r
-         FROM record_links WHERE sync_id = $1 AND NOT left_deleted AND NOT right_deleted`,
-      [syncId],
+    // One link per record, none twice; the deletes' commits land just after their app writes.
+    const links = async () =>
+      (
+        await db.query(
+          `SELECT count(*)::int AS n, count(DISTINCT left_remote_id)::int AS l, count(DISTINCT right_remote_id)::int AS r
+             FROM record_links WHERE sync_id = $1 AND NOT left_deleted AND NOT right_deleted`,
+          [syncId],
+        )
+      )[0] as { n: number; l: number; r: number };
+    const want = { n: expected.length, l: expected.length, r: expected.length };
+    await waitFor(
+      'the deletes committed',
+      async () => JSON.stringify(await links()) === JSON.stringify(want),
     );
-    expect(links).toEqual({ n: expected.length, l: expected.length, r: expected.length });
+    expect(await links()).toEqual(want);
   }
 
   it('PostgreSQL -> MariaDB: updates, deletes and inserts made on the MariaDB target while it is copied all reach PostgreSQL', async () => {

@@ -54,6 +54,8 @@ export type ReconcileRequest =
        */
       initialIdScheme?: IdScheme;
       after: Promise<void> | null;
+      /** The previous page's `written`: this page's app writes begin after that page's. */
+      writeAfter?: Promise<void> | null;
       /** Where the pass's wall time goes (the benchmark's figures), when asked for. */
       times?: PassTimes | null;
       onCommit: OnCommit;
@@ -88,6 +90,8 @@ export interface ReconcileResult {
   verifyDeletes: number;
   /** An initial sync's page: the writes and commit still running. */
   commit?: Promise<void>;
+  /** An initial sync's page: settles when its app writes are done (whether or not they failed). */
+  written?: Promise<void>;
 }
 
 /** One record pair in this call: its link and what the stages learn and decide about it. */
