@@ -64,12 +64,18 @@ interface Options {
   workerLog: string;
   pgUrl: string;
   mysqlUrl: string;
+  /** Initial sync: the source side of each direction run. */
+  from: AppKind[];
+  /** Initial sync: skip the write ceiling (a long extra at a million rows). */
+  noCeiling: boolean;
 }
 
-const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--updates N] [--latency-rows N] [--syncs N]
+const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--from postgres,mysql] [--no-ceiling] [--updates N] [--latency-rows N] [--syncs N]
               [--idle-rows N] [--idle-seconds N] [--timeout S] [--worker-log LEVEL] [--pg-url URL] [--mysql-url URL]
   --rows N           initial sync: rows in the source table (default 200000)
   --only LIST        benchmarks to run (default initial,latency,idle)
+  --from LIST        initial sync: the directions, by source (default postgres,mysql)
+  --no-ceiling       initial sync: do not measure the write ceiling
   --updates N        change latency: single-row updates per direction (default 200)
   --latency-rows N   change latency: rows in the synced table (default 1000)
   --syncs N          idle cost: active syncs (default 200)
@@ -86,6 +92,8 @@ function parseOptions(argv: string[]): Options {
     {
       rows: { type: 'string' },
       only: { type: 'string' },
+      from: { type: 'string' },
+      'no-ceiling': { type: 'boolean' },
       updates: { type: 'string' },
       'latency-rows': { type: 'string' },
       syncs: { type: 'string' },
@@ -109,6 +117,8 @@ function parseOptions(argv: string[]): Options {
     timeoutSeconds: args.count('timeout', 900),
     workerLog: args.text('worker-log', 'silent'),
     pgUrl: args.text('pg-url', process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres'),
+    from: args.list<AppKind>('from', ['postgres', 'mysql'], ['postgres', 'mysql']),
+    noCeiling: args.flag('no-ceiling'),
     mysqlUrl: args.text('mysql-url', process.env['BENCH_MYSQL_URL'] || 'mysql://root@127.0.0.1:3306'),
   };
   if (options.latencyRows < options.updates * 2) options.latencyRows = options.updates * 2;
@@ -201,6 +211,32 @@ async function openIssues(
 
 // ---------------------------------------------------------------------------------------------------------
 // 1. Initial sync
+
+/** The write ceiling (ceiling.ts) with one store connection, then two; prints them. */
+async function ceilingLines(
+  env: Env,
+  target: AppSide,
+  rows: number,
+  rawRate: number,
+  rate: number,
+): Promise<WriteCeiling[]> {
+  const perRow = (cpuSeconds: number) => `${((cpuSeconds * 1e6) / rows).toFixed(0)} us/row`;
+  const ceilings: WriteCeiling[] = [
+    await writeCeiling(env.store, target, rows, 1),
+    await writeCeiling(env.store, target, rows, 2),
+  ];
+  const connections = (c: WriteCeiling) =>
+    `${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}`;
+  for (const ceiling of ceilings) {
+    say(
+      `  write ceiling (target rows + links + operations, text built beforehand), ${connections(ceiling).padEnd(20)}${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
+    );
+  }
+  say(
+    `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${connections(c)}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
+  );
+  return ceilings;
+}
 
 async function initialSync(env: Env, options: Options, sourceKind: AppKind): Promise<void> {
   const source = sourceKind === 'postgres' ? env.pg : env.my;
@@ -341,20 +377,7 @@ async function initialSync(env: Env, options: Options, sourceKind: AppKind): Pro
   );
   for (const line of stageLines(stages)) say(line);
   // The write ceiling (ceiling.ts): the same writes with their text built beforehand, nothing read or decided.
-  const ceilings: WriteCeiling[] = [
-    await writeCeiling(env.store, target, options.rows, 1),
-    await writeCeiling(env.store, target, options.rows, 2),
-  ];
-  const connections = (c: WriteCeiling) =>
-    `${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}`;
-  for (const ceiling of ceilings) {
-    say(
-      `  write ceiling (target rows + links + operations, text built beforehand), ${connections(ceiling).padEnd(20)}${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
-    );
-  }
-  say(
-    `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${connections(c)}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
-  );
+  const ceilings = options.noCeiling ? [] : await ceilingLines(env, target, options.rows, rawRate, rate);
   say(
     `    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`,
   );
@@ -745,8 +768,10 @@ async function main(): Promise<number> {
       }
     };
     if (options.only.includes('initial')) {
-      await run('initial sync PostgreSQL -> MariaDB', () => initialSync(env, options, 'postgres'));
-      await run('initial sync MariaDB -> PostgreSQL', () => initialSync(env, options, 'mysql'));
+      if (options.from.includes('postgres'))
+        await run('initial sync PostgreSQL -> MariaDB', () => initialSync(env, options, 'postgres'));
+      if (options.from.includes('mysql'))
+        await run('initial sync MariaDB -> PostgreSQL', () => initialSync(env, options, 'mysql'));
     }
     if (options.only.includes('latency')) await run('change latency', () => changeLatency(env, options));
     if (options.only.includes('idle')) await run('idle cost', () => idleCost(env, options));

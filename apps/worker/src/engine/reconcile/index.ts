@@ -42,11 +42,10 @@ export async function reconcile(
     // one. The caller paces itself on both: `written` (the target is free for the next page) and `commit`.
     // The writes of the pages go to the target in page order (a page's writes do not interleave with the
     // next page's, so its commit is not held up by them).
+    // A page whose writes failed fails the next ones with its error, so nothing is written after it.
     const writing = request.writeAfter ? request.writeAfter.then(() => write(batch)) : write(batch);
-    result.written = writing.then(
-      () => undefined,
-      () => undefined,
-    );
+    result.written = writing.then(() => undefined);
+    result.written.catch(() => undefined);
     result.commit = finish(batch, writing, request.after);
     // Awaited by the caller later; meanwhile a failure must not count as an unhandled rejection.
     result.commit.catch(() => undefined);

@@ -54,7 +54,9 @@ export type ReconcileRequest =
        */
       initialIdScheme?: IdScheme;
       after: Promise<void> | null;
-      /** The previous page's `written`: this page's app writes begin after that page's. */
+      /**
+       * The previous page's `written`: this page's app writes begin after that page's, and fail with its error.
+       */
       writeAfter?: Promise<void> | null;
       /** Where the pass's wall time goes (the benchmark's figures), when asked for. */
       times?: PassTimes | null;
@@ -90,7 +92,7 @@ export interface ReconcileResult {
   verifyDeletes: number;
   /** An initial sync's page: the writes and commit still running. */
   commit?: Promise<void>;
-  /** An initial sync's page: settles when its app writes are done (whether or not they failed). */
+  /** An initial sync's page: its app writes (rejects with their error, or that of an earlier page's). */
   written?: Promise<void>;
 }
 
