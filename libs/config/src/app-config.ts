@@ -162,6 +162,15 @@ export class AppConfig {
   @IsString()
   ENGINE_ACCOUNT_ID?: string;
 
+  /**
+   * Engine: a file the worker writes where each initial sync pass's wall time goes (reading, deciding,
+   * waiting, the target's writes, the store's commits; JSON, rewritten after every step). For the engine
+   * benchmark and profiling; empty: not written.
+   */
+  @IsOptional()
+  @IsString()
+  ENGINE_STAGE_TIMES_FILE?: string;
+
   /** Engine: seconds a sync's lease lasts without renewal (a crashed worker's syncs move after this). */
   @Transform(toInt)
   @IsInt()

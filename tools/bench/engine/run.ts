@@ -16,60 +16,51 @@
 import { benchArgs } from '../common/args';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
-import {
-  type AppKind,
-  type AppSide,
-  canonicalRow,
-  FIELDS,
-  mariadbApp,
-  postgresApp,
-  rawWrite,
-  type RawWrite,
-} from './apps';
+import { type AppKind, type AppSide, canonicalRow, FIELDS, mariadbApp, postgresApp } from './apps';
 import { airtableRoundTrip } from './airtable';
-import { writeCeiling, type WriteCeiling } from './ceiling';
+import { initialSync } from './initial';
 import {
   createAccount,
   createDraftSync,
   procStats,
-  RssSampler,
-  ServerCpuSampler,
   serviceStore,
   type ServiceStore,
   startSyncs,
-  startWorker,
   type SyncSide,
-  type Worker,
 } from './service';
+import {
+  type Bench,
+  bootWorker,
+  type Env,
+  errors,
+  figures,
+  int,
+  mb,
+  message,
+  ms,
+  openIssues,
+  type Options,
+  pct,
+  row,
+  say,
+  secs,
+  serverName,
+  sleep,
+  stopWorker,
+  summary,
+  waitUntil,
+} from './shared';
 
-const INITIAL_RATIO_TARGET = 0.4;
-const RSS_BOUND = 500 * 1024 * 1024;
 const LATENCY_P95_TARGET: Record<AppKind, number> = { postgres: 1000, mysql: 2000 };
 const IDLE_CPU_TARGET = 0.1;
-const WRITE_BATCH = 500;
 
-type Bench = 'initial' | 'latency' | 'idle' | 'airtable';
-
-interface Options {
-  rows: number;
-  airtableRows: number;
-  only: Bench[];
-  updates: number;
-  latencyRows: number;
-  syncs: number;
-  idleRows: number;
-  idleSeconds: number;
-  timeoutSeconds: number;
-  workerLog: string;
-  pgUrl: string;
-  mysqlUrl: string;
-}
-
-const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--updates N] [--latency-rows N] [--syncs N]
+const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--from postgres,mysql] [--no-ceiling] [--updates N] [--latency-rows N] [--syncs N]
               [--idle-rows N] [--idle-seconds N] [--timeout S] [--worker-log LEVEL] [--pg-url URL] [--mysql-url URL]
   --rows N           initial sync: rows in the source table (default 200000)
   --only LIST        benchmarks to run (default initial,latency,idle; airtable on request)
   --airtable-rows N  airtable: PostgreSQL rows synced into the Airtable simulator and back (default 5000)
+  --from LIST        initial sync: the directions, by source (default postgres,mysql)
+  --no-ceiling       initial sync: do not measure the write ceiling
   --updates N        change latency: single-row updates per direction (default 200)
   --latency-rows N   change latency: rows in the synced table (default 1000)
   --syncs N          idle cost: active syncs (default 200)
@@ -87,6 +78,8 @@ function parseOptions(argv: string[]): Options {
       rows: { type: 'string' },
       'airtable-rows': { type: 'string' },
       only: { type: 'string' },
+      from: { type: 'string' },
+      'no-ceiling': { type: 'boolean' },
       updates: { type: 'string' },
       'latency-rows': { type: 'string' },
       syncs: { type: 'string' },
@@ -115,293 +108,12 @@ function parseOptions(argv: string[]): Options {
     timeoutSeconds: args.count('timeout', 900),
     workerLog: args.text('worker-log', 'silent'),
     pgUrl: args.text('pg-url', process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres'),
+    from: args.list<AppKind>('from', ['postgres', 'mysql'], ['postgres', 'mysql']),
+    noCeiling: args.flag('no-ceiling'),
     mysqlUrl: args.text('mysql-url', process.env['BENCH_MYSQL_URL'] || 'mysql://root@127.0.0.1:3306'),
   };
   if (options.latencyRows < options.updates * 2) options.latencyRows = options.updates * 2;
   return options;
-}
-
-const say = (line = '') => process.stdout.write(`${line}\n`);
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const secs = (s: number) => `${s.toFixed(2)} s`;
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
-const pct = (ratio: number) => `${(ratio * 100).toFixed(1)}%`;
-const ms = (n: number) => `${n.toFixed(0)} ms`;
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-const sleep = (msec: number) => new Promise((resolve) => setTimeout(resolve, msec));
-const serverName = (kind: AppKind) => (kind === 'postgres' ? 'PostgreSQL' : 'MariaDB');
-
-interface SummaryRow {
-  benchmark: string;
-  figure: string;
-  value: string;
-  target: string;
-  verdict: string;
-}
-
-const summary: SummaryRow[] = [];
-const figures: Record<string, unknown> = {};
-const errors: string[] = [];
-
-function row(benchmark: string, figure: string, value: string, target = '', ok: boolean | null = null): void {
-  summary.push({ benchmark, figure, value, target, verdict: ok === null ? '' : ok ? 'ok' : 'MISSED' });
-}
-
-/** Everything one benchmark run sets up; torn down in reverse at the end (also on Ctrl-C). */
-interface Env {
-  store: ServiceStore;
-  pg: AppSide;
-  my: AppSide;
-  workers: Worker[];
-}
-
-async function waitUntil<T>(
-  what: string,
-  timeoutMs: number,
-  everyMs: number,
-  check: () => Promise<T | null | false | undefined>,
-  worker?: Worker,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (worker?.exited())
-      throw new Error(`the worker exited while waiting for ${what} (log: ${worker.logFile})`);
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${(timeoutMs / 1000).toFixed(0)} s waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-async function bootWorker(env: Env, accountId: string, options: Options): Promise<Worker> {
-  const worker = startWorker(env.store, accountId, options.workerLog);
-  env.workers.push(worker);
-  // The worker has nothing to do yet (the account's syncs are drafts): give it time to boot, so that the
-  // clock measures the engine, not Node and Nest starting.
-  await sleep(3000);
-  if (worker.exited()) throw new Error(`the worker exited during start-up (log: ${worker.logFile})`);
-  return worker;
-}
-
-async function stopWorker(env: Env, worker: Worker): Promise<void> {
-  await worker.stop();
-  env.workers = env.workers.filter((w) => w !== worker);
-}
-
-async function openIssues(
-  store: ServiceStore,
-  accountId: string,
-): Promise<{ code: string; message: string; n: number }[]> {
-  return store.sql(
-    `SELECT i.code, min(i.message) AS message, count(*)::int AS n FROM sync_issues i JOIN syncs s ON s.id = i.sync_id
-     WHERE s.account_id = $1 AND i.resolved_at IS NULL GROUP BY i.code ORDER BY n DESC`,
-    [accountId],
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// 1. Initial sync
-
-async function initialSync(env: Env, options: Options, sourceKind: AppKind): Promise<void> {
-  const source = sourceKind === 'postgres' ? env.pg : env.my;
-  const target = sourceKind === 'postgres' ? env.my : env.pg;
-  const label = `initial sync ${serverName(source.kind)} -> ${serverName(target.kind)}`;
-  const key = `initial_${source.kind}_to_${target.kind}`;
-  say();
-  say(`== ${label}, ${int(options.rows)} rows ==`);
-  const table = `initial_${source.kind === 'postgres' ? 'pg' : 'my'}`;
-  const setupStarted = performance.now();
-  await source.createTable(table);
-  await target.createTable(table);
-  await source.generate(table, options.rows);
-  say(
-    `  source table ${table} on ${source.server}: ${int(options.rows)} rows generated in ${secs((performance.now() - setupStarted) / 1000)}; target table on ${target.server} empty`,
-  );
-
-  // The raw bulk write of the target connector on the same machine, now (the machine otherwise idle).
-  const raw: RawWrite = await rawWrite(target, options.rows, WRITE_BATCH, false);
-  say(
-    `  raw write (${target.kind} connector createRecords, batches of ${WRITE_BATCH}, fresh table)            ${secs(raw.seconds).padStart(9)}  ${int(raw.rowsPerSecond).padStart(8)} rows/s`,
-  );
-  const rawCapture: RawWrite = await rawWrite(target, options.rows, WRITE_BATCH, true);
-  say(
-    `  raw write, with change capture triggers (as the engine prepares its target)         ${secs(rawCapture.seconds).padStart(9)}  ${int(rawCapture.rowsPerSecond).padStart(8)} rows/s`,
-  );
-  if (raw.failed + rawCapture.failed > 0)
-    errors.push(`${label}: the raw write refused ${raw.failed + rawCapture.failed} rows`);
-
-  const accountId = await createAccount(env.store);
-  const left: SyncSide = { app: env.pg, connection: await env.pg.connect() };
-  const right: SyncSide = { app: env.my, connection: await env.my.connect() };
-  let syncId: string;
-  try {
-    syncId = await createDraftSync(
-      env.store,
-      accountId,
-      left,
-      right,
-      [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }],
-      label,
-    );
-  } finally {
-    await left.connection.close();
-    await right.connection.close();
-  }
-  const worker = await bootWorker(env, accountId, options);
-  const sampler = new RssSampler(worker.pid, 200);
-  sampler.start();
-  const cpuBefore = procStats(worker.pid)?.cpuSeconds ?? 0;
-  const servers = new ServerCpuSampler();
-  servers.start();
-  // The clock starts before the start is written (the job that wakes the worker is part of starting).
-  const started = performance.now();
-  await startSyncs(env.store, worker, [syncId]);
-  let lastReport = started;
-  let phases: Record<string, number> = {};
-  try {
-    await waitUntil(
-      `${label} to finish`,
-      options.timeoutSeconds * 1000,
-      100,
-      async () => {
-        const [sync] = await env.store.sql<{
-          initial_sync_phase: string;
-          progress: {
-            pairs?: {
-              stage: string;
-              processed: { left: number; right: number };
-              created: { left: number; right: number };
-              failed: number;
-            }[];
-          } | null;
-        }>(`SELECT initial_sync_phase, initial_sync_progress AS progress FROM syncs WHERE id = $1`, [syncId]);
-        const phase = sync!.initial_sync_phase;
-        const at = (performance.now() - started) / 1000;
-        if (!(phase in phases)) phases = { ...phases, [phase]: at };
-        if (performance.now() - lastReport >= 15_000) {
-          lastReport = performance.now();
-          const pair = sync!.progress?.pairs?.[0];
-          say(
-            `  ... ${at.toFixed(0)} s: phase ${phase}${pair ? `, stage ${pair.stage}, processed ${int(pair.processed.left + pair.processed.right)}, created ${int(pair.created.left + pair.created.right)}, failed ${pair.failed}` : ''}, worker RSS ${mb(procStats(worker.pid)?.rssBytes ?? 0)}`,
-          );
-        }
-        return phase === 'done';
-      },
-      worker,
-    );
-  } catch (error) {
-    const issues = await openIssues(env.store, accountId).catch(() => []);
-    throw new Error(`${message(error)}${issues.length ? `; open issues: ${JSON.stringify(issues)}` : ''}`);
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const peak = sampler.stop();
-  const stats = procStats(worker.pid);
-  const cpu = (stats?.cpuSeconds ?? 0) - cpuBefore;
-  const serverCpu = servers.stop();
-  await stopWorker(env, worker);
-
-  const copied = await target.summary(table);
-  const expected = await source.summary(table);
-  const same =
-    copied.rows === expected.rows && copied.qtySum === expected.qtySum && copied.namesOk === expected.rows;
-  if (!same)
-    errors.push(`${label}: the target has ${JSON.stringify(copied)}, the source ${JSON.stringify(expected)}`);
-  const issues = await openIssues(env.store, accountId);
-  const rate = options.rows / seconds;
-  say(
-    `  engine: started -> initial_sync_phase 'done'                                        ${secs(seconds).padStart(9)}  ${int(rate).padStart(8)} rows/s`,
-  );
-  // The raw write again, right after: this machine's speed drifts by a third and more between minutes (the raw
-  // write alone measured 31,000 to 56,000 rows/s within an hour), so the engine is compared with the raw write of
-  // both sides of its run: all rows of both raw writes over their total time.
-  const rawAfter: RawWrite = await rawWrite(target, options.rows, WRITE_BATCH, false);
-  if (rawAfter.failed > 0)
-    errors.push(`${label}: the raw write after the run refused ${rawAfter.failed} rows`);
-  const rawRate = (raw.rows + rawAfter.rows) / (raw.seconds + rawAfter.seconds);
-  const ratio = rate / rawRate;
-  say(
-    `  raw write again, after the engine run                                                ${secs(rawAfter.seconds).padStart(9)}  ${int(rawAfter.rowsPerSecond).padStart(8)} rows/s`,
-  );
-  say(
-    `    phases reached at: ${Object.entries(phases)
-      .map(([phase, at]) => `${phase} ${at.toFixed(1)} s`)
-      .join(', ')}`,
-  );
-  say(
-    `    ratio to the raw write (before and after together, ${int(rawRate)} rows/s): ${pct(ratio)} (target >= ${pct(INITIAL_RATIO_TARGET)}); to the one before only: ${pct(rate / raw.rowsPerSecond)}; to the raw write with change capture: ${pct(rate / rawCapture.rowsPerSecond)}`,
-  );
-  say(
-    `    worker peak RSS: ${mb(peak)} sampled every 200 ms, VmHWM ${mb(stats?.hwmBytes ?? 0)} (target < ${mb(RSS_BOUND)}); worker CPU ${secs(cpu)} (${pct(cpu / seconds)} of one core)`,
-  );
-  const perRow = (cpuSeconds: number) => `${((cpuSeconds * 1e6) / options.rows).toFixed(0)} us/row`;
-  say(
-    `    CPU time during the run: worker ${secs(cpu)} (${perRow(cpu)}), PostgreSQL processes ${secs(serverCpu.postgres)} (${perRow(serverCpu.postgres)}, service store and app), MariaDB ${secs(serverCpu.mariadb)} (${perRow(serverCpu.mariadb)})`,
-  );
-  // The write ceiling (ceiling.ts): the same writes with their text built beforehand, nothing read or decided.
-  const ceilings: WriteCeiling[] = [
-    await writeCeiling(env.store, target, options.rows, 1),
-    await writeCeiling(env.store, target, options.rows, 2),
-  ];
-  const connections = (c: WriteCeiling) =>
-    `${c.storeConnections} store connection${c.storeConnections > 1 ? 's' : ''}`;
-  for (const ceiling of ceilings) {
-    say(
-      `  write ceiling (target rows + links + operations, text built beforehand), ${connections(ceiling).padEnd(20)}${secs(ceiling.seconds).padStart(9)}  ${int(ceiling.rowsPerSecond).padStart(8)} rows/s`,
-    );
-  }
-  say(
-    `    write ceiling / raw write: ${ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${connections(c)}; PostgreSQL ${perRow(c.serverCpuSeconds.postgres)}, MariaDB ${perRow(c.serverCpuSeconds.mariadb)})`).join(', ')}; the engine reaches ${pct(rate / Math.max(...ceilings.map((c) => c.rowsPerSecond)))} of the higher; building the texts took this process ${perRow(ceilings[0]!.buildSeconds)} (not timed)`,
-  );
-  say(
-    `    target table vs source: ${same ? `same row count (${int(copied.rows)}), same sum of qty, every name matches its id` : `DIFFERENT: ${JSON.stringify(copied)} vs ${JSON.stringify(expected)}`}`,
-  );
-  if (issues.length) say(`    open issues: ${JSON.stringify(issues)}`);
-  const bench = `initial ${source.kind === 'postgres' ? 'PG -> MariaDB' : 'MariaDB -> PG'}`;
-  row(bench, 'engine rows/s', int(rate));
-  row(
-    bench,
-    `raw ${target.kind} write rows/s`,
-    `${int(rawRate)} (${int(raw.rowsPerSecond)} before, ${int(rawAfter.rowsPerSecond)} after)`,
-  );
-  row(
-    bench,
-    'engine / raw write',
-    pct(ratio),
-    `>= ${pct(INITIAL_RATIO_TARGET)}`,
-    ratio >= INITIAL_RATIO_TARGET,
-  );
-  row(
-    bench,
-    'write ceiling / raw write',
-    ceilings.map((c) => `${pct(c.rowsPerSecond / rawRate)} (${c.storeConnections} conn.)`).join(', '),
-  );
-  const rss = Math.max(peak, stats?.hwmBytes ?? 0);
-  row(bench, 'worker peak RSS', mb(rss), `< ${mb(RSS_BOUND)}`, rss < RSS_BOUND);
-  figures[key] = {
-    rows: options.rows,
-    seconds,
-    rowsPerSecond: rate,
-    rawWrite: raw,
-    rawWriteAfter: rawAfter,
-    rawRowsPerSecond: rawRate,
-    rawWriteChangeCapture: rawCapture,
-    ratio,
-    writeCeilings: ceilings,
-    peakRssBytes: peak,
-    vmHwmBytes: stats?.hwmBytes ?? null,
-    cpuSeconds: cpu,
-    serverCpuSeconds: serverCpu,
-    phases,
-    targetMatchesSource: same,
-    openIssues: issues,
-  };
-  await source.sql(
-    source.kind === 'postgres' ? `DROP TABLE "${source.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
-  );
-  await target.sql(
-    target.kind === 'postgres' ? `DROP TABLE "${target.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
-  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -437,7 +149,7 @@ async function changeLatency(env: Env, options: Options): Promise<void> {
     await left.connection.close();
     await right.connection.close();
   }
-  const worker = await bootWorker(env, accountId, options);
+  const worker = await bootWorker(env, accountId, options.workerLog);
   await startSyncs(env.store, worker, [syncId]);
   const initialStarted = performance.now();
   await waitUntil(
@@ -567,7 +279,7 @@ async function idleCost(env: Env, options: Options): Promise<void> {
     await right.connection.close();
   }
   say(`  ${options.syncs} syncs written (drafts) in ${secs((performance.now() - setupStarted) / 1000)}`);
-  const worker = await bootWorker(env, accountId, options);
+  const worker = await bootWorker(env, accountId, options.workerLog);
   const started = performance.now();
   await startSyncs(env.store, worker, syncIds);
   let lastReport = started;
@@ -742,8 +454,10 @@ async function main(): Promise<number> {
       }
     };
     if (options.only.includes('initial')) {
-      await run('initial sync PostgreSQL -> MariaDB', () => initialSync(env, options, 'postgres'));
-      await run('initial sync MariaDB -> PostgreSQL', () => initialSync(env, options, 'mysql'));
+      if (options.from.includes('postgres'))
+        await run('initial sync PostgreSQL -> MariaDB', () => initialSync(env, options, 'postgres'));
+      if (options.from.includes('mysql'))
+        await run('initial sync MariaDB -> PostgreSQL', () => initialSync(env, options, 'mysql'));
     }
     if (options.only.includes('latency')) await run('change latency', () => changeLatency(env, options));
     if (options.only.includes('idle')) await run('idle cost', () => idleCost(env, options));

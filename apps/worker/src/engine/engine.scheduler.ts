@@ -26,6 +26,7 @@ import {
 import { ConnectorCoordinationProvider } from '../connector-coordination';
 import { ChangeHub } from './change-hub';
 import { Rounds, SyncRunner } from './sync-runner';
+import { configureStageTimes } from './stage-times';
 
 @Injectable()
 export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -47,6 +48,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     private readonly coordination: ConnectorCoordinationProvider,
   ) {
     this.rounds = new Rounds(config.ENGINE_CONCURRENCY);
+    configureStageTimes(config.ENGINE_STAGE_TIMES_FILE);
   }
 
   onApplicationBootstrap(): void {

@@ -7,6 +7,7 @@
  * from the last committed page. Pairs run in dependency order (relation targets first).
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { type CanonicalValue, convertAcross, type SideName } from '@lockstep/domain';
 import {
   analyzeLinkLookups,
@@ -35,6 +36,7 @@ import type { EngineContext } from './context';
 import { type FieldPlan, type PairPlan, sideEnd } from './plan';
 import { reconcile, type ReconcileResult } from './reconcile';
 import type { IdScheme } from './service-ids';
+import { flushStageTimes, passTimes } from './stage-times';
 
 export interface PairProgress {
   table_pair: number;
@@ -421,11 +423,18 @@ async function takeUp(ctx: EngineContext, progress: InitialProgress, entry: Pair
 const ANALYZE_AFTER_PAGES = [2, 20, 200];
 
 /**
- * Pages in flight after their records are decided: one being written to the app, one whose store commit
- * runs, one waiting on either. Each holds at most a store connection; app writes share the side's connection.
- * Commits happen in page order.
+ * Pages in flight after their records are decided, until their store commit: being written to the app,
+ * waiting for that, committing, or waiting to commit after the page before (commits happen in page order).
+ * Each holds at most a store connection; app writes share the side's connection, in page order.
  */
-const PAGES_IN_FLIGHT = 3;
+const PAGES_IN_FLIGHT = 5;
+
+/**
+ * Decided pages whose app writes are not done, at most (one being written, the next one ready): the loop
+ * decides the next page as soon as the target has fewer queued, whatever the commits do, so the target is not
+ * left idle while commits run; and it does not decide further ahead than the target can take.
+ */
+const PAGES_TO_WRITE = 2;
 
 /**
  * How long one step keeps taking pages before it returns to the runner (which checks the sync between steps).
@@ -482,22 +491,30 @@ async function runPass(
 ): Promise<void> {
   const unlinked = await unlinkedPass(ctx, entry, side);
   const table = sideEnd(pair, side).remoteId;
+  const times = passTimes(ctx.syncId, pair.index, side);
+  times?.startStep();
   const started = Date.now();
   let cursor = entry.cursor;
   let processed = entry.processed.left + entry.processed.right;
   // Pages still being written or committed, oldest first.
-  const inFlight: Promise<void>[] = [];
+  const inFlight: { written: Promise<void>; commit: Promise<void> }[] = [];
+  let at = performance.now();
   try {
     do {
-      if (inFlight.length >= PAGES_IN_FLIGHT) await inFlight.shift();
+      while (inFlight.length >= PAGES_IN_FLIGHT) await inFlight.shift()!.commit;
+      if (inFlight.length >= PAGES_TO_WRITE) await inFlight[inFlight.length - PAGES_TO_WRITE]!.written;
+      at = times?.lap('pipeline_wait', at) ?? at;
       // Statistics serve the lookups of links by remote id, which an unlinked pass does not make; a pass that
       // makes them after one that did not (and took none) starts with fresh ones.
       const passStart = cursor === null && processed > 0;
       if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)))
         await analyzeLinkLookups(ctx.db);
+      at = times?.lap('other', at) ?? at;
       const page = await readPage(ctx, side, table, pair.index, cursor);
       if (page.next) prefetch(ctx, side, table, pair.index, page.next);
+      at = times?.lap('read_wait', at) ?? at;
       const { records, skip } = await toReconcile(ctx, entry, side, page, unlinked);
+      at = times?.lap('other', at) ?? at;
       const result = await reconcile(
         ctx,
         pair,
@@ -507,19 +524,26 @@ async function runPass(
           skip,
           unlinked,
           ...runIds(progress),
-          after: inFlight.at(-1) ?? null,
+          after: inFlight.at(-1)?.commit ?? null,
+          writeAfter: inFlight.at(-1)?.written ?? null,
+          times,
           onCommit: (tx, counts) => commitPage(ctx, tx, { progress, entry, side, page, counts }),
         },
       );
-      if (result.commit) inFlight.push(result.commit);
+      at = times?.lap('decide', at) ?? at;
+      if (result.commit) inFlight.push({ written: result.written ?? result.commit, commit: result.commit });
+      if (times) times.rows += page.records.length;
       processed += page.records.length;
       cursor = page.next;
     } while (cursor && Date.now() - started < STEP_BUDGET_MS);
   } catch (error) {
-    await Promise.allSettled(inFlight);
+    await Promise.allSettled(inFlight.map((page) => page.commit));
     throw error;
   }
-  for (const commit of inFlight) await commit;
+  for (const page of inFlight) await page.commit;
+  times?.lap('pipeline_wait', at);
+  times?.endStep();
+  await flushStageTimes();
 }
 
 /**

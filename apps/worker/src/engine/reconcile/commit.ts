@@ -25,7 +25,7 @@ import {
 import { setFlags } from './decide';
 import { recordName } from './operations';
 import { remerging } from './remerge';
-import { attemptsOf, type Batch, onCommitOf, other, SIDES, type Unit, YIELD_EVERY } from './types';
+import { attemptsOf, type Batch, onCommitOf, other, SIDES, timed, type Unit, YIELD_EVERY } from './types';
 import type { WriteOutcome } from './write';
 
 /**
@@ -135,32 +135,43 @@ async function store(
     .filter((unit) => unit.orphan)
     .map((unit) => ({ link: unit.link, side: other(unit.current.left ? 'left' : 'right') }));
   const onCommit = onCommitOf(request);
-  await ctx.fenced(async (tx) => {
-    await insertLinks(tx, ctx.syncId, rows.fresh, rows.seen);
-    await saveLinks(tx, ctx.syncId, rows.toSave, rows.seen);
-    await insertOperations(tx, ctx.syncId, rows.operations);
-    await openRecordIssues(tx, ctx.syncId, issues);
-    await resolveRecordIssues(tx, ctx.syncId, resolved);
-    // Nothing is left to carry there: the issues of converting or writing the settled change are moot.
-    await resolveRecordIssues(tx, ctx.syncId, moot, ['convert', 'write']);
-    if (request.kind === 'queue' && request.consumed.length > 0)
-      await removeQueueEntries(tx, request.consumed);
-    await enqueue(tx, ctx.syncId, batch.queue);
-    // Records that may be link targets were created: pushes waiting for them need not wait out their backoff
-    // (the initial sync's queue runs after it).
-    if (request.kind !== 'initial' && result.created.left + result.created.right > 0) {
-      const dependents = ctx.plan.pairs
-        .filter((candidate) => candidate.fields.some((field) => field.relationPair === pair.index))
-        .map((candidate) => candidate.index);
-      if (dependents.length > 0) await wakeDeferredPushes(tx, ctx.syncId, dependents);
-    }
-    await closeReappeared(tx, ctx.syncId, [...batch.reappeared]);
-    // Pipelined: the rows above went in while the previous page's commit may still have been running; the
-    // progress is written, and this transaction commits, only after that one did (commits stay in page
-    // order).
-    if (after) await after;
-    if (onCommit) await onCommit(tx, result);
-  });
+  const times = request.kind === 'initial' ? request.times : null;
+  times?.enterStore();
+  await ctx
+    .fenced(async (tx) => {
+      await insertLinks(tx, ctx.syncId, rows.fresh, rows.seen);
+      await saveLinks(tx, ctx.syncId, rows.toSave, rows.seen);
+      await insertOperations(tx, ctx.syncId, rows.operations);
+      await openRecordIssues(tx, ctx.syncId, issues);
+      await resolveRecordIssues(tx, ctx.syncId, resolved);
+      // Nothing is left to carry there: the issues of converting or writing the settled change are moot.
+      await resolveRecordIssues(tx, ctx.syncId, moot, ['convert', 'write']);
+      if (request.kind === 'queue' && request.consumed.length > 0)
+        await removeQueueEntries(tx, request.consumed);
+      await enqueue(tx, ctx.syncId, batch.queue);
+      // Records that may be link targets were created: pushes waiting for them need not wait out their backoff
+      // (the initial sync's queue runs after it).
+      if (request.kind !== 'initial' && result.created.left + result.created.right > 0) {
+        const dependents = ctx.plan.pairs
+          .filter((candidate) => candidate.fields.some((field) => field.relationPair === pair.index))
+          .map((candidate) => candidate.index);
+        if (dependents.length > 0) await wakeDeferredPushes(tx, ctx.syncId, dependents);
+      }
+      await closeReappeared(tx, ctx.syncId, [...batch.reappeared]);
+      // Pipelined: the rows above went in while the previous page's commit may still have been running; the
+      // progress is written, and this transaction commits, only after that one did (commits stay in page
+      // order).
+      if (after) {
+        times?.exitStore();
+        try {
+          await timed(request, 'commit_order_wait', () => after);
+        } finally {
+          times?.enterStore();
+        }
+      }
+      if (onCommit) await onCommit(tx, result);
+    })
+    .finally(() => times?.exitStore());
   // The source of an orphaned copy is gone: the delete rules decide about the copy (a pending delete under
   // review).
   if (orphans.length > 0) await applyConfirmedDeletes(ctx, pair, orphans);

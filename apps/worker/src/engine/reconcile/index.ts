@@ -20,7 +20,7 @@ import { observe } from './observe';
 import { readOtherSide } from './read-other-side';
 import { observeEdited, remergeRequest, remerging } from './remerge';
 import { type Batch, type Observation, type ReconcileRequest, type ReconcileResult, SIDES } from './types';
-import { write } from './write';
+import { write, type WriteOutcome } from './write';
 
 export { deferredDelayMs } from './commit';
 export type { Observation, OnCommit, ReconcileRequest, ReconcileResult } from './types';
@@ -39,20 +39,33 @@ export async function reconcile(
   if (request.kind === 'initial') {
     // Pipelined: this page's writes and commit run in the background while the caller decides the next page;
     // that page's app writes queue behind these on the side's single connection, and its commit follows this
-    // one.
-    result.commit = finish(batch, request.after);
+    // one. The caller paces itself on both: `written` (the target is free for the next page) and `commit`.
+    // The writes of the pages go to the target in page order (a page's writes do not interleave with the
+    // next page's, so its commit is not held up by them).
+    // A page whose writes failed fails the next ones with its error, so nothing is written after it.
+    const writing = request.writeAfter ? request.writeAfter.then(() => write(batch)) : write(batch);
+    result.written = writing.then(() => undefined);
+    result.written.catch(() => undefined);
+    result.commit = finish(batch, writing, request.after);
     // Awaited by the caller later; meanwhile a failure must not count as an unhandled rejection.
     result.commit.catch(() => undefined);
     return result;
   }
-  await finish(batch, null);
+  await finish(batch, write(batch), null);
   return result;
 }
 
-/** Write, commit (after `after`), then merge again the records whose target was edited under a write. */
-async function finish(batch: Batch, after: Promise<void> | null): Promise<void> {
+/**
+ * Once the writes are made: commit (after `after`), then merge again the records whose target was edited under
+ * a write.
+ */
+async function finish(
+  batch: Batch,
+  writing: Promise<WriteOutcome>,
+  after: Promise<void> | null,
+): Promise<void> {
   const { ctx, pair, request, result } = batch;
-  const outcome = await write(batch);
+  const outcome = await writing;
   await commit(batch, outcome, after);
   if (!remerging(request) || outcome.edited.length === 0) return;
   const observations = await observeEdited(ctx, pair, outcome.edited, batch.now);

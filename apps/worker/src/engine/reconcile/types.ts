@@ -4,6 +4,7 @@ import type { SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from '../context';
 import { fieldEnd, type PairPlan } from '../plan';
 import type { IdScheme } from '../service-ids';
+import type { PassTimes, Resource } from '../stage-times';
 import type { Db, LinkRow, OperationRow, RecordIssue } from '@lockstep/persistence';
 
 export interface Observation {
@@ -53,6 +54,12 @@ export type ReconcileRequest =
        */
       initialIdScheme?: IdScheme;
       after: Promise<void> | null;
+      /**
+       * The previous page's `written`: this page's app writes begin after that page's, and fail with its error.
+       */
+      writeAfter?: Promise<void> | null;
+      /** Where the pass's wall time goes (the benchmark's figures), when asked for. */
+      times?: PassTimes | null;
       onCommit: OnCommit;
     }
   /** A batch of a change feed; `onCommit` stores its checkpoints. */
@@ -85,6 +92,8 @@ export interface ReconcileResult {
   verifyDeletes: number;
   /** An initial sync's page: the writes and commit still running. */
   commit?: Promise<void>;
+  /** An initial sync's page: its app writes (rejects with their error, or that of an earlier page's). */
+  written?: Promise<void>;
 }
 
 /** One record pair in this call: its link and what the stages learn and decide about it. */
@@ -186,4 +195,10 @@ export function onCommitOf(request: ReconcileRequest): OnCommit | null {
 /** How often the queued push of a record was already tried (0 outside the queue). */
 export function attemptsOf(request: ReconcileRequest, recordId: string): number {
   return request.kind === 'queue' ? (request.attempts.get(recordId) ?? 0) : 0;
+}
+
+/** Runs `work` with `resource` marked busy in the pass's figures (an initial sync page's), else just runs it. */
+export function timed<T>(request: ReconcileRequest, resource: Resource, work: () => Promise<T>): Promise<T> {
+  const times = request.kind === 'initial' ? request.times : null;
+  return times ? times.during(resource, work) : work();
 }

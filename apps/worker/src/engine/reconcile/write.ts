@@ -10,7 +10,7 @@ import { type OperationRow, remoteOf, saveCreateIntents, shadowOf } from '@locks
 import { retryableWriteError } from '../write-errors';
 import { rejectedWriteIssue } from './issues';
 import { operation } from './operations';
-import { type Batch, type Edited, other, pick, SIDES, type Unit, YIELD_EVERY } from './types';
+import { type Batch, type Edited, other, pick, SIDES, timed, type Unit, YIELD_EVERY } from './types';
 
 export interface WriteOutcome {
   /** Writes that went through. */
@@ -64,8 +64,8 @@ async function createAll(batch: Batch, target: SideName, creates: Unit[], writte
       values: unit.writes[target]!.values,
     }));
     await ctx.assertCanWrite();
-    const results = await ctx.sides[target].use((connection) =>
-      connection.createRecords(table.remoteId, records),
+    const results = await timed(batch.request, 'write_target', () =>
+      ctx.sides[target].use((connection) => connection.createRecords(table.remoteId, records)),
     );
     slice.forEach((unit, index) => {
       const outcome = results[index]!;
@@ -96,8 +96,8 @@ async function updateAll(
       expected: expectedOf(unit, target),
     }));
     await ctx.assertCanWrite();
-    const results = await ctx.sides[target].use((connection) =>
-      connection.updateRecords(table.remoteId, records),
+    const results = await timed(batch.request, 'write_target', () =>
+      ctx.sides[target].use((connection) => connection.updateRecords(table.remoteId, records)),
     );
     slice.forEach((unit, index) => {
       const outcome = results[index]!;
