@@ -61,6 +61,8 @@ export const CONSOLE_JS = `(function () {
         var list = byAnchor[anchor];
         if (list && !list.firstChild) list.appendChild(line('ok', '', 'Types compatible in the mapped direction.', ''));
       });
+      var effects = document.getElementById('save-effects');
+      if (effects && typeof result.effects === 'string') effects.innerHTML = result.effects;
       var status = document.getElementById('validation-status');
       if (status) status.textContent = result.errors + ' error(s), ' + result.warnings + ' warning(s).';
     }

@@ -203,27 +203,37 @@ ${issueList(`/tables/${i}/fields`, input.issues)}
 }
 
 /** Per side, what saving these mappings writes into the app, from the form and the connector's declaration. */
-function saveEffects(input: EditorInput): SafeHtml {
-  const lines = SIDE_PAIR.map((side) => {
-    const created = input.form.pairs.filter((p) => p[side].pick === CREATE).map((p) => p[side].createName);
-    const fields = input.form.pairs.flatMap((p) =>
-      p[side].pick === CREATE
-        ? []
-        : p.fields.filter((f) => f[side].pick === CREATE).map((f) => f[side].createName),
+export function saveEffectItems(input: Pick<EditorInput, 'form' | 'schema' | 'sides'>): SafeHtml {
+  return html`${SIDE_PAIR.map((side) => {
+    const named = (names: string[]) => names.filter((n) => n !== '').map((n) => html`<code>${n}</code> `);
+    const created = named(
+      input.form.pairs.filter((p) => p[side].pick === CREATE).map((p) => p[side].createName),
     );
-    const mapped = input.form.pairs
-      .map((p) =>
-        p[side].pick === CREATE ? p[side].createName : tableOf(input.schema, side, p[side].pick)?.name,
-      )
-      .filter((name): name is string => !!name);
+    const fields = named(
+      input.form.pairs.flatMap((p) =>
+        p[side].pick === CREATE
+          ? []
+          : p.fields.filter((f) => f[side].pick === CREATE).map((f) => f[side].createName),
+      ),
+    );
+    const mapped = named(
+      input.form.pairs.map((p) =>
+        p[side].pick === CREATE
+          ? p[side].createName
+          : (tableOf(input.schema, side, p[side].pick)?.name ?? ''),
+      ),
+    );
     const setup = input.sides[side].setup;
     return html`<li><strong>${input.sides[side].app}</strong> (<code>${input.sides[side].base}</code>):
-${created.length ? html`creates the table(s) ${created.map((n) => html`<code>${n}</code> `)}; ` : null}
-${fields.length ? html`creates the field(s) ${fields.map((n) => html`<code>${n}</code> `)}; ` : null}
-${mapped.length ? html`adds ${words(setup?.serviceIdColumn ?? 'a service id column')} to ${mapped.map((n) => html`<code>${n}</code> `)}where it is missing.` : html`nothing (no table mapped).`}</li>`;
-  });
+${created.length ? html`creates the table(s) ${created}; ` : null}
+${fields.length ? html`creates the field(s) ${fields}; ` : null}
+${mapped.length ? html`adds ${words(setup?.serviceIdColumn ?? 'a service id column')} to ${mapped}where it is missing.` : html`nothing (no table mapped).`}</li>`;
+  })}`;
+}
+
+function saveEffects(input: EditorInput): SafeHtml {
   return html`<section aria-labelledby="effects"><h2 id="effects">What saving writes into the apps</h2>
-<ul id="save-effects">${lines}</ul>
+<ul id="save-effects" aria-live="polite">${saveEffectItems(input)}</ul>
 <p class="muted">Saving copies no records; starting the sync (after review) installs change capture and runs the initial sync.</p></section>`;
 }
 

@@ -1,7 +1,7 @@
 import { Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, ERROR_CATALOG, ErrorCode } from '@lockstep/contracts';
-import type { ValidationIssue } from '@lockstep/domain';
+import type { SideName, ValidationIssue } from '@lockstep/domain';
 import { ConnectorCatalog } from '../connectors/connector-catalog';
 import { MappingsService } from '../mappings/mappings.service';
 import { isConnected, type LoadedSync, SIDES, SyncAccess } from '../syncs/sync-access';
@@ -17,7 +17,7 @@ import {
 } from './console-session';
 import { html } from './html';
 import { layout } from './layout';
-import { completeRows, editorBody, type EditorSide } from './mappings-editor';
+import { completeRows, editorBody, type EditorSide, saveEffectItems } from './mappings-editor';
 import {
   type Candidate,
   candidateOf,
@@ -126,8 +126,19 @@ export class MappingsConsoleController {
     const candidate = candidateOf(form);
     const issues = placeIssues(form, candidate, await this.validate(session, loaded, candidate));
     const errors = issues.filter((issue) => issue.severity === 'error').length;
+    const effects = saveEffectItems({
+      form,
+      schema: await this.schemaOf(loaded, form),
+      sides: this.sides(loaded),
+    });
     response.setHeader('Cache-Control', 'no-store');
-    response.json({ issues, complete: completeRows(form), errors, warnings: issues.length - errors });
+    response.json({
+      issues,
+      complete: completeRows(form),
+      errors,
+      warnings: issues.length - errors,
+      effects: effects.value,
+    });
   }
 
   private async save(
@@ -191,18 +202,7 @@ export class MappingsConsoleController {
       candidate,
       input.issues ?? (await this.validate(session, loaded, candidate)),
     );
-    const sides = Object.fromEntries(
-      SIDES.map((side) => {
-        const entity = loaded.sides[side]!;
-        const declaration = this.catalog.find(entity.connector);
-        const described: EditorSide = {
-          app: declaration?.displayName ?? entity.connector,
-          base: entity.baseName ?? entity.baseId ?? '',
-          setup: declaration?.tableSetup ?? null,
-        };
-        return [side, described];
-      }),
-    ) as Record<'left' | 'right', EditorSide>;
+    const sides = this.sides(loaded);
     const body = editorBody({
       syncId: loaded.sync.id,
       syncName: loaded.sync.name,
@@ -226,6 +226,20 @@ export class MappingsConsoleController {
         error: input.error,
       }),
     );
+  }
+
+  /** Each side's app, base and what its table setup writes, from the connector's declaration. */
+  private sides(loaded: LoadedSync): Record<SideName, EditorSide> {
+    const described = (side: SideName): EditorSide => {
+      const entity = loaded.sides[side]!;
+      const declaration = this.catalog.find(entity.connector);
+      return {
+        app: declaration?.displayName ?? entity.connector,
+        base: entity.baseName ?? entity.baseId ?? '',
+        setup: declaration?.tableSetup ?? null,
+      };
+    };
+    return { left: described('left'), right: described('right') };
   }
 
   private bothConnected(loaded: LoadedSync): boolean {
