@@ -139,7 +139,7 @@ function fieldTypeText(input: EditorInput, pair: PairForm, field: FieldRow, side
     const from = fieldOf(tableOf(input.schema, other, pair[other].pick), field[other].pick);
     return from ? `new, typed from ${from.type}` : 'new';
   }
-  if (!own) return '—';
+  if (!own) return '';
   return `${own.type}${own.required ? ', required' : ''}${own.write ? '' : ', read-only'}`;
 }
 

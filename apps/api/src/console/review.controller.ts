@@ -96,7 +96,7 @@ export class ReviewConsoleController {
     const loaded = await this.access.load(consoleAuth(session), id);
     await this.renderReview(response, session, loaded, 200, {
       notice,
-      choices: { match: {}, prefer: {}, deleteApproval: 'review_required' },
+      choices: { match: {}, prefer: {}, deleteApproval: loaded.sync.deleteApproval },
     });
   }
 
@@ -147,9 +147,10 @@ export class ReviewConsoleController {
       );
       return;
     }
-    if (choices.deleteApproval === 'auto_approve') {
-      // As `lockstep sync start --delete-approval`: set once the start succeeded.
-      await this.syncs.setDeleteApproval(id, 'auto_approve');
+    if (choices.deleteApproval !== loaded.sync.deleteApproval) {
+      // As `lockstep sync start --delete-approval`: set once the start succeeded (the mappings editor may have
+      // set it before; the page showed the stored choice).
+      await this.syncs.setDeleteApproval(id, choices.deleteApproval);
     }
     throw new ConsoleRedirect(
       `/app/syncs/${id}?notice=${encodeURIComponent('The sync is started: the initial sync runs now.')}`,
