@@ -47,13 +47,13 @@ describe('console: mappings editor, review suggestions', () => {
     other = (await server.t.account()) as { id: string; email: string };
     secret = await server.t.key(owner.id, 'readwrite');
     pg = await scratchPg(`
-      CREATE TABLE customers (id integer PRIMARY KEY, email text NOT NULL, name text, active boolean);
+      CREATE TABLE customers (id integer PRIMARY KEY, email text NOT NULL UNIQUE, name text, active boolean);
       INSERT INTO customers VALUES (1, 'ada@example.com', 'Ada', true), (2, 'grace@example.com', 'Grace', false);
       CREATE TABLE notes (id integer PRIMARY KEY, body text NOT NULL, written_on date);
       INSERT INTO notes VALUES (1, 'first', '2026-01-02');
     `);
     my = await scratchMysql([
-      'CREATE TABLE clients (id INT PRIMARY KEY, email VARCHAR(100) NOT NULL, full_name VARCHAR(60), joined DATE)',
+      'CREATE TABLE clients (id INT PRIMARY KEY, email VARCHAR(100) NOT NULL UNIQUE, full_name VARCHAR(60), joined DATE)',
       "INSERT INTO clients VALUES (1, 'ada@example.com', 'Ada', '2026-01-01'), (7, 'alan@example.com', 'Alan', NULL)",
     ]);
     const created = await api()
@@ -175,9 +175,10 @@ describe('console: mappings editor, review suggestions', () => {
   it('suggests the match field on review, states what starting changes, and starts with it', async () => {
     const { page } = browser;
     await page.goto(url(`/app/syncs/${syncId}/review`));
-    // id is the primary key on both sides (unique, never null): suggested and preselected.
-    expect(await page.inputValue('#match-0')).toBe('id=id');
-    expect(await page.textContent('#match-0-suggested')).toContain('id = id');
+    // email is unique and required on both sides (the connectors say so in type_details): suggested over the
+    // primary keys (id = id), preselected, and the preview counts the matches on it.
+    expect(await page.inputValue('#match-0')).toBe('email=email');
+    expect(await page.textContent('#match-0-suggested')).toContain('email = email');
     expect(await page.textContent('.preview')).toContain('1 match on the chosen field');
     expect(await page.textContent('#effects-left')).toContain('triggers on each mapped table');
     expect(await page.textContent('#effects-left')).toContain('customers');
@@ -189,7 +190,7 @@ describe('console: mappings editor, review suggestions', () => {
     expect(page.url()).toContain(`/app/syncs/${syncId}`);
     const sync = await db.getRepository(SyncEntity).findOneByOrFail({ id: syncId });
     expect(sync.status).toBe('active');
-    expect(sync.startOptions?.match).toEqual([{ tablePair: 0, leftField: 'id', rightField: 'id' }]);
+    expect(sync.startOptions?.match).toEqual([{ tablePair: 0, leftField: 'email', rightField: 'email' }]);
   });
 
   it('answers other accounts with 404 and refuses posts without the form token', async () => {
