@@ -193,6 +193,55 @@ describe('console: mappings editor, review suggestions', () => {
     expect(sync.startOptions?.match).toEqual([{ tablePair: 0, leftField: 'email', rightField: 'email' }]);
   });
 
+  it('works without JavaScript: Load fields and Check post the form, a refused save shows its issues at the row', async () => {
+    const created = await api()
+      .post('/v1/sync/syncs')
+      .set(bearer(secret))
+      .send({
+        name: 'Plain',
+        left: { connector: 'postgres', auth: { connectionString: pg.url }, base: pg.schema },
+        right: { connector: 'mysql', auth: { connectionString: my.url }, base: my.database },
+      })
+      .expect(201);
+    const plain = await openBrowser({ javaScript: false });
+    try {
+      const { page } = plain;
+      page.setDefaultTimeout(10_000);
+      const go = (selector: string) => Promise.all([page.waitForNavigation(), page.click(selector)]);
+      await page.goto(url(`/app/syncs/${created.body.id}/mappings`));
+      await signIn(page, owner.email);
+      await go('#add-pair');
+      await page.selectOption('#p0_left_table', 'customers');
+      await page.selectOption('#p0_right_table', 'clients');
+      await go('#pair-0 button:has-text("Load fields")');
+      expect(await page.inputValue('#p0_f1_left')).toBe('email');
+      await go('#pair-0 button:has-text("Add a field pair")');
+      await page.selectOption('#p0_f2_left', 'active');
+      await page.selectOption('#p0_f2_right', 'joined');
+      await go('#check');
+      expect(await page.textContent('[data-issues-for="/tables/0/fields/2"]')).toContain(
+        'boolean values cannot be converted to date',
+      );
+      // A create without a name is refused before anything is written: shown at that table, edits kept.
+      await go('#add-pair');
+      await page.selectOption('#p1_left_table', 'notes');
+      await page.selectOption('#p1_right_table', '+create');
+      const [response] = await go('#save');
+      expect(response?.status()).toBe(400);
+      expect(await page.textContent('[data-issues-for="/tables/1/right_table"]')).toContain('Error:');
+      expect(await page.inputValue('#p0_f2_left')).toBe('active');
+      // (axe-core needs JavaScript in the page: this markup is the editor's, checked in the tests above.)
+      await shot(page, 'mappings-refused-save');
+      const stored = await api()
+        .get(`/v1/sync/syncs/${created.body.id}/mappings`)
+        .set(bearer(secret))
+        .expect(200);
+      expect(stored.body.tables).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('answers other accounts with 404 and refuses posts without the form token', async () => {
     const { page } = browser;
     const status = await page.evaluate(async (path) => {
