@@ -33,6 +33,8 @@ export interface EditorInput {
   schema: MappingsSchema;
   sides: Record<SideName, EditorSide>;
   issues: PlacedIssue[];
+  /** Pairs (form indexes) whose semantics were not validated (a structural fault): no "compatible" there. */
+  unchecked: number[];
   /** A save refused because the mappings changed meanwhile: the revision they are at now. */
   conflict: { current: number } | null;
 }
@@ -56,10 +58,10 @@ export function issueList(anchor: string, issues: PlacedIssue[], complete = fals
 }
 
 /** Field rows whose both sides are chosen: they say "compatible" when no issue is about them. */
-export function completeRows(form: EditorForm): string[] {
+export function completeRows(form: EditorForm, unchecked: number[]): string[] {
   return form.pairs.flatMap((pair, i) =>
     pair.fields.flatMap((field, j) =>
-      field.left.pick && field.right.pick ? [`/tables/${i}/fields/${j}`] : [],
+      unchecked.includes(i) ? [] : field.left.pick && field.right.pick ? [`/tables/${i}/fields/${j}`] : [],
     ),
   );
 }
@@ -146,7 +148,7 @@ function fieldTypeText(input: EditorInput, pair: PairForm, field: FieldRow, side
 function fieldRow(input: EditorInput, pair: PairForm, i: number, field: FieldRow, j: number): SafeHtml {
   const p = `p${i}_f${j}`;
   const anchor = `/tables/${i}/fields/${j}`;
-  const complete = !!field.left.pick && !!field.right.pick;
+  const complete = !!field.left.pick && !!field.right.pick && !input.unchecked.includes(i);
   const cell = (side: SideName) => {
     const creatingTable = pair[side].pick === CREATE;
     const table = creatingTable ? null : tableOf(input.schema, side, pair[side].pick);

@@ -31,24 +31,11 @@ import {
   suggestFields,
 } from './mappings-form';
 
-/** Codes of a refused save whose `details.issues` say where the document is wrong. */
-const ISSUE_CODES: string[] = [
-  ErrorCode.InvalidMappings,
-  'unknown_table',
-  'unknown_field',
-  'table_ambiguous',
-  'view_required',
-  'view_not_found',
-  'view_not_supported',
-];
-
 interface RenderInput {
   status: number;
   notice?: string;
   error?: string;
   conflict?: { current: number } | null;
-  /** Issues already known (a refused save); otherwise the candidate is validated. */
-  issues?: ValidationIssue[];
   candidate?: Candidate;
 }
 
@@ -124,7 +111,8 @@ export class MappingsConsoleController {
     }
     const form = formFromPost(posted);
     const candidate = candidateOf(form);
-    const issues = placeIssues(form, candidate, await this.validate(session, loaded, candidate));
+    const validated = await this.validate(session, loaded, candidate);
+    const issues = placeIssues(form, candidate, validated.issues);
     const errors = issues.filter((issue) => issue.severity === 'error').length;
     const effects = saveEffectItems({
       form,
@@ -134,7 +122,7 @@ export class MappingsConsoleController {
     response.setHeader('Cache-Control', 'no-store');
     response.json({
       issues,
-      complete: completeRows(form),
+      complete: completeRows(form, validated.unchecked),
       errors,
       warnings: issues.length - errors,
       effects: effects.value,
@@ -165,19 +153,33 @@ export class MappingsConsoleController {
     throw new ConsoleRedirect(`/app/syncs/${loaded.sync.id}/mappings?notice=${encodeURIComponent(notice)}`);
   }
 
-  /** The candidate's issues as `POST /validate` finds them; a structural fault's issues as a refused PUT has them. */
+  /**
+   * The candidate's issues as `POST /validate` finds them. A structurally malformed pair stops the domain's
+   * validation of the whole document, so the other pairs are validated without it: the person sees every
+   * issue at once. `unchecked`: form pair indexes whose semantics were not validated (no "compatible").
+   */
   private async validate(
     session: ConsoleSession,
     loaded: LoadedSync,
     candidate: Candidate,
-  ): Promise<ValidationIssue[]> {
+  ): Promise<{ issues: ValidationIssue[]; unchecked: number[] }> {
+    const run = (tables: Candidate['document']['tables']) =>
+      this.mappings.validate(consoleAuth(session), loaded.sync.id, { mappings: { tables } });
     try {
-      return (
-        await this.mappings.validate(consoleAuth(session), loaded.sync.id, { mappings: candidate.document })
-      ).issues;
+      return { issues: (await run(candidate.document.tables)).issues, unchecked: [] };
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== ErrorCode.InvalidMappings) throw error;
-      return (error.details?.['issues'] ?? []) as ValidationIssue[];
+      const structural = (error.details?.['issues'] ?? []) as ValidationIssue[];
+      const broken = new Set(structural.map((issue) => /^\/tables\/(\d+)/.exec(issue.path)?.[1] ?? '*'));
+      const kept = candidate.document.tables.flatMap((_, k) => (broken.has(String(k)) ? [] : [k]));
+      const unchecked = candidate.pairIndex.filter((_, k) => !kept.includes(k));
+      if (broken.has('*') || kept.length === 0) return { issues: structural, unchecked: candidate.pairIndex };
+      const rest = (await run(kept.map((k) => candidate.document.tables[k]!))).issues.map((issue) => ({
+        ...issue,
+        // Paths of the reduced document point back into the candidate's numbering.
+        path: issue.path.replace(/^\/tables\/(\d+)/, (_, k: string) => `/tables/${kept[Number(k)]}`),
+      }));
+      return { issues: [...structural, ...rest], unchecked };
     }
   }
 
@@ -197,11 +199,8 @@ export class MappingsConsoleController {
   ): Promise<void> {
     const schema = await this.schemaOf(loaded, form);
     const candidate = input.candidate ?? candidateOf(form);
-    const issues: PlacedIssue[] = placeIssues(
-      form,
-      candidate,
-      input.issues ?? (await this.validate(session, loaded, candidate)),
-    );
+    const validated = await this.validate(session, loaded, candidate);
+    const issues: PlacedIssue[] = placeIssues(form, candidate, validated.issues);
     const sides = this.sides(loaded);
     const body = editorBody({
       syncId: loaded.sync.id,
@@ -212,6 +211,7 @@ export class MappingsConsoleController {
       schema,
       sides,
       issues,
+      unchecked: validated.unchecked,
       conflict: input.conflict ?? null,
     });
     sendPage(
@@ -267,7 +267,7 @@ function refusal(error: DomainError, candidate: Candidate): RenderInput {
     const current = Number(error.details?.['current_revision']);
     return { status, candidate, conflict: { current: Number.isFinite(current) ? current : 0 } };
   }
-  if (ISSUE_CODES.includes(error.code) && Array.isArray(error.details?.['issues']))
-    return { status, candidate, error: error.message, issues: error.details['issues'] as ValidationIssue[] };
+  // A refusal's issues (ISSUE_CODES) are shown at their rows by validating the same candidate again, which
+  // also checks the pairs a structural fault kept the PUT from checking.
   return { status, candidate, error: error.message };
 }

@@ -230,6 +230,11 @@ describe('console: mappings editor, review suggestions', () => {
       expect(response?.status()).toBe(400);
       expect(await page.textContent('[data-issues-for="/tables/1/right_table"]')).toContain('Error:');
       expect(await page.inputValue('#p0_f2_left')).toBe('active');
+      // The other pair is still checked in full: its incompatible row is not called compatible.
+      expect(await page.textContent('[data-issues-for="/tables/0/fields/2"]')).toContain(
+        'boolean values cannot be converted to date',
+      );
+      expect(await page.textContent('#pair-1')).not.toContain('Types compatible');
       // (axe-core needs JavaScript in the page: this markup is the editor's, checked in the tests above.)
       await shot(page, 'mappings-refused-save');
       const stored = await api()
