@@ -7,6 +7,10 @@
  *   every N seconds the script fetches the same URL and swaps in the new `<main>`, keeping the focused element
  *   by its id, until the fetched page no longer asks for refreshing. Without JavaScript the same page reloads
  *   itself through a `<noscript>` meta refresh.
+ * - The mappings editor (`form[data-validate]`) checks the form as the person edits: it posts the form to
+ *   its `data-validate` URL (the same validation as a save) and puts each issue into the `data-issues-for`
+ *   list of its row; choosing a table (`select[data-reload]`) reloads the form with that table's fields; the
+ *   name input of a "create" choice shows only while that choice is picked.
  */
 export const CONSOLE_JS = `(function () {
   'use strict';
@@ -26,7 +30,71 @@ export const CONSOLE_JS = `(function () {
         p.second + ' ' + p.timeZoneName;
     }
   }
+  function mappingsEditor(form) {
+    if (!form) return;
+    var timer = null;
+    var sequence = 0;
+    function createInputs() {
+      var spans = form.querySelectorAll('[data-create-for]');
+      for (var i = 0; i < spans.length; i += 1) {
+        var select = document.getElementById(spans[i].getAttribute('data-create-for'));
+        spans[i].hidden = !select || select.value !== '+create';
+      }
+    }
+    function line(cls, strong, text, code) {
+      var p = document.createElement('p');
+      p.className = 'issue issue-' + cls;
+      if (strong) { var s = document.createElement('strong'); s.textContent = strong; p.appendChild(s); p.appendChild(document.createTextNode(' ')); }
+      p.appendChild(document.createTextNode(text));
+      if (code) { var c = document.createElement('code'); c.textContent = code; p.appendChild(document.createTextNode(' ')); p.appendChild(c); }
+      return p;
+    }
+    function show(result) {
+      var lists = form.querySelectorAll('[data-issues-for]');
+      var byAnchor = {};
+      for (var i = 0; i < lists.length; i += 1) { lists[i].textContent = ''; byAnchor[lists[i].getAttribute('data-issues-for')] = lists[i]; }
+      result.issues.forEach(function (issue) {
+        var list = byAnchor[issue.anchor] || byAnchor[''];
+        if (list) list.appendChild(line(issue.severity, issue.severity === 'error' ? 'Error:' : 'Warning:', issue.message, issue.code));
+      });
+      result.complete.forEach(function (anchor) {
+        var list = byAnchor[anchor];
+        if (list && !list.firstChild) list.appendChild(line('ok', '', 'Types compatible in the mapped direction.', ''));
+      });
+      var effects = document.getElementById('save-effects');
+      if (effects && typeof result.effects === 'string') effects.innerHTML = result.effects;
+      var status = document.getElementById('validation-status');
+      if (status) status.textContent = result.errors + ' error(s), ' + result.warnings + ' warning(s).';
+    }
+    function check() {
+      var mine = (sequence += 1);
+      var body = new URLSearchParams(new FormData(form));
+      fetch(form.getAttribute('data-validate'), {
+        method: 'POST', body: body, credentials: 'same-origin', headers: { Accept: 'application/json' }
+      })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (result) { if (result && mine === sequence) show(result); })
+        .catch(function () { /* the Check button still validates on the server */ });
+    }
+    form.addEventListener('change', function (event) {
+      createInputs();
+      var target = event.target;
+      if (target && target.hasAttribute && target.hasAttribute('data-reload')) {
+        var pair = target.closest('section');
+        var button = pair && pair.querySelector('[data-refresh-button]');
+        if (button) { button.click(); return; }
+      }
+      check();
+    });
+    form.addEventListener('input', function (event) {
+      if (!event.target || event.target.type !== 'text') return;
+      clearTimeout(timer);
+      timer = setTimeout(check, 400);
+    });
+    createInputs();
+  }
   localTimes();
+  mappingsEditor(document.querySelector('form[data-validate]'));
   var seconds = Number(document.body.getAttribute('data-refresh'));
   if (!seconds) return;
   function swap(text) {

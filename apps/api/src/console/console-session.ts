@@ -395,7 +395,8 @@ export const ConsoleController = (path = ''): ClassDecorator =>
 
 // ---- form bodies ----
 
-const parseForm = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 });
+// The mappings editor posts a few controls per field pair: room for some hundred pairs.
+const parseForm = express.urlencoded({ extended: false, limit: '256kb', parameterLimit: 4000 });
 
 /**
  * Parses `application/x-www-form-urlencoded` bodies of console POSTs into `request.form` (the API's JSON body

@@ -65,6 +65,11 @@ dl.facts dd{margin:0}
 .tabs a[aria-current=page]{background:var(--card);border:2px solid var(--line);border-bottom-color:var(--card);margin-bottom:-2px;font-weight:600}
 progress{width:100%;max-width:24rem;height:1rem}
 .arrow{font-weight:700;white-space:nowrap}
+.issue{margin:.2rem 0;font-size:.9rem}
+.issue-error{color:var(--bad)}
+.issue-warning{color:var(--warn)}
+.issue-ok{color:var(--ok)}
+table.fields select{min-width:9rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 ul.plain{list-style:none;margin:.2rem 0 0;padding:0}
 .needs{font-size:1.1rem}

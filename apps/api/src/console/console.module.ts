@@ -13,6 +13,7 @@ import { SyncsModule } from '../syncs/syncs.module';
 import { ApiKeysConsoleController } from './api-keys.controller';
 import { ConsoleFormMiddleware, ConsoleGuard, ConsoleSessionService } from './console-session';
 import { IssuesConsoleController } from './issues.controller';
+import { MappingsConsoleController } from './mappings.controller';
 import { NewSyncConsoleController } from './new-sync.controller';
 import { OperationsConsoleController } from './operations.controller';
 import { PendingDeletesConsoleController } from './pending-deletes.controller';
@@ -69,6 +70,7 @@ export class ConsoleCoreModule implements NestModule {
     OperationsConsoleController,
     IssuesConsoleController,
     ReviewConsoleController,
+    MappingsConsoleController,
     PendingDeletesConsoleController,
     RecordsConsoleController,
     // Before LiveExportsConsoleController: `/app/live-exports/new` must not reach its `/:id`.

@@ -1,6 +1,6 @@
 import { Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError } from '@lockstep/contracts';
+import { DomainError, type SyncDto } from '@lockstep/contracts';
 import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import type { ValidationIssue } from '@lockstep/domain';
 import type { SideName } from '@lockstep/persistence';
@@ -28,19 +28,12 @@ import { layout } from './layout';
 import { credentialField } from './credential-field';
 import { pendingActions } from './syncs.controller';
 import { signInSection } from './oauth/oauth-pages';
+import { matchValue, type PairView, startEffects, suggestedMatch } from './review-parts';
 
 /** Records counted per side for the review page's preview; beyond it the preview says "more than". */
 export const PREVIEW_CAP = 20_000;
 
 type Json = Record<string, unknown>;
-
-interface PairView {
-  index: number;
-  leftTable: string;
-  rightTable: string;
-  direction: string;
-  fields: { left: string; right: string; direction: string }[];
-}
 
 interface PairPreview {
   counts: Record<SideName, { records: number; capped: boolean } | null>;
@@ -48,14 +41,22 @@ interface PairPreview {
   error: string | null;
 }
 
+interface ReviewState {
+  bothConnected: boolean;
+  pairs: PairView[];
+  errors: ValidationIssue[];
+  warnings: ValidationIssue[];
+  previews: Map<number, PairPreview>;
+  suggested: Map<number, string>;
+  blockers: string[];
+  loadError: string | null;
+}
+
 interface ReviewChoices {
   match: Record<number, string>;
   prefer: Record<number, 'left' | 'right'>;
   deleteApproval: 'review_required' | 'auto_approve';
 }
-
-/** `left=right` of a field pair, as the match field select sends it. */
-const matchValue = (field: { left: string; right: string }) => `${field.left}=${field.right}`;
 
 function pairsOf(document: { tables: Json[] }): PairView[] {
   return document.tables.map((pair, index) => ({
@@ -96,7 +97,7 @@ export class ReviewConsoleController {
     const loaded = await this.access.load(consoleAuth(session), id);
     await this.renderReview(response, session, loaded, 200, {
       notice,
-      choices: { match: {}, prefer: {}, deleteApproval: 'review_required' },
+      choices: { match: {}, prefer: {}, deleteApproval: loaded.sync.deleteApproval },
     });
   }
 
@@ -116,7 +117,8 @@ export class ReviewConsoleController {
     };
     for (const [name, raw] of Object.entries(form)) {
       const match = /^match_(\d+)$/.exec(name);
-      if (match && raw) choices.match[Number(match[1])] = raw;
+      // An empty choice ("no match field") is a choice too: it overrides the suggestion.
+      if (match) choices.match[Number(match[1])] = raw;
       const prefer = /^prefer_(\d+)$/.exec(name);
       if (prefer && (raw === 'left' || raw === 'right')) choices.prefer[Number(prefer[1])] = raw;
     }
@@ -124,10 +126,12 @@ export class ReviewConsoleController {
       await this.renderReview(response, session, loaded, 200, { choices });
       return;
     }
-    const matches = Object.entries(choices.match).map(([pair, value]) => {
-      const [leftField, ...rest] = value.split('=');
-      return { tablePair: Number(pair), leftField: leftField ?? '', rightField: rest.join('=') };
-    });
+    const matches = Object.entries(choices.match)
+      .filter(([, value]) => value)
+      .map(([pair, value]) => {
+        const [leftField, ...rest] = value.split('=');
+        return { tablePair: Number(pair), leftField: leftField ?? '', rightField: rest.join('=') };
+      });
     // One winning side for the whole start (the engine takes one); a per-table choice of right wins if any says so.
     const preferences = Object.values(choices.prefer);
     const prefer = preferences.includes('right') && !preferences.includes('left') ? 'right' : 'left';
@@ -144,9 +148,10 @@ export class ReviewConsoleController {
       );
       return;
     }
-    if (choices.deleteApproval === 'auto_approve') {
-      // As `lockstep sync start --delete-approval`: set once the start succeeded.
-      await this.syncs.setDeleteApproval(id, 'auto_approve');
+    if (choices.deleteApproval !== loaded.sync.deleteApproval) {
+      // As `lockstep sync start --delete-approval`: set once the start succeeded (the mappings editor may have
+      // set it before; the page showed the stored choice).
+      await this.syncs.setDeleteApproval(id, choices.deleteApproval);
     }
     throw new ConsoleRedirect(
       `/app/syncs/${id}?notice=${encodeURIComponent('The sync is started: the initial sync runs now.')}`,
@@ -160,38 +165,79 @@ export class ReviewConsoleController {
     status: number,
     input: { notice?: string; error?: string; choices: ReviewChoices },
   ): Promise<void> {
-    const auth = consoleAuth(session);
     const sync = await this.syncs.view(loaded);
-    const bothConnected = isConnected(loaded.sides.left) && isConnected(loaded.sides.right);
-    let pairs: PairView[] = [];
-    let issues: ValidationIssue[] = [];
-    let loadError: string | null = null;
-    const previews = new Map<number, PairPreview>();
-    if (bothConnected) {
+    const state = await this.reviewState(session, loaded, input.choices);
+    sendPage(
+      response,
+      status,
+      layout({
+        title: `Review ${sync.name}`,
+        session,
+        nav: 'syncs',
+        body: html`${this.reviewHead(sync, state)}${this.reviewForm(session, sync, loaded, state, input.choices)}`,
+        notice: input.notice,
+        error: input.error,
+      }),
+    );
+  }
+
+  /**
+   * What the review page shows: the mapped pairs, their validation, the preview per pair (with the person's
+   * match field, else the suggested one) and why starting is not possible yet.
+   */
+  private async reviewState(
+    session: ConsoleSession,
+    loaded: LoadedSync,
+    choices: ReviewChoices,
+  ): Promise<ReviewState> {
+    const state: ReviewState = {
+      bothConnected: isConnected(loaded.sides.left) && isConnected(loaded.sides.right),
+      pairs: [],
+      errors: [],
+      warnings: [],
+      previews: new Map(),
+      suggested: new Map(),
+      blockers: [],
+      loadError: null,
+    };
+    if (state.bothConnected) {
       try {
-        pairs = pairsOf((await this.mappings.get(auth, loaded.sync.id)).document);
-        issues = (await this.mappings.validateStored(loaded)).issues;
-        if (loaded.sync.status === 'draft') {
-          for (const pair of pairs)
-            previews.set(pair.index, await this.preview(loaded, pair, input.choices.match[pair.index]));
+        state.pairs = pairsOf((await this.mappings.get(consoleAuth(session), loaded.sync.id)).document);
+        const schema = await this.mappings.schemaWith(loaded, {
+          left: state.pairs.map((p) => p.leftTable),
+          right: state.pairs.map((p) => p.rightTable),
+        });
+        const issues = (await this.mappings.validateStored(loaded)).issues;
+        state.errors = issues.filter((issue) => issue.severity === 'error');
+        state.warnings = issues.filter((issue) => issue.severity !== 'error');
+        for (const pair of state.pairs) {
+          const suggestion = suggestedMatch(pair, schema);
+          if (suggestion) state.suggested.set(pair.index, suggestion);
+          if (loaded.sync.status !== 'draft') continue;
+          const match = pair.index in choices.match ? choices.match[pair.index] : (suggestion ?? undefined);
+          state.previews.set(pair.index, await this.preview(loaded, pair, match || undefined));
         }
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        loadError = error.message;
+        state.loadError = error.message;
       }
     }
-    const errors = issues.filter((issue) => issue.severity === 'error');
-    const warnings = issues.filter((issue) => issue.severity !== 'error');
-    const isDraft = loaded.sync.status === 'draft';
-    const blockers: string[] = [];
-    if (!isDraft) blockers.push(`The sync is ${loaded.sync.status}: it has been started already.`);
-    if (!bothConnected) blockers.push('Both sides must be connected first.');
-    if (errors.length > 0)
-      blockers.push(`${errors.length} validation error(s) must be fixed in the mappings first.`);
-    if (loadError) blockers.push(loadError);
-    const canStart = blockers.length === 0;
+    if (loaded.sync.status !== 'draft')
+      state.blockers.push(`The sync is ${loaded.sync.status}: it has been started already.`);
+    if (!state.bothConnected) state.blockers.push('Both sides must be connected first.');
+    if (state.errors.length > 0)
+      state.blockers.push(`${state.errors.length} validation error(s) must be fixed in the mappings first.`);
+    if (state.loadError) state.blockers.push(state.loadError);
+    return state;
+  }
 
-    const body = html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review</p>
+  private reviewHead(sync: SyncDto, state: ReviewState): SafeHtml {
+    const { errors, warnings } = state;
+    const issueList = (list: ValidationIssue[]) =>
+      list.map(
+        (issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`,
+      );
+    return html`<p class="muted"><a href="/app">Syncs</a> / <a href="/app/syncs/${sync.id}">${sync.name}</a> / review</p>
 <h1>Review and start "${sync.name}"</h1>
 ${pendingActions(sync.pending_actions.filter((a) => a.type !== 'user_confirmation'))}
 <section class="grid" aria-label="Sides">
@@ -205,54 +251,69 @@ ${SIDES.map((side) => {
 })}
 </section>
 <section aria-labelledby="validation"><h2 id="validation">Validation</h2>
-${errors.length === 0 && warnings.length === 0 && bothConnected && !loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
-${
-  errors.length > 0
-    ? html`<div class="error" role="alert"><strong>${errors.length} error(s)</strong><ul id="validation-errors">${errors.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}</ul></div>`
-    : null
-}
-${
-  warnings.length > 0
-    ? html`<div class="warning"><strong>${warnings.length} warning(s)</strong><ul id="validation-warnings">${warnings.map((issue) => html`<li><code>${issue.code}</code> at <code>${issue.path}</code>: ${issue.message}</li>`)}</ul></div>`
-    : null
-}
-</section>
-<form method="post" action="/app/syncs/${sync.id}/review">
-${csrfInput(session)}
-<section aria-labelledby="tables"><h2 id="tables">Mapped tables</h2>
-${pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
-${pairs.map((pair) => this.pairSection(pair, previews.get(pair.index), input.choices))}
-</section>
-<fieldset><legend>Deletes</legend>
-  <label class="choice"><input type="radio" name="delete_approval" value="review_required"${input.choices.deleteApproval === 'review_required' ? html` checked` : null}> Hold deletes for my review (recommended)</label>
-  <label class="choice"><input type="radio" name="delete_approval" value="auto_approve"${input.choices.deleteApproval === 'auto_approve' ? html` checked` : null}> Apply deletes automatically</label>
-</fieldset>
-${blockers.length > 0 ? html`<div class="warning" id="start-blockers"><strong>Start is not possible yet:</strong><ul>${blockers.map((b) => html`<li>${b}</li>`)}</ul></div>` : null}
-<div class="actions">
-  <button type="submit" name="action" value="start" id="start"${canStart ? null : html` disabled aria-describedby="start-blockers"`}>Start sync</button>
-  ${isDraft && pairs.length > 0 ? html`<button type="submit" name="action" value="preview" class="secondary">Update preview</button>` : null}
-</div>
-</form>`;
-    sendPage(
-      response,
-      status,
-      layout({
-        title: `Review ${sync.name}`,
-        session,
-        nav: 'syncs',
-        body,
-        notice: input.notice,
-        error: input.error,
-      }),
-    );
+${errors.length === 0 && warnings.length === 0 && state.bothConnected && !state.loadError ? html`<p class="notice">No errors or warnings.</p>` : null}
+${errors.length > 0 ? html`<div class="error" role="alert"><strong>${errors.length} error(s)</strong><ul id="validation-errors">${issueList(errors)}</ul></div>` : null}
+${warnings.length > 0 ? html`<div class="warning"><strong>${warnings.length} warning(s)</strong><ul id="validation-warnings">${issueList(warnings)}</ul></div>` : null}
+${state.bothConnected ? html`<p><a href="/app/syncs/${sync.id}/mappings" id="edit-mappings">Edit the mappings</a></p>` : null}
+</section>`;
   }
 
-  private pairSection(pair: PairView, preview: PairPreview | undefined, choices: ReviewChoices): SafeHtml {
+  private reviewForm(
+    session: ConsoleSession,
+    sync: SyncDto,
+    loaded: LoadedSync,
+    state: ReviewState,
+    choices: ReviewChoices,
+  ): SafeHtml {
+    const isDraft = loaded.sync.status === 'draft';
+    const canStart = state.blockers.length === 0;
+    return html`<form method="post" action="/app/syncs/${sync.id}/review">
+${csrfInput(session)}
+<section aria-labelledby="tables"><h2 id="tables">Mapped tables</h2>
+${state.pairs.length === 0 ? html`<p class="muted">No table pairs mapped.</p>` : null}
+${state.pairs.map((pair) => this.pairSection(pair, state.previews.get(pair.index), choices, state.suggested.get(pair.index) ?? null))}
+</section>
+${state.bothConnected ? this.effects(loaded, state.pairs) : null}
+<fieldset><legend>Deletes</legend>
+  <label class="choice"><input type="radio" name="delete_approval" value="review_required"${choices.deleteApproval === 'review_required' ? html` checked` : null}> Hold deletes for my review (recommended)</label>
+  <label class="choice"><input type="radio" name="delete_approval" value="auto_approve"${choices.deleteApproval === 'auto_approve' ? html` checked` : null}> Apply deletes automatically</label>
+</fieldset>
+${state.blockers.length > 0 ? html`<div class="warning" id="start-blockers"><strong>Start is not possible yet:</strong><ul>${state.blockers.map((b) => html`<li>${b}</li>`)}</ul></div>` : null}
+<div class="actions">
+  <button type="submit" name="action" value="start" id="start"${canStart ? null : html` disabled aria-describedby="start-blockers"`}>Start sync</button>
+  ${isDraft && state.pairs.length > 0 ? html`<button type="submit" name="action" value="preview" class="secondary">Update preview</button>` : null}
+</div>
+</form>`;
+  }
+
+  /** What starting changes in each app, per side from its connector's declaration. */
+  private effects(loaded: LoadedSync, pairs: PairView[]): SafeHtml {
+    return html`<section aria-labelledby="changes"><h2 id="changes">What starting changes in each app</h2><ul>${SIDES.map(
+      (side) => {
+        const entity = loaded.sides[side]!;
+        return startEffects({
+          side,
+          declaration: this.catalog.find(entity.connector),
+          connector: entity.connector,
+          base: entity.baseName ?? entity.baseId ?? '',
+          tables: pairs.map((p) => (side === 'left' ? p.leftTable : p.rightTable)),
+        });
+      },
+    )}</ul></section>`;
+  }
+
+  private pairSection(
+    pair: PairView,
+    preview: PairPreview | undefined,
+    choices: ReviewChoices,
+    suggested: string | null,
+  ): SafeHtml {
     const counts = preview?.counts;
     const both = !!counts?.left && !!counts.right && counts.left.records > 0 && counts.right.records > 0;
     const count = (c: { records: number; capped: boolean } | null) =>
       c ? `${c.capped ? 'more than ' : ''}${c.records}` : '?';
-    const selected = choices.match[pair.index] ?? '';
+    const selected = pair.index in choices.match ? choices.match[pair.index] : (suggested ?? '');
+    const suggestion = suggested ? pair.fields.find((f) => matchValue(f) === suggested) : undefined;
     return html`<div class="card" id="pair-${pair.index}">
 <h3>${pair.leftTable} ${direction(pair.direction)} ${pair.rightTable}</h3>
 <table><caption class="visually-hidden">Fields of ${pair.leftTable} and ${pair.rightTable}</caption>
@@ -268,7 +329,8 @@ ${preview.error ? html`<p class="error">${preview.error}</p>` : null}`
 ${
   both
     ? html`<label for="match-${pair.index}">Match field <span class="hint">Records with equal values are treated as the same record.</span></label>
-<select id="match-${pair.index}" name="match_${pair.index}">
+${suggestion ? html`<p class="hint" id="match-${pair.index}-suggested">Suggested: <strong>${suggestion.left} = ${suggestion.right}</strong>, unique and required on both sides.</p>` : null}
+<select id="match-${pair.index}" name="match_${pair.index}"${suggestion ? html` aria-describedby="match-${pair.index}-suggested"` : null}>
   <option value="">No match field (copy every record)</option>
   ${pair.fields.map((field) => html`<option value="${matchValue(field)}"${matchValue(field) === selected ? html` selected` : null}>${field.left} = ${field.right}</option>`)}
 </select>

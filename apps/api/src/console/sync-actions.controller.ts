@@ -35,7 +35,7 @@ export function syncActions(session: ConsoleSession, sync: SyncDto, working: boo
       ? html`<form method="post" action="${base}/activate">${csrfInput(session)}<button type="submit" id="activate">Activate sync</button></form>`
       : null;
   return html`<section class="card" aria-labelledby="manage"><h2 id="manage">Manage</h2>
-<div class="actions">${pause}${activate}<a class="button danger" id="delete" href="${base}/delete">Delete sync…</a></div>
+<div class="actions"><a class="button secondary" id="edit-mappings" href="${base}/mappings">Edit mappings</a>${pause}${activate}<a class="button danger" id="delete" href="${base}/delete">Delete sync…</a></div>
 </section>`;
 }
 

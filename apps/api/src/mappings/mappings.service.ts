@@ -264,7 +264,7 @@ export class MappingsService {
    * call).
    */
   private async schemaFor(loaded: LoadedSync, document: MappingsDocument): Promise<MappingsSchema> {
-    let schema = await this.loadSchema(loaded);
+    const schema = await this.loadSchema(loaded);
     const resolved = resolveMappings(document, schema);
     const missing: SchemaTable[] = [];
     for (const pair of resolved.tables) {
@@ -273,12 +273,31 @@ export class MappingsService {
         if (table && table.fields === null && !missing.includes(table)) missing.push(table);
       }
     }
-    if (missing.length > 0) {
-      const entities = await this.tables.tablesByIds(missing.map((t) => t.id));
-      for (const entity of entities) await this.schema.ensureFields(loaded, entity);
-      schema = await this.loadSchema(loaded);
-    }
-    return schema;
+    return this.withFields(loaded, schema, missing);
+  }
+
+  /**
+   * Both sides' schemas with the fields of the named tables (remote ids per side) fetched, for an editor that
+   * shows the fields of tables a person is choosing before any document references them (the console's
+   * mappings editor). Names that are no table on that side are ignored.
+   */
+  async schemaWith(loaded: LoadedSync, tables: Record<SideName, string[]>): Promise<MappingsSchema> {
+    const schema = await this.loadSchema(loaded);
+    const missing = SIDES.flatMap((side) =>
+      schema[side].tables.filter((t) => t.fields === null && tables[side].includes(t.remoteId)),
+    );
+    return this.withFields(loaded, schema, missing);
+  }
+
+  private async withFields(
+    loaded: LoadedSync,
+    schema: MappingsSchema,
+    missing: SchemaTable[],
+  ): Promise<MappingsSchema> {
+    if (missing.length === 0) return schema;
+    const entities = await this.tables.tablesByIds(missing.map((t) => t.id));
+    for (const entity of entities) await this.schema.ensureFields(loaded, entity);
+    return this.loadSchema(loaded);
   }
 
   /** Runs the create placeholders side by side; true when something was created. */

@@ -56,8 +56,13 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** `timezoneId`: the browser's time zone (UTC unless given, whatever the machine's). */
-export async function openBrowser(options: { timezoneId?: string } = {}): Promise<Browser> {
+/**
+ * `timezoneId`: the browser's time zone (UTC unless given, whatever the machine's); `javaScript: false` checks
+ * that a page works without its script.
+ */
+export async function openBrowser(
+  options: { timezoneId?: string; javaScript?: boolean } = {},
+): Promise<Browser> {
   const dir = mkdtempSync(join(tmpdir(), 'lockstep-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: '/usr/bin/chromium',
@@ -65,6 +70,7 @@ export async function openBrowser(options: { timezoneId?: string } = {}): Promis
     args: CHROMIUM_ARGS,
     viewport: { width: 1200, height: 900 },
     timezoneId: options.timezoneId ?? 'UTC',
+    javaScriptEnabled: options.javaScript ?? true,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

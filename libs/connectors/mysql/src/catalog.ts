@@ -149,6 +149,13 @@ export async function loadTableMeta(
   const serviceIdUnique = [...groupKeys(keyRows, false).values()].some(
     (list) => list.length === 1 && text(list[0].name) === SERVICE_ID_COLUMN,
   );
+  // Single-column unique keys other than the primary key (type_details.unique).
+  const uniqueColumns = new Set(
+    [...groupKeys(keyRows, false).entries()]
+      .filter(([name, list]) => name !== 'PRIMARY' && list.length === 1)
+      .filter(([, list]) => text(list[0].name) !== SERVICE_ID_COLUMN)
+      .map(([, list]) => text(list[0].name)),
+  );
   const references = await relationTargets(connection, database, keyRows);
   // MariaDB's JSON is LONGTEXT with a json_valid() CHECK constraint; MySQL has a real JSON type.
   const jsonColumns =
@@ -162,6 +169,7 @@ export async function loadTableMeta(
   for (const row of columnRows) {
     const description = describeColumn(row, {
       primary: primaryKey.includes(text(row.name)),
+      unique: uniqueColumns.has(text(row.name)),
       jsonCheck: jsonColumns.has(text(row.name)),
       references: references.get(text(row.name)) ?? null,
       inView: isView,
@@ -247,7 +255,7 @@ async function jsonCheckedColumns(
 
 function describeColumn(
   row: Row,
-  joined: Pick<ColumnDescription, 'primary' | 'jsonCheck' | 'references' | 'inView'>,
+  joined: Pick<ColumnDescription, 'primary' | 'unique' | 'jsonCheck' | 'references' | 'inView'>,
 ): ColumnDescription {
   const extra = text(row.extra).toLowerCase();
   return {

@@ -82,6 +82,18 @@ describe('MySQL connection', () => {
     expect(results[1]).toMatchObject({ ok: false, error: { kind: 'invalid_data' } });
   });
 
+  it('marks a column that alone is a unique key as type_details.unique (not the primary key, not a composite)', async () => {
+    await database.admin.query(
+      'CREATE TABLE members (id INT PRIMARY KEY, email VARCHAR(80) NOT NULL UNIQUE, a INT, b INT, ' +
+        'note TEXT, UNIQUE KEY ab (a, b))',
+    );
+    const fields = await conn.listFields('members');
+    expect(field(fields, 'email').typeDetails).toEqual({ max_length: 80, unique: true });
+    expect(field(fields, 'id').typeDetails).toBeNull();
+    expect(field(fields, 'a').typeDetails).toBeNull();
+    expect(field(fields, 'note').typeDetails).toBeNull();
+  });
+
   it('isolates a row a CHECK constraint refuses (MariaDB error 4025, MySQL 3819) as invalid_data', async () => {
     await database.admin.query(
       'CREATE TABLE checked (id INT PRIMARY KEY, price INT, doc JSON, CONSTRAINT positive CHECK (price > 0))',

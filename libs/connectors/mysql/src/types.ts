@@ -48,6 +48,11 @@ export interface ColumnDescription {
   numericScale: number | null;
   /** Part of the primary key. */
   primary: boolean;
+  /**
+   * The column alone is a unique key other than the primary key (listed as `type_details.unique`, so a person
+   * is offered it as a match field). Optional: absent = false.
+   */
+  unique?: boolean;
   /** MariaDB: a `json_valid(column)` CHECK constraint, which is what its JSON type is. */
   jsonCheck: boolean;
   /** Single-column foreign key to the single-column primary key of this table, in the same database. */
@@ -226,6 +231,7 @@ export function classifyColumn(column: ColumnDescription): ClassifiedColumn {
   }
   const supported = typeClass !== 'unsupported';
   if (column.generated || column.autoIncrement) details.generated = true;
+  if (column.unique && !column.primary) details.unique = true;
   const write = supported && !column.inView && !column.generated && !column.autoIncrement;
   return {
     name: column.name,

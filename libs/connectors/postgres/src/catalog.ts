@@ -150,6 +150,10 @@ SELECT json_build_object(
     SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = i.indkey[0]
     WHERE i.indrelid = rel.oid AND i.indisunique AND i.indnatts = 1 AND i.indpred IS NULL
       AND a.attname = '${SERVICE_ID_COLUMN}'),
+  'uniqueColumns', (SELECT coalesce(json_agg(a.attname), '[]')
+    FROM pg_index i JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = rel.oid AND i.indisunique AND NOT i.indisprimary AND i.indnatts = 1
+      AND i.indpred IS NULL AND i.indexprs IS NULL),
   'captureTrigger', (SELECT count(*) FROM pg_trigger
                       WHERE tgrelid = rel.oid
                         AND tgname IN ('lockstep_capture_ins', 'lockstep_capture_upd',
@@ -199,6 +203,8 @@ interface TableDoc {
   delete: boolean;
   primaryKey: string[];
   serviceIdUnique: boolean;
+  /** Columns that alone are a unique index (not the primary key, not partial, not an expression). */
+  uniqueColumns: string[];
   captureTrigger: boolean;
   copyable: boolean;
   columns: ColumnMeta[];
@@ -222,7 +228,12 @@ export async function loadTable(db: Queryable, schema: string, name: string): Pr
   else if (serviceIdColumn) keyColumn = serviceIdColumn;
   else if (isView)
     keyColumn = ['id', SERVICE_ID_COLUMN].find((column) => names.includes(column)) ?? names[0] ?? null;
-  const context: FieldContext = { readOnly, primaryKey: doc.primaryKey, serviceIdColumn };
+  const context: FieldContext = {
+    readOnly,
+    primaryKey: doc.primaryKey,
+    serviceIdColumn,
+    uniqueColumns: doc.uniqueColumns,
+  };
   const fields = doc.columns.map((column) => fieldInfo(column, context));
   return {
     schema,

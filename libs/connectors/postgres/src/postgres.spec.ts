@@ -220,6 +220,20 @@ describe('table setup', () => {
       primary: true,
     });
   });
+
+  it('marks a column that alone is a unique index as type_details.unique (not the key, a composite or a partial one)', async () => {
+    await db.admin.query(
+      `CREATE TABLE ${SCHEMA}.members (id integer PRIMARY KEY, email text NOT NULL UNIQUE, a int, b int, ` +
+        `code text, UNIQUE (a, b))`,
+    );
+    await db.admin.query(`CREATE UNIQUE INDEX members_code ON ${SCHEMA}.members (code) WHERE code <> ''`);
+    const fields = await conn.listFields('members');
+    const details = (id: string) => fields.find((field) => field.remoteId === id)?.typeDetails;
+    expect(details('email')).toEqual({ unique: true });
+    expect(details('id')).toBeNull();
+    expect(details('a')).toBeNull();
+    expect(details('code')).toBeNull();
+  });
 });
 
 describe('views', () => {

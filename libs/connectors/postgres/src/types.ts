@@ -104,6 +104,11 @@ export interface FieldContext {
   readOnly: boolean;
   primaryKey: string[];
   serviceIdColumn: string | null;
+  /**
+   * Columns that alone are a unique index other than the primary key: listed as `type_details.unique` (a
+   * person is offered them as a match field). Optional: absent = none.
+   */
+  uniqueColumns?: string[];
 }
 
 export const SERVICE_ID_COLUMN = 'lockstep_id';
@@ -140,6 +145,8 @@ export function fieldInfo(column: ColumnMeta, table: FieldContext): FieldInfo {
     details['scale'] = second ?? 0;
   }
   if (isServiceId) details['service_id'] = true;
+  else if (table.uniqueColumns?.includes(column.name) && !table.primaryKey.includes(column.name))
+    details['unique'] = true;
   if (generated) details['generated'] = true;
   const writable = supported && !table.readOnly && !generated && !isServiceId;
   return {
