@@ -6,6 +6,7 @@
 import type { SideName } from '@lockstep/domain';
 import type { FieldChange } from '../../entities';
 import type { Db } from '../db';
+import { preparedRows } from '../prepared';
 
 /** An `operations` row as the API reads it (`field_changes` only for the single form). */
 export interface OperationReadRow {
@@ -67,7 +68,8 @@ export async function listOperations(
         `${bind(filter.before.seq)}::bigint)`,
     );
   }
-  const rows: (OperationReadRow | { id: null })[] = await db.query(
+  const rows = await preparedRows<OperationReadRow | { id: null }>(
+    db,
     `
     SELECT page.*
       FROM syncs s
@@ -98,6 +100,10 @@ export async function accountOperation(
   db: Db,
   input: { id: string; accountId: string; syncId: string | null },
 ): Promise<OperationReadRow | null> {
-  const rows: OperationReadRow[] = await db.query(OPERATION_SQL, [input.id, input.accountId, input.syncId]);
+  const rows = await preparedRows<OperationReadRow>(db, OPERATION_SQL, [
+    input.id,
+    input.accountId,
+    input.syncId,
+  ]);
   return rows[0] ?? null;
 }

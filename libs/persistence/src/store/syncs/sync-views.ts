@@ -7,6 +7,7 @@
 import type { SyncEntity } from '../../entities/sync.entity';
 import type { SyncSideEntity } from '../../entities/sync-side.entity';
 import type { Db } from '../db';
+import { preparedRows } from '../prepared';
 
 export type SyncViewSync = Pick<
   SyncEntity,
@@ -106,7 +107,7 @@ interface SyncViewRow {
 
 /** A page of the account's syncs, newest first (one more than `limit` when another page follows). */
 export async function listSyncViews(db: Db, filter: SyncViewFilter): Promise<SyncView[]> {
-  const rows: SyncViewRow[] = await db.query(SYNC_VIEWS_SQL, [
+  const rows = await preparedRows<SyncViewRow>(db, SYNC_VIEWS_SQL, [
     filter.accountId,
     filter.syncId,
     filter.before?.createdAt ?? null,
