@@ -27,7 +27,7 @@ export class SideSession {
     private readonly egress: EgressSettings,
     private readonly shared?: ConnectorCoordination,
     /** The service's settings connectors read (`ConnectContext.settings`). */
-    private readonly settings?: Readonly<Record<string, string>>,
+    private readonly settings?: Readonly<Record<string, string | undefined>>,
   ) {}
 
   get connector(): string {

@@ -72,7 +72,7 @@ export interface RunnerSettings {
   /** The rate budgets and locks shared through Redis (`ConnectContext.shared`). */
   shared?: ConnectorCoordination;
   /** The service's settings connectors read (`ConnectContext.settings`: base URLs). */
-  connectorSettings?: Readonly<Record<string, string>>;
+  connectorSettings?: Readonly<Record<string, string | undefined>>;
   publicUrl: string;
   pageSize: number;
   writeBatch: number;

@@ -4,3 +4,4 @@ export * from './errors';
 export * from './oauth';
 export * from './pagination';
 export * from './retry';
+export * from './signals';
