@@ -153,9 +153,10 @@ export class NocodbExportTarget implements LiveExportTarget {
       const updates: NocodbRow[] = [];
       const inserts: NocodbRow[] = [];
       for (const row of chunk) {
-        const record: NocodbRow = { [EXPORT_ID_COLUMN]: row.id, [EXPORT_HASH_COLUMN]: row.hash };
-        columns.forEach((column) => (record[column.title] = encodeValue(column, row.values[column.title] ?? null)));
         const existing = found.get(row.id);
+        const mode = existing === undefined ? 'create' : 'update';
+        const record: NocodbRow = { [EXPORT_ID_COLUMN]: row.id, [EXPORT_HASH_COLUMN]: row.hash };
+        for (const column of columns) record[column.title] = encodeValue(column, row.values[column.title] ?? null, mode);
         if (existing === undefined) inserts.push(record);
         else updates.push({ ...record, [key]: existing });
       }

@@ -11,15 +11,15 @@ import type { ColumnBody } from './sql';
 const MAX_PRECISION = 8;
 const LONG_TEXT_SOURCES = new Set(['LongText', 'multilineText', 'richText']);
 
-/** NocoDB's select options as `dtxp` (`'a','b'`); a quote in an option is doubled. */
-function optionsText(spec: FieldSpec): string {
+/** NocoDB's select options (`colOptions.options`); a comma would split a MultiSelect value, so none holds one. */
+function selectOptions(spec: FieldSpec): { options: { title: string }[] } {
   const options = spec.typeDetails?.options;
   const names = Array.isArray(options) ? [...new Set(options.map(String))] : [];
   for (const name of names) {
     if (name.includes(','))
       throw new ConnectorError('invalid_data', `Option "${name}" of "${spec.name}": NocoDB options cannot hold commas`);
   }
-  return names.map((name) => `'${name.replace(/'/g, "''")}'`).join(',');
+  return { options: names.map((title) => ({ title })) };
 }
 
 function precision(spec: FieldSpec): number {
@@ -54,11 +54,12 @@ export function nativeField(spec: FieldSpec): ColumnBody {
     case 'timestamp':
       return { title, uidt: 'DateTime' };
     case 'interval':
-      return { title, uidt: 'Duration', meta: { duration: 0 } };
+      // Format 1 is h:mm:ss (format 0, h:mm, keeps no seconds).
+      return { title, uidt: 'Duration', meta: { duration: 1 } };
     case 'select':
-      return { title, uidt: 'SingleSelect', dtxp: optionsText(spec) };
+      return { title, uidt: 'SingleSelect', colOptions: selectOptions(spec) };
     case 'multi_select':
-      return { title, uidt: 'MultiSelect', dtxp: optionsText(spec) };
+      return { title, uidt: 'MultiSelect', colOptions: selectOptions(spec) };
     default:
       throw new ConnectorError('unsupported', `NocoDB has no field type for "${spec.typeClass}" values`);
   }

@@ -86,6 +86,8 @@ export interface ColumnBody {
   uidt: string;
   dtxp?: string;
   meta?: Record<string, unknown>;
+  /** Select options. */
+  colOptions?: { options: { title: string }[] };
   /** Links: the linked table and the relation's kind. */
   childId?: string;
   parentId?: string;

@@ -8,7 +8,7 @@
 import { ConnectorError } from '@lockstep/connectors-core';
 import type { CanonicalValue, JsonValue } from '@lockstep/domain';
 import type { NocodbColumn } from './sql';
-import { classOf, COMPUTED_TYPES, scaleOf } from './types';
+import { classOf, COMPUTED_TYPES, metaOf, scaleOf } from './types';
 
 export function decodeValue(column: NocodbColumn, raw: unknown): CanonicalValue {
   if (column.uidt === 'Checkbox') return raw === true || raw === 1 || raw === '1' || raw === 'true';
@@ -95,8 +95,12 @@ function describe(value: CanonicalValue): string {
   return text.length > 60 ? `${text.slice(0, 60)}...` : text;
 }
 
-/** The JSON NocoDB takes for a canonical value (null clears the cell). Not for links (`links.ts`). */
-export function encodeValue(column: NocodbColumn, value: CanonicalValue): unknown {
+/**
+ * The JSON NocoDB takes for a canonical value (null clears the cell), in a create or an update: NocoDB 0.301
+ * reads a Duration as `H:MM:SS` text in a create (a number there fails the request) but as seconds in an
+ * update (where the text reads as nothing). Not for links (`links.ts`).
+ */
+export function encodeValue(column: NocodbColumn, value: CanonicalValue, mode: 'create' | 'update'): unknown {
   if (COMPUTED_TYPES.has(column.uidt)) refuse(column, 'NocoDB computes this field; it cannot be written');
   if (value === null) return column.uidt === 'Checkbox' ? false : null;
   switch (classOf(column)) {
@@ -110,7 +114,8 @@ export function encodeValue(column: NocodbColumn, value: CanonicalValue): unknow
       return numberIn(column, value);
     case 'interval':
       if (typeof value !== 'string') refuse(column, `expected an ISO 8601 duration, got ${describe(value)}`);
-      return clockText(column, durationToSeconds(column, value));
+      if (mode === 'update') return durationToSeconds(column, value);
+      return clockText(column, durationToSeconds(column, value), Number(metaOf(column).duration ?? 0));
     case 'boolean':
       if (typeof value !== 'boolean') refuse(column, `expected true or false, got ${describe(value)}`);
       return value;
@@ -197,13 +202,21 @@ export function durationToSeconds(column: NocodbColumn, text: string): number {
   return total;
 }
 
-/** Seconds -> `H:MM:SS`, the form NocoDB's API takes for a Duration (a bare number would be minutes). */
-function clockText(column: NocodbColumn, seconds: number): string {
+/**
+ * Seconds -> the text NocoDB's API takes for a Duration in the field's format (a bare number would be
+ * minutes): `H:MM` for format 0 (h:mm, which keeps no seconds: a value with seconds is refused rather than
+ * cut), `H:MM:SS` for the others.
+ */
+function clockText(column: NocodbColumn, seconds: number, format: number): string {
   if (seconds < 0) refuse(column, 'NocoDB keeps no negative durations');
   const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
+  const m = String(Math.floor((seconds % 3600) / 60)).padStart(2, '0');
   const s = seconds % 60;
-  return `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
+  if (format === 0) {
+    if (s !== 0) refuse(column, 'the field\'s format (h:mm) keeps whole minutes');
+    return `${h}:${m}`;
+  }
+  return `${h}:${m}:${String(s).padStart(2, '0')}`;
 }
 
 /** Seconds -> `P1DT2H30M5S` (days for whole 24 hours; `PT0S` for zero). */

@@ -46,7 +46,10 @@ export interface Encoded {
   links: Map<string, string[]>;
 }
 
-/** Field id or title -> NocoDB JSON by title; `skipNull` leaves empty cells out (a create). Throws `invalid_data`. */
+/**
+ * Field id or title -> NocoDB JSON by title, for a create (`skipNull`: empty cells left out) or an update.
+ * Throws `invalid_data`.
+ */
 export function encodeFields(
   table: NocodbTable,
   values: Record<string, CanonicalValue>,
@@ -61,7 +64,7 @@ export function encodeFields(
       continue;
     }
     if (skipNull && value === null) continue;
-    row[column.title] = encodeValue(column, value);
+    row[column.title] = encodeValue(column, value, skipNull ? 'create' : 'update');
   }
   return { row, links };
 }
@@ -148,16 +151,18 @@ export async function createRecords(context: ReadContext, rows: RecordCreate[]):
 }
 
 /**
- * One create request of at most MAX_BATCH rows, sent again (the rest, record by record when NocoDB refused
- * one) after the rows it may already have written are adopted by their service ids. Without the service id
- * field, a create that timed out is not sent again (it may have been written): the error is `transient`.
+ * One create request of at most MAX_BATCH rows. With the service id field, the rows whose service id a record
+ * holds already (a create sent before, perhaps by a run that crashed) adopt that record first; the rest are
+ * sent, record by record when NocoDB refused one, and after a timeout or a 5xx (some rows may be written) the
+ * adoption runs again before the rest go once more. Without the field, a create that timed out is not sent
+ * again (it may have been written): the error is `transient`.
  */
 async function createBatch(context: ReadContext, rows: NocodbRow[]): Promise<(string | ConnectorError)[]> {
   const key = keyColumn(context.table).title;
   const service = serviceIdColumn(context.table);
   const adopted = new Map<NocodbRow, string>();
   const adopt = async (pending: NocodbRow[]): Promise<NocodbRow[]> => {
-    if (!service) return pending;
+    if (!service || pending.length === 0) return pending;
     const found = await rowsWhereIn(
       context,
       service.title,
@@ -172,18 +177,21 @@ async function createBatch(context: ReadContext, rows: NocodbRow[]): Promise<(st
   };
   const send = async (batch: NocodbRow[]) =>
     (await requests.insertRows(context.api, context.table.id, batch)).map((row) => String(row[key]));
-  let outcomes: (string | ConnectorError | null)[];
+  const sendRest = async (rest: NocodbRow[]) => {
+    const sent = rest.length > 0 ? await sendEach(rest, send, adopt) : [];
+    return new Map(rest.map((row, index) => [row, sent[index] ?? null]));
+  };
+  let outcomes: Map<NocodbRow, string | ConnectorError | null>;
   try {
-    outcomes = await sendEach(rows, send, adopt);
+    outcomes = await sendRest(await adopt(rows));
   } catch (error) {
-    // A timeout or 5xx: some rows may be written. With the service id field, adopt them and send the rest.
     if (!service || !(error instanceof ConnectorError) || error.kind !== 'transient') throw error;
-    const rest = await adopt(rows);
-    const again = rest.length > 0 ? await sendEach(rest, send, adopt) : [];
-    const byRow = new Map(rest.map((row, index) => [row, again[index]!]));
-    outcomes = rows.map((row) => byRow.get(row) ?? null);
+    outcomes = await sendRest(await adopt(rows.filter((row) => !adopted.has(row))));
   }
-  return rows.map((row, index) => outcomes[index] ?? adopted.get(row) ?? new ConnectorError('transient', 'The record was not written'));
+  return rows.map(
+    (row) =>
+      adopted.get(row) ?? outcomes.get(row) ?? new ConnectorError('transient', 'The record was not written'),
+  );
 }
 
 export async function updateRecords(context: ReadContext, rows: RecordUpdate[]): Promise<WriteResult[]> {

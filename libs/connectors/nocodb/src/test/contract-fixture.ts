@@ -24,7 +24,8 @@ export const CREATED: Column[] = [
   { title: 'cost', uidt: 'Currency', meta: { currency_locale: 'en-US', currency_code: 'EUR' } },
   { title: 'share', uidt: 'Percent' },
   { title: 'stars', uidt: 'Rating', meta: { max: 5 } },
-  { title: 'spent', uidt: 'Duration', meta: { duration: 0 } },
+  { title: 'spent', uidt: 'Duration', meta: { duration: 1 } },
+  { title: 'minutes', uidt: 'Duration', meta: { duration: 0 } },
   { title: 'done', uidt: 'Checkbox' },
   { title: 'due', uidt: 'Date', meta: { date_format: 'YYYY-MM-DD' } },
   { title: 'at', uidt: 'DateTime' },
@@ -57,7 +58,8 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
   rw('share', 'Percent', 'float', { samples: [50, 12.5] }),
   // A rating has no empty value: an unset one reads 0 (types.spec.ts).
   rw('stars', 'Rating', 'integer', { samples: [3], typeDetails: { max: 5 } }),
-  rw('spent', 'Duration', 'interval', { samples: ['PT1H30M', 'P1DT2H', 'PT45S'] }),
+  rw('spent', 'Duration', 'interval', { samples: ['PT1H30M', 'P1DT2H', 'PT45S'], typeDetails: { duration_format: 1 } }),
+  rw('minutes', 'Duration', 'interval', { samples: ['PT1H30M'], typeDetails: { duration_format: 0 } }),
   // A checkbox has no empty value (an unchecked box reads false), so null cannot round-trip: types.spec.ts.
   rw('done', 'Checkbox', 'boolean'),
   rw('due', 'Date', 'date', { samples: ['2024-02-29'] }),

@@ -11,14 +11,17 @@ export const NOCODB_CONTRACT_OPTIONS: Pick<
   createdClass: { float: 'decimal', datetime: 'timestamp', uuid: 'text', relation: 'text' },
   createUnsupported: ['array'],
   createdCases: {
+    // NocoDB reads numbers as JSON numbers: integers up to 2^53 are exact (a larger one is refused).
+    integer: { samples: [0, 42, -7, 9007199254740991] },
     float: { samples: ['1.50000000', '-0.25000000'] },
     datetime: { samples: ['2024-02-29T13:45:30Z', '1999-12-31T23:59:59Z'] },
     multi_select: { samples: [['red', 'green'], ['blue']] },
   },
   changeTimeoutMs: 20_000,
   notApplicable: {
-    'reports a duplicate key as invalid_data and still writes the rest':
-      'a NocoDB field is never unique (only its own Id is): the plain table\'s "id" is a Number field',
+    'batch writes':
+      'the plain table refuses a 101-character title and a duplicate id; NocoDB text has no length limit ' +
+      'and no field but its own Id is unique (nocodb.spec.ts covers batches with refused, missing and edited records)',
     'prepareTable with serviceIdColumn adds a service id column to a table with a single-column primary key':
       'NocoDB records are keyed by their own Id, never by a field; records that existed before table setup ' +
       'keep an empty Lockstep ID (they are matched, never created, by Lockstep)',
