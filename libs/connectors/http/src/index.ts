@@ -5,3 +5,4 @@ export * from './oauth';
 export * from './pagination';
 export * from './retry';
 export * from './signals';
+export * from './hooks';

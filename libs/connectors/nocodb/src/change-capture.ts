@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Change, ChangeBatch, ChangeSignals, ReadChangesOptions } from '@lockstep/connectors-core';
+import { hookSignalChannel } from '@lockstep/connectors-http';
 import { type ReadContext, rowsWhereIn, toSourceRecords } from './records';
 import { keyColumn, timeColumn } from './schema';
 import { listRows, MAX_PAGE_SIZE, type NocodbRow, type NocodbTable } from './sql';
@@ -44,7 +45,7 @@ export function channelOf(baseUrl: string, tableId: string): string {
 }
 
 export function signalChannel(channelId: string): string {
-  return `nocodb:${channelId}`;
+  return hookSignalChannel('nocodb', channelId);
 }
 
 function parse(since: string): Checkpoint {

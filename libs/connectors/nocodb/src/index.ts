@@ -2,4 +2,3 @@ export { nocodbConnector } from './declaration';
 export { NOCODB_ERROR_KINDS, NOCODB_ERRORS, translateNocodbError } from './errors';
 export { NocodbConnection } from './connection';
 export { channelOf, signalChannel } from './change-capture';
-export { SIGNATURE_HEADER, signatureOf } from './setup';

@@ -7,16 +7,14 @@
  * polled alone. Records that existed before keep an empty Lockstep ID: the initial sync matches them.
  * Teardown removes the webhook and keeps the field and the data.
  */
-import { createHmac } from 'node:crypto';
 import { ConnectorError, type PreparedTable, type PrepareOptions } from '@lockstep/connectors-core';
+import { HOOK_SIGNATURE_HEADER, hookSignature } from '@lockstep/connectors-http';
 import { channelOf } from './change-capture';
 import type { NocodbApi } from './db';
 import { keyColumn, type SchemaCache, serviceIdColumn } from './schema';
 import { createColumn, createHook, deleteHook, listHooks, type NocodbHook, type NocodbTable } from './sql';
 import { SERVICE_ID_FIELD_NAME } from './types';
 
-/** The header carrying HMAC(hook key, channel): the notification endpoint checks it. */
-export const SIGNATURE_HEADER = 'x-lockstep-signature';
 export const HOOK_TITLE = 'Lockstep change notification';
 
 export const SERVICE_ID_COLUMN = Object.freeze({
@@ -30,10 +28,6 @@ export interface HookSettings {
   /** Lockstep's public address, as NocoDB must call it. */
   publicUrl: string | null;
   hookKey: string | null;
-}
-
-export function signatureOf(hookKey: string, channel: string): string {
-  return createHmac('sha256', hookKey).update(channel).digest('hex');
 }
 
 export function hookUrl(publicUrl: string, channel: string): string {
@@ -82,7 +76,7 @@ export async function installHook(api: NocodbApi, table: NocodbTable, settings: 
       payload: {
         method: 'POST',
         path: url,
-        headers: [{ enabled: true, name: SIGNATURE_HEADER, value: signatureOf(settings.hookKey, channel) }],
+        headers: [{ enabled: true, name: HOOK_SIGNATURE_HEADER, value: hookSignature(settings.hookKey, channel) }],
         parameters: [],
         body: hookBody(table),
       },
