@@ -78,6 +78,8 @@ export class NocodbConnection implements Connection {
   listTables(): Promise<TableInfo[]> {
     return this.guard('Listing tables', async () => {
       const schema = await this.schema();
+      // Discovery reads afresh: tables, fields and views added in NocoDB a moment ago are listed.
+      schema.invalidate();
       const tables = [];
       for (const summary of await schema.list()) tables.push(tableInfo(await schema.table(summary.id)));
       return tables;
@@ -85,7 +87,10 @@ export class NocodbConnection implements Connection {
   }
 
   listFields(table: string): Promise<FieldInfo[]> {
-    return this.guard(`Listing fields of "${table}"`, async () => fieldInfos(await (await this.schema()).table(table)));
+    return this.guard(`Listing fields of "${table}"`, async () => {
+      const schema = await this.schema();
+      return fieldInfos(await schema.table(table));
+    });
   }
 
   readPage(table: string, options: ReadPageOptions): Promise<RecordPage> {
