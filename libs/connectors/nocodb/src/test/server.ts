@@ -119,3 +119,4 @@ export function useNocodb(prefix = 'spec'): NocodbFixture {
   });
   return fixture;
 }
+export { startProxy, type Proxy } from './proxy';
