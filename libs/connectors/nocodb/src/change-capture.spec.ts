@@ -8,7 +8,7 @@ import type { Connection } from '@lockstep/connectors-core';
 import { LocalCoordination } from '@lockstep/connectors-http';
 import { randomBytes } from 'node:crypto';
 import { channelOf, signalChannel } from './change-capture';
-import { startReceiver, type Receiver } from './test/receiver';
+import { startReceiver, type Receiver } from './testing/receiver';
 import { admin, describeNocodb, uniqueName, useNocodb } from './test/server';
 
 const KEY = randomBytes(16).toString('hex');

@@ -1,5 +1,5 @@
 /**
- * A stand-in for Lockstep's notification endpoint in the connector's specs (the API's `AppHooksController` is
+ * A stand-in for Lockstep's notification endpoint for the connector's specs and its benchmark (the API's `AppHooksController` is
  * tested end to end in apps/api): a loopback HTTP server that checks the signature NocoDB's webhook sends and
  * publishes the call on the channel's signals, as the endpoint does. It counts the calls.
  */
