@@ -46,10 +46,19 @@ describeNocodb('live export with NocoDB (API and worker process)', () => {
 
   const nocodb = () => ({ connector: 'nocodb', auth: { baseUrl: server.url, apiToken: server.token } });
   const exported = async () => {
-    const tables = await admin<{ list: { id: string; title: string }[] }>(server, 'GET', `/api/v2/meta/bases/${baseId}/tables`);
+    const tables = await admin<{ list: { id: string; title: string }[] }>(
+      server,
+      'GET',
+      `/api/v2/meta/bases/${baseId}/tables`,
+    );
     const table = tables.list.find((candidate) => candidate.title === 'Items')!;
-    const rows = (await admin<{ list: Row[] }>(server, 'GET', `/api/v2/tables/${table.id}/records?limit=1000`)).list;
-    return { table, rows: rows.sort((a, b) => Number(a['lockstep_source_id']) - Number(b['lockstep_source_id'])) };
+    const rows = (
+      await admin<{ list: Row[] }>(server, 'GET', `/api/v2/tables/${table.id}/records?limit=1000`)
+    ).list;
+    return {
+      table,
+      rows: rows.sort((a, b) => Number(a['lockstep_source_id']) - Number(b['lockstep_source_id'])),
+    };
   };
   const runOnce = async (id: string) => {
     const run = await w.finished((await w.trigger(id)).id, 120_000);
@@ -80,7 +89,11 @@ describeNocodb('live export with NocoDB (API and worker process)', () => {
     const { table, rows } = await exported();
     expect(rows).toHaveLength(25);
     expect(rows[1]).toMatchObject({ lockstep_source_id: '2', id: 2, name: 'item 2', price: 2.5, qty: 2 });
-    const meta = await admin<{ columns: { title: string; uidt: string }[] }>(server, 'GET', `/api/v2/meta/tables/${table.id}`);
+    const meta = await admin<{ columns: { title: string; uidt: string }[] }>(
+      server,
+      'GET',
+      `/api/v2/meta/tables/${table.id}`,
+    );
     expect(Object.fromEntries(meta.columns.map((column) => [column.title, column.uidt]))).toMatchObject({
       lockstep_source_id: 'SingleLineText',
       price: 'Decimal',

@@ -65,7 +65,11 @@ describeNocodb('a MariaDB <-> NocoDB sync, polled, through NocoDB going away', (
         },
       ],
     });
-    const tables = await admin<{ list: { id: string; title: string }[] }>(server, 'GET', `/api/v2/meta/bases/${baseId}/tables`);
+    const tables = await admin<{ list: { id: string; title: string }[] }>(
+      server,
+      'GET',
+      `/api/v2/meta/bases/${baseId}/tables`,
+    );
     tableId = tables.list.find((table) => table.title === 'People')!.id;
   }, 300_000);
 
@@ -86,8 +90,15 @@ describeNocodb('a MariaDB <-> NocoDB sync, polled, through NocoDB going away', (
   it('carries a NocoDB edit into MariaDB within the poll interval', async () => {
     const ada = await byName('Ada');
     const started = Date.now();
-    await admin(server, 'PATCH', `/api/v2/tables/${tableId}/records`, [{ Id: ada!.Id, Name: 'Ada Lovelace' }]);
-    await waitUntil('the NocoDB edit in MariaDB', async () => (await names()).includes('Ada Lovelace'), 15_000, 50);
+    await admin(server, 'PATCH', `/api/v2/tables/${tableId}/records`, [
+      { Id: ada!.Id, Name: 'Ada Lovelace' },
+    ]);
+    await waitUntil(
+      'the NocoDB edit in MariaDB',
+      async () => (await names()).includes('Ada Lovelace'),
+      15_000,
+      50,
+    );
     const latency = Date.now() - started;
     console.log(`NocoDB -> MariaDB by polling every ${POLL_SECONDS} s: ${latency} ms`);
     // The poll interval, then the runner's read and write (a busy machine: a second of slack).
@@ -100,11 +111,14 @@ describeNocodb('a MariaDB <-> NocoDB sync, polled, through NocoDB going away', (
     await my.sql(`INSERT INTO people (name, born) VALUES ('Grace', '1906-12-09')`);
     const alan = await byName('Alan');
     await admin(server, 'PATCH', `/api/v2/tables/${tableId}/records`, [{ Id: alan!.Id, Born: '1912-06-24' }]);
-    await admin(server, 'POST', `/api/v2/tables/${tableId}/records`, [{ Name: 'Edsger', Born: '1930-05-11' }]);
+    await admin(server, 'POST', `/api/v2/tables/${tableId}/records`, [
+      { Name: 'Edsger', Born: '1930-05-11' },
+    ]);
     const issue = await waitUntil(
       'an issue about NocoDB',
       async () => {
-        const body = (await t.http().get(`/v1/sync/issues?sync=${sync.id}`).set(bearer(sync.key)).expect(200)).body;
+        const body = (await t.http().get(`/v1/sync/issues?sync=${sync.id}`).set(bearer(sync.key)).expect(200))
+          .body;
         return body.data.length > 0 ? body.data[0] : null;
       },
       90_000,
@@ -112,18 +126,36 @@ describeNocodb('a MariaDB <-> NocoDB sync, polled, through NocoDB going away', (
     );
     console.log(`issue while NocoDB was gone: ${issue.type} ${issue.code}`);
     proxy.down = false;
-    await waitUntil('the MariaDB edits in NocoDB', async () => Boolean((await byName('Grace')) && (await byName('Alan Turing'))), 90_000, 500);
-    await waitUntil('the NocoDB edits in MariaDB', async () => (await names()).includes('Edsger'), 90_000, 500);
-    const born = (await my.sql(`SELECT DATE_FORMAT(born, '%Y-%m-%d') AS born FROM people WHERE name = 'Alan Turing'`)) as {
+    await waitUntil(
+      'the MariaDB edits in NocoDB',
+      async () => Boolean((await byName('Grace')) && (await byName('Alan Turing'))),
+      90_000,
+      500,
+    );
+    await waitUntil(
+      'the NocoDB edits in MariaDB',
+      async () => (await names()).includes('Edsger'),
+      90_000,
+      500,
+    );
+    const born = (await my.sql(
+      `SELECT DATE_FORMAT(born, '%Y-%m-%d') AS born FROM people WHERE name = 'Alan Turing'`,
+    )) as {
       born: string;
     }[];
     expect(born[0]?.born).toBe('1912-06-24');
     expect((await names()).sort()).toEqual(['Ada Lovelace', 'Alan Turing', 'Edsger', 'Grace']);
-    expect((await rows()).map((row) => row['Name']).sort()).toEqual(['Ada Lovelace', 'Alan Turing', 'Edsger', 'Grace']);
+    expect((await rows()).map((row) => row['Name']).sort()).toEqual([
+      'Ada Lovelace',
+      'Alan Turing',
+      'Edsger',
+      'Grace',
+    ]);
     await waitUntil(
       'the issue resolved',
       async () => {
-        const body = (await t.http().get(`/v1/sync/issues?sync=${sync.id}`).set(bearer(sync.key)).expect(200)).body;
+        const body = (await t.http().get(`/v1/sync/issues?sync=${sync.id}`).set(bearer(sync.key)).expect(200))
+          .body;
         return body.data.length === 0;
       },
       60_000,

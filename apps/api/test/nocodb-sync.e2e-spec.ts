@@ -5,7 +5,15 @@
  * so a change made in NocoDB reaches PostgreSQL within 2 s; polling is set to 60 s so only the webhook can
  * make it that fast. A delete made in NocoDB is held for review.
  */
-import { admin, createBase, deleteBase, describeNocodb, type NocodbServer, startNocodb, uniqueName } from '@lockstep/connector-nocodb/testing';
+import {
+  admin,
+  createBase,
+  deleteBase,
+  describeNocodb,
+  type NocodbServer,
+  startNocodb,
+  uniqueName,
+} from '@lockstep/connector-nocodb/testing';
 import { listenOnLoopback, type NocodbSync, startNocodbSync } from './support/nocodb-sync';
 import { waitUntil } from './support/live-sync';
 import { scratchPg, type ScratchPg } from './support/scratch-dbs';
@@ -52,7 +60,11 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
         },
       ],
     });
-    const tables = await admin<{ list: { id: string; title: string }[] }>(server, 'GET', `/api/v2/meta/bases/${baseId}/tables`);
+    const tables = await admin<{ list: { id: string; title: string }[] }>(
+      server,
+      'GET',
+      `/api/v2/meta/bases/${baseId}/tables`,
+    );
     tableId = tables.list.find((table) => table.title === 'Contacts')!.id;
   }, 300_000);
 
@@ -70,7 +82,11 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
       `/api/v2/meta/tables/${tableId}`,
     );
     const types = Object.fromEntries(table.columns.map((column) => [column.title, column.uidt]));
-    expect(types).toMatchObject({ Name: 'SingleLineText', Score: 'Decimal', 'Lockstep ID': 'SingleLineText' });
+    expect(types).toMatchObject({
+      Name: 'SingleLineText',
+      Score: 'Decimal',
+      'Lockstep ID': 'SingleLineText',
+    });
     expect((await byName('Grace'))?.['Score']).toBe(2.25);
     expect(await rows()).toHaveLength(3);
     const hooks = await admin<{ list: unknown[] }>(server, 'GET', `/api/v2/meta/tables/${tableId}/hooks`);
@@ -79,7 +95,11 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
 
   it('carries a PostgreSQL edit into NocoDB, and a NocoDB edit into PostgreSQL within 2 s through the webhook', async () => {
     await pg.sql(`UPDATE contacts SET score = 9.75 WHERE name = 'Ada'`);
-    await waitUntil('the PostgreSQL edit in NocoDB', async () => (await byName('Ada'))?.['Score'] === 9.75, 30_000);
+    await waitUntil(
+      'the PostgreSQL edit in NocoDB',
+      async () => (await byName('Ada'))?.['Score'] === 9.75,
+      30_000,
+    );
     const grace = await byName('Grace');
     const latencies: number[] = [];
     for (const [index, name] of ['Grace Hopper', 'Grace B. Hopper', 'Rear Admiral Hopper'].entries()) {
@@ -101,7 +121,8 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
     await admin(server, 'POST', `/api/v2/tables/${tableId}/records`, [{ Name: 'Margaret', Score: 4 }]);
     await waitUntil(
       'the NocoDB insert in PostgreSQL',
-      async () => (await pg.sql(`SELECT score FROM contacts WHERE name = 'Margaret'`))[0]?.['score'] === '4.00',
+      async () =>
+        (await pg.sql(`SELECT score FROM contacts WHERE name = 'Margaret'`))[0]?.['score'] === '4.00',
       10_000,
     );
   });
@@ -112,8 +133,9 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
     const pending = await waitUntil(
       'the held delete',
       async () => {
-        const body = (await t.http().get(`/v1/sync/pending-deletes?sync=${sync.id}`).set(bearer(sync.key)).expect(200))
-          .body;
+        const body = (
+          await t.http().get(`/v1/sync/pending-deletes?sync=${sync.id}`).set(bearer(sync.key)).expect(200)
+        ).body;
         return body.data.length > 0 ? body.data : null;
       },
       30_000,

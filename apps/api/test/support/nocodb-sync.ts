@@ -73,9 +73,14 @@ export async function startNocodbSync(
         base: options.nocodb.base,
       },
     });
-  if (created.status !== 201) throw new Error(`sync create: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`sync create: ${created.status} ${JSON.stringify(created.body)}`);
   const id: string = created.body.id;
-  const put = await t.http().put(`/v1/sync/syncs/${id}/mappings`).set(bearer(key)).send({ tables: options.tables });
+  const put = await t
+    .http()
+    .put(`/v1/sync/syncs/${id}/mappings`)
+    .set(bearer(key))
+    .send({ tables: options.tables });
   if (put.status !== 200) throw new Error(`mappings PUT: ${put.status} ${JSON.stringify(put.body)}`);
   const started = cli('sync', 'start', '--id', id);
   if (started.code !== 0) throw new Error(`sync start: ${started.stderr}`);
@@ -88,7 +93,8 @@ export async function startNocodbSync(
     await waitUntil(
       'the initial sync to finish',
       async () =>
-        (await db.query(`SELECT initial_sync_phase AS phase FROM syncs WHERE id = $1`, [id]))[0]?.phase === 'done',
+        (await db.query(`SELECT initial_sync_phase AS phase FROM syncs WHERE id = $1`, [id]))[0]?.phase ===
+        'done',
       180_000,
     );
   } catch (error) {

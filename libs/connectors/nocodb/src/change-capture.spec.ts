@@ -41,7 +41,8 @@ describeNocodb('nocodb change detection (real server)', () => {
   const insert = (table: string, rows: Record<string, unknown>[]) =>
     admin<{ Id: number }[]>(nocodb.server, 'POST', `/api/v2/tables/${table}/records`, rows);
   const hooksOf = async (table: string) =>
-    (await admin<{ list: { id: string }[] }>(nocodb.server, 'GET', `/api/v2/meta/tables/${table}/hooks`)).list;
+    (await admin<{ list: { id: string }[] }>(nocodb.server, 'GET', `/api/v2/meta/tables/${table}/hooks`))
+      .list;
 
   beforeAll(async () => {
     receiver = await startReceiver(shared.signals, KEY);
@@ -71,7 +72,10 @@ describeNocodb('nocodb change detection (real server)', () => {
       await waitFor('the wake-up', () => woken > 0, 2000);
       const latency = Date.now() - started;
       expect(latency).toBeLessThan(2000);
-      expect(receiver.calls.at(-1)).toMatchObject({ signed: true, channel: channelOf(nocodb.server.url, tableId) });
+      expect(receiver.calls.at(-1)).toMatchObject({
+        signed: true,
+        channel: channelOf(nocodb.server.url, tableId),
+      });
       const batch = await connection.readChanges(tableId, since, { limit: 100 });
       const change = batch.changes.find((candidate) => candidate.remoteId === String(row!.Id));
       expect(change).toMatchObject({ kind: 'upsert', own: false });
@@ -85,7 +89,9 @@ describeNocodb('nocodb change detection (real server)', () => {
     const [kept, gone] = await insert(tableId, [{ title: 'kept' }, { title: 'gone' }]);
     const since = await connection.currentCheckpoint(tableId);
     const callsBefore = receiver.calls.length;
-    await admin(nocodb.server, 'PATCH', `/api/v2/tables/${tableId}/records`, [{ Id: kept!.Id, title: 'edited' }]);
+    await admin(nocodb.server, 'PATCH', `/api/v2/tables/${tableId}/records`, [
+      { Id: kept!.Id, title: 'edited' },
+    ]);
     await admin(nocodb.server, 'DELETE', `/api/v2/tables/${tableId}/records`, [{ Id: gone!.Id }]);
     await waitFor('the delete notification', () => receiver.calls.length >= callsBefore + 2, 5000);
     const batch = await connection.readChanges(tableId, since, { limit: 100 });
@@ -101,11 +107,14 @@ describeNocodb('nocodb change detection (real server)', () => {
   it('never reports a delete from a hint alone: a hinted record NocoDB still has is no delete', async () => {
     const [row] = await insert(tableId, [{ title: 'still here' }]);
     const since = await connection.currentCheckpoint(tableId);
-    await shared.signals.publish(signalChannel(channelOf(nocodb.server.url, tableId)), [String(row!.Id), '999999']);
-    const batch = await connection.readChanges(tableId, since, { limit: 100 });
-    expect(batch.changes.filter((change) => change.kind === 'delete').map((change) => change.remoteId)).toEqual([
+    await shared.signals.publish(signalChannel(channelOf(nocodb.server.url, tableId)), [
+      String(row!.Id),
       '999999',
     ]);
+    const batch = await connection.readChanges(tableId, since, { limit: 100 });
+    expect(
+      batch.changes.filter((change) => change.kind === 'delete').map((change) => change.remoteId),
+    ).toEqual(['999999']);
   });
 
   it('pages through changes with a limit, losing none', async () => {

@@ -71,7 +71,12 @@ export async function currentCheckpoint(context: CaptureContext): Promise<string
   const key = keyColumn(context.table);
   const page = await listRows(context.api, context.table.id, { limit: 1, fields: [key.title] });
   const now = page.serverTime ?? Date.now();
-  const checkpoint: Checkpoint = { t: now - OVERLAP_MS, after: null, start: null, pos: await lastHint(context) };
+  const checkpoint: Checkpoint = {
+    t: now - OVERLAP_MS,
+    after: null,
+    start: null,
+    pos: await lastHint(context),
+  };
   return JSON.stringify(checkpoint);
 }
 
@@ -129,11 +134,18 @@ export async function readChanges(
     : { list: [], serverTime: null };
   const start = checkpoint.start ?? page.serverTime ?? Date.now();
   const records = await toSourceRecords(context, page.list);
-  const inView = options.view ? await keysInView(context, records.map((r) => r.remoteId), options.view) : null;
+  const inView = options.view
+    ? await keysInView(
+        context,
+        records.map((r) => r.remoteId),
+        options.view,
+      )
+    : null;
   const changes: Change[] = [...deletes.changes];
   records.forEach((record, index) => {
     const at = changeTime(context.table, page.list[index]!);
-    if (inView && !inView.has(record.remoteId)) changes.push({ kind: 'delete', remoteId: record.remoteId, at, own: false });
+    if (inView && !inView.has(record.remoteId))
+      changes.push({ kind: 'delete', remoteId: record.remoteId, at, own: false });
     else changes.push({ kind: 'upsert', remoteId: record.remoteId, record, at, own: false });
   });
   const full = page.list.length >= limit;
@@ -153,7 +165,11 @@ async function keysInView(context: CaptureContext, ids: string[], view: string):
 export async function probe(context: ReadContext): Promise<string> {
   const key = keyColumn(context.table);
   const updated = timeColumn(context.table, 'LastModifiedTime');
-  const newest = await listRows(context.api, context.table.id, { limit: 1, sort: `-${key.title}`, fields: [key.title] });
+  const newest = await listRows(context.api, context.table.id, {
+    limit: 1,
+    sort: `-${key.title}`,
+    fields: [key.title],
+  });
   const parts: unknown[] = [newest.pageInfo?.totalRows ?? null, newest.list[0]?.[key.title] ?? null];
   if (updated) {
     const edited = await listRows(context.api, context.table.id, {

@@ -239,17 +239,26 @@ export class NocodbConnection implements Connection {
     if (this.schemaCache) return this.schemaCache;
     if (!this.baseRef) throw new ConnectorError('not_found', 'No NocoDB base was given');
     const bases = await requests.listBases(this.api);
-    const found = bases.find((base) => base.id === this.baseRef) ?? bases.find((base) => base.title === this.baseRef);
+    const found =
+      bases.find((base) => base.id === this.baseRef) ?? bases.find((base) => base.title === this.baseRef);
     if (!found) {
-      throw new ConnectorError('not_found', `The base "${this.baseRef}" does not exist or the token cannot reach it`, {
-        appCode: 'ERR_BASE_NOT_FOUND',
-      });
+      throw new ConnectorError(
+        'not_found',
+        `The base "${this.baseRef}" does not exist or the token cannot reach it`,
+        {
+          appCode: 'ERR_BASE_NOT_FOUND',
+        },
+      );
     }
     this.schemaCache = new SchemaCache(this.api, found.id);
     return this.schemaCache;
   }
 
-  private withTable<T>(table: string, what: string, action: (context: records.ReadContext) => Promise<T>): Promise<T> {
+  private withTable<T>(
+    table: string,
+    what: string,
+    action: (context: records.ReadContext) => Promise<T>,
+  ): Promise<T> {
     return this.guard(`${what} of "${table}"`, async () => {
       const schema = await this.schema();
       return action({ api: this.api, schema, table: await schema.table(table) });
@@ -264,4 +273,3 @@ export class NocodbConnection implements Connection {
     }
   }
 }
-

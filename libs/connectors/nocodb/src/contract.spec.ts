@@ -9,9 +9,21 @@ import { runConnectorContractSuite } from '@lockstep/connectors-core/testing';
 import { LocalCoordination } from '@lockstep/connectors-http';
 import { nocodbConnector } from './declaration';
 import { byNames } from './test/by-name';
-import { createFixtureTable, createPlainTable, FIXTURE_COLUMNS, outsideWriter } from './test/contract-fixture';
+import {
+  createFixtureTable,
+  createPlainTable,
+  FIXTURE_COLUMNS,
+  outsideWriter,
+} from './test/contract-fixture';
 import { NOCODB_CONTRACT_OPTIONS } from './test/contract-options';
-import { createBase, deleteBase, describeNocodb, type NocodbServer, startNocodb, uniqueName } from './test/server';
+import {
+  createBase,
+  deleteBase,
+  describeNocodb,
+  type NocodbServer,
+  startNocodb,
+  uniqueName,
+} from './test/server';
 
 let server: NocodbServer;
 let baseId: string;
@@ -19,7 +31,8 @@ const WRONG_TOKEN = 'wrong-token-0123456789abcdef';
 
 const declaration: ConnectorDeclaration = {
   ...nocodbConnector,
-  connect: async (credentials, base, context) => byNames(await nocodbConnector.connect(credentials, base, context)),
+  connect: async (credentials, base, context) =>
+    byNames(await nocodbConnector.connect(credentials, base, context)),
 };
 
 describeNocodb('nocodb (real server)', () => {
@@ -38,7 +51,10 @@ describeNocodb('nocodb (real server)', () => {
     goodCredentials: () => ({ baseUrl: server.url, apiToken: server.token }),
     badCredentials: () => ({ baseUrl: server.url, apiToken: WRONG_TOKEN }),
     unreachableCredentials: () => ({ baseUrl: 'http://127.0.0.1:9', apiToken: server.token }),
-    credentialsForHost: (host) => ({ baseUrl: server.url.replace('127.0.0.1', host), apiToken: server.token }),
+    credentialsForHost: (host) => ({
+      baseUrl: server.url.replace('127.0.0.1', host),
+      apiToken: server.token,
+    }),
     secrets: () => [server.token, WRONG_TOKEN],
     outside: outsideWriter(() => [server, baseId]),
     fixture: { create: (name) => createFixtureTable(server, baseId, name), columns: FIXTURE_COLUMNS },

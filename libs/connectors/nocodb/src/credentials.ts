@@ -3,7 +3,12 @@
  * connection target) and an API token (`apiToken`, sent as `xc-token`). Nothing here puts the token into an
  * error message.
  */
-import { type ConnectContext, ConnectorError, type Credentials, type RateRule } from '@lockstep/connectors-core';
+import {
+  type ConnectContext,
+  ConnectorError,
+  type Credentials,
+  type RateRule,
+} from '@lockstep/connectors-core';
 import { budgetKeyOf } from '@lockstep/connectors-http';
 
 export const BASE_URL_FIELD = 'baseUrl';
@@ -33,17 +38,24 @@ export function parseCredentials(credentials: Credentials, context: ConnectConte
   try {
     url = new URL(raw);
   } catch {
-    throw new ConnectorError('invalid_data', 'The NocoDB address (baseUrl) is not a URL (https://nocodb.example.com)');
+    throw new ConnectorError(
+      'invalid_data',
+      'The NocoDB address (baseUrl) is not a URL (https://nocodb.example.com)',
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConnectorError('invalid_data', 'The NocoDB address (baseUrl) must be an http(s) URL');
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw new ConnectorError('invalid_data', 'The NocoDB address (baseUrl) must not carry a user, query or fragment');
+    throw new ConnectorError(
+      'invalid_data',
+      'The NocoDB address (baseUrl) must not carry a user, query or fragment',
+    );
   }
   const token = credentials[API_TOKEN_FIELD]?.trim();
   if (!token) throw new ConnectorError('auth', 'The NocoDB API token (apiToken) is empty');
-  if (/\s/.test(token)) throw new ConnectorError('auth', 'The NocoDB API token (apiToken) contains white space');
+  if (/\s/.test(token))
+    throw new ConnectorError('auth', 'The NocoDB API token (apiToken) contains white space');
   const rate = Number(context.settings?.[RATE_SETTING] ?? '');
   return {
     baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,

@@ -96,7 +96,10 @@ export class NocodbExportTarget implements LiveExportTarget {
   }
 
   /** Pages in key order; `after` is the last key of the previous page. */
-  async readExportHashes(name: string, options: { after?: string | null; limit: number }): Promise<ExportHashPage> {
+  async readExportHashes(
+    name: string,
+    options: { after?: string | null; limit: number },
+  ): Promise<ExportHashPage> {
     const table = await this.table(name);
     const key = keyColumn(table).title;
     const limit = Math.max(1, Math.min(options.limit, requests.MAX_PAGE_SIZE));
@@ -125,7 +128,10 @@ export class NocodbExportTarget implements LiveExportTarget {
     let after: string | null = null;
     do {
       if (options.signal?.aborted) throw new ExportAbortedError();
-      const page: ExportHashPage = await this.readExportHashes(name, { after, limit: requests.MAX_PAGE_SIZE });
+      const page: ExportHashPage = await this.readExportHashes(name, {
+        after,
+        limit: requests.MAX_PAGE_SIZE,
+      });
       for (const row of page.rows) onRow(row.id, row.hash);
       count += page.rows.length;
       after = page.next;
@@ -149,14 +155,18 @@ export class NocodbExportTarget implements LiveExportTarget {
     for (let start = 0; start < rows.length; start += MAX_BATCH) {
       if (options.signal?.aborted) throw new ExportAbortedError();
       const chunk = rows.slice(start, start + MAX_BATCH);
-      const found = await this.keysBySourceId(table, chunk.map((row) => row.id));
+      const found = await this.keysBySourceId(
+        table,
+        chunk.map((row) => row.id),
+      );
       const updates: NocodbRow[] = [];
       const inserts: NocodbRow[] = [];
       for (const row of chunk) {
         const existing = found.get(row.id);
         const mode = existing === undefined ? 'create' : 'update';
         const record: NocodbRow = { [EXPORT_ID_COLUMN]: row.id, [EXPORT_HASH_COLUMN]: row.hash };
-        for (const column of columns) record[column.title] = encodeValue(column, row.values[column.title] ?? null, mode);
+        for (const column of columns)
+          record[column.title] = encodeValue(column, row.values[column.title] ?? null, mode);
         if (existing === undefined) inserts.push(record);
         else updates.push({ ...record, [key]: existing });
       }
@@ -175,7 +185,11 @@ export class NocodbExportTarget implements LiveExportTarget {
   }
 
   /** Only records whose `lockstep_source_id` is one of `ids`: records without one are never touched. */
-  private async deleteBySourceIds(table: NocodbTable, ids: string[], options: ExportWriteOptions): Promise<number> {
+  private async deleteBySourceIds(
+    table: NocodbTable,
+    ids: string[],
+    options: ExportWriteOptions,
+  ): Promise<number> {
     const key = keyColumn(table).title;
     let deleted = 0;
     for (let start = 0; start < ids.length; start += MAX_BATCH) {
@@ -214,9 +228,12 @@ export function guardedTarget(
     }
   };
   return {
-    provisionExportTable: (spec) => guard(`Setting up export table "${spec.name}"`, () => target.provisionExportTable(spec)),
-    inspectExportTable: (name) => guard(`Reading export table "${name}"`, () => target.inspectExportTable(name)),
-    readExportHashes: (name, options) => guard(`Reading export table "${name}"`, () => target.readExportHashes(name, options)),
+    provisionExportTable: (spec) =>
+      guard(`Setting up export table "${spec.name}"`, () => target.provisionExportTable(spec)),
+    inspectExportTable: (name) =>
+      guard(`Reading export table "${name}"`, () => target.inspectExportTable(name)),
+    readExportHashes: (name, options) =>
+      guard(`Reading export table "${name}"`, () => target.readExportHashes(name, options)),
     scanExportHashes: (name, onRow, options) =>
       guard(`Reading export table "${name}"`, () => target.scanExportHashes(name, onRow, options)),
     writeExportBatch: (name, batch, options) =>

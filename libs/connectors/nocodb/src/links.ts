@@ -22,17 +22,34 @@ export async function writeLinks(
   for (const [columnId, wanted] of links) {
     const column = context.table.columns.find((candidate) => candidate.id === columnId)!;
     const target = linkTarget(column);
-    if (!target) throw new ConnectorError('unsupported', `Field "${column.title}" links no table NocoDB names`);
+    if (!target)
+      throw new ConnectorError('unsupported', `Field "${column.title}" links no table NocoDB names`);
     const targetKey = keyColumn(await context.schema.table(target));
     const numeric = targetKey.uidt === 'ID';
     const now = current?.values[columnId];
-    const have = new Set(Array.isArray(now) ? now.map(String) : now === null || now === undefined ? [] : [String(now)]);
+    const have = new Set(
+      Array.isArray(now) ? now.map(String) : now === null || now === undefined ? [] : [String(now)],
+    );
     const want = new Set(wanted);
     const add = [...want].filter((id) => !have.has(id));
     const remove = [...have].filter((id) => !want.has(id));
     if (remove.length > 0)
-      await changeLinks(context.api, 'DELETE', context.table.id, columnId, remoteId, keysOf(targetKey.title, remove, numeric));
+      await changeLinks(
+        context.api,
+        'DELETE',
+        context.table.id,
+        columnId,
+        remoteId,
+        keysOf(targetKey.title, remove, numeric),
+      );
     if (add.length > 0)
-      await changeLinks(context.api, 'POST', context.table.id, columnId, remoteId, keysOf(targetKey.title, add, numeric));
+      await changeLinks(
+        context.api,
+        'POST',
+        context.table.id,
+        columnId,
+        remoteId,
+        keysOf(targetKey.title, add, numeric),
+      );
   }
 }

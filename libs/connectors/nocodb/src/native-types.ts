@@ -17,7 +17,10 @@ function selectOptions(spec: FieldSpec): { options: { title: string }[] } {
   const names = Array.isArray(options) ? [...new Set(options.map(String))] : [];
   for (const name of names) {
     if (name.includes(','))
-      throw new ConnectorError('invalid_data', `Option "${name}" of "${spec.name}": NocoDB options cannot hold commas`);
+      throw new ConnectorError(
+        'invalid_data',
+        `Option "${name}" of "${spec.name}": NocoDB options cannot hold commas`,
+      );
   }
   return { options: names.map((title) => ({ title })) };
 }

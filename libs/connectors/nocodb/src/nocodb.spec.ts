@@ -72,10 +72,15 @@ describeNocodb('nocodb connector (real server)', () => {
       const [title, amount] = [fieldId(table, 'title'), fieldId(table, 'amount')];
       const created = await connection.createRecords(
         table.id,
-        ['a', 'b', 'c'].map((value) => ({ serviceId: randomUUID(), values: { [title]: value, [amount]: 1 } })),
+        ['a', 'b', 'c'].map((value) => ({
+          serviceId: randomUUID(),
+          values: { [title]: value, [amount]: 1 },
+        })),
       );
       const [a, b, c] = created.map((result) => ok(result).remoteId);
-      await admin(nocodb.server, 'PATCH', `/api/v2/tables/${table.id}/records`, [{ Id: Number(c), title: 'edited' }]);
+      await admin(nocodb.server, 'PATCH', `/api/v2/tables/${table.id}/records`, [
+        { Id: Number(c), title: 'edited' },
+      ]);
       const results = await connection.updateRecords(table.id, [
         { remoteId: a!, values: { [title]: 'a2' }, expected: { [title]: 'a', [amount]: 1 } },
         { remoteId: b!, values: { [amount]: 'x' } },
@@ -117,7 +122,10 @@ describeNocodb('nocodb connector (real server)', () => {
     const fields = await connection.listFields(table.id);
     const formula = fields.find((field) => field.name === 'double')!;
     expect(formula).toMatchObject({ type: 'Formula', read: true, write: false });
-    expect(fields.find((field) => field.name === 'UpdatedAt')).toMatchObject({ typeClass: 'timestamp', write: false });
+    expect(fields.find((field) => field.name === 'UpdatedAt')).toMatchObject({
+      typeClass: 'timestamp',
+      write: false,
+    });
     const [created] = await connection.createRecords(table.id, [
       { serviceId: randomUUID(), values: { [fieldId(added, 'n')]: 21 } },
     ]);
@@ -130,7 +138,7 @@ describeNocodb('nocodb connector (real server)', () => {
     expect(JSON.stringify(refused)).toContain('double');
   });
 
-  it('reads and writes links as the linked records\' ids', async () => {
+  it("reads and writes links as the linked records' ids", async () => {
     const people = await createTable(uniqueName('people'), [{ title: 'name', uidt: 'SingleLineText' }]);
     const deals = await createTable(uniqueName('deals'), [{ title: 'deal', uidt: 'SingleLineText' }]);
     const linked = await admin<Table>(nocodb.server, 'POST', `/api/v2/meta/tables/${deals.id}/columns`, {
@@ -143,7 +151,10 @@ describeNocodb('nocodb connector (real server)', () => {
     const link = fieldId(linked, 'people');
     const persons = await connection.createRecords(
       people.id,
-      ['Ann', 'Bob', 'Cy'].map((name) => ({ serviceId: randomUUID(), values: { [fieldId(people, 'name')]: name } })),
+      ['Ann', 'Bob', 'Cy'].map((name) => ({
+        serviceId: randomUUID(),
+        values: { [fieldId(people, 'name')]: name },
+      })),
     );
     const [ann, bob, cy] = persons.map((result) => ok(result).remoteId);
     const field = (await connection.listFields(deals.id)).find((info) => info.remoteId === link)!;
@@ -183,11 +194,13 @@ describeNocodb('nocodb connector (real server)', () => {
     const [shown, hidden] = created.map((result) => ok(result).remoteId);
     const page = await connection.readPage(table.id, { pageSize: 10, view: view.id });
     expect(page.records.map((record) => record.remoteId)).toEqual([shown]);
-    expect((await connection.readByIds(table.id, [shown!, hidden!], { view: view.id })).map((r) => r.remoteId)).toEqual([
-      shown,
-    ]);
+    expect(
+      (await connection.readByIds(table.id, [shown!, hidden!], { view: view.id })).map((r) => r.remoteId),
+    ).toEqual([shown]);
     const since = await connection.currentCheckpoint(table.id);
-    await admin(nocodb.server, 'PATCH', `/api/v2/tables/${table.id}/records`, [{ Id: Number(shown), title: 'moved' }]);
+    await admin(nocodb.server, 'PATCH', `/api/v2/tables/${table.id}/records`, [
+      { Id: Number(shown), title: 'moved' },
+    ]);
     const batch = await connection.readChanges(table.id, since, { limit: 100, view: view.id });
     expect(batch.changes.find((change) => change.remoteId === shown)).toMatchObject({ kind: 'delete' });
   });
@@ -206,7 +219,10 @@ describeNocodb('nocodb connector (real server)', () => {
       const table = await plain();
       await viaProxy.prepareTable(table.id, { changeCapture: false });
       const title = fieldId(table, 'title');
-      const rows = Array.from({ length: 300 }, (_, index) => ({ serviceId: randomUUID(), values: { [title]: `r${index}` } }));
+      const rows = Array.from({ length: 300 }, (_, index) => ({
+        serviceId: randomUUID(),
+        values: { [title]: `r${index}` },
+      }));
       const results = await viaProxy.createRecords(table.id, rows);
       expect(results.every((result) => result.ok)).toBe(true);
       expect(proxy.stats.refused).toBeGreaterThanOrEqual(2);
@@ -274,9 +290,13 @@ describeNocodb('nocodb connector (real server)', () => {
   });
 
   it('refuses a baseUrl the egress policy forbids before any request', async () => {
-    const strict = await nocodbConnector.connect({ baseUrl: nocodb.server.url, apiToken: nocodb.server.token }, null, {
-      egress: { allowPrivate: false, allowLoopback: false },
-    });
+    const strict = await nocodbConnector.connect(
+      { baseUrl: nocodb.server.url, apiToken: nocodb.server.token },
+      null,
+      {
+        egress: { allowPrivate: false, allowLoopback: false },
+      },
+    );
     await expect(strict.listBases()).rejects.toMatchObject({ kind: 'permission' });
   });
 });

@@ -7,7 +7,15 @@
 import type { ReadPageOptions, RecordPage, SourceRecord } from '@lockstep/connectors-core';
 import type { NocodbApi } from './db';
 import { columnOf, keyColumn, type SchemaCache, serviceIdColumn } from './schema';
-import { countRows, listLinks, listRows, MAX_PAGE_SIZE, type NocodbRow, type NocodbTable, whereValue } from './sql';
+import {
+  countRows,
+  listLinks,
+  listRows,
+  MAX_PAGE_SIZE,
+  type NocodbRow,
+  type NocodbTable,
+  whereValue,
+} from './sql';
 import { classOf, isListed, LINK_TYPES, linksMany, linkTarget } from './types';
 import { decodeValue } from './values';
 
@@ -87,7 +95,14 @@ async function readLinks(
     }
     const ids: string[] = [];
     for (let offset = 0; ; offset += MAX_PAGE_SIZE) {
-      const page = await listLinks(context.api, context.table.id, column.id, record.remoteId, targetKey, offset);
+      const page = await listLinks(
+        context.api,
+        context.table.id,
+        column.id,
+        record.remoteId,
+        targetKey,
+        offset,
+      );
       const list = Array.isArray(page.list) ? page.list : page ? [page as unknown as NocodbRow] : [];
       ids.push(...list.map((row) => String(row[targetKey])).filter((id) => id !== 'undefined'));
       if (page.pageInfo?.isLastPage !== false || list.length === 0) break;

@@ -114,7 +114,10 @@ export function columnOf(table: NocodbTable, idOrTitle: string): NocodbColumn {
 }
 
 /** The system column NocoDB keeps a record's created or last modified time in. */
-export function timeColumn(table: NocodbTable, uidt: 'CreatedTime' | 'LastModifiedTime'): NocodbColumn | undefined {
+export function timeColumn(
+  table: NocodbTable,
+  uidt: 'CreatedTime' | 'LastModifiedTime',
+): NocodbColumn | undefined {
   return (
     table.columns.find((column) => column.uidt === uidt && column.system) ??
     table.columns.find((column) => column.uidt === uidt)

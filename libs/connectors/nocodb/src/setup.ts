@@ -21,7 +21,9 @@ export const SERVICE_ID_COLUMN = Object.freeze({
   title: SERVICE_ID_FIELD_NAME,
   column_name: 'lockstep_id',
   uidt: 'SingleLineText',
-  meta: { description: 'Written by Lockstep when it creates a record (a retried create adopts it). Do not edit.' },
+  meta: {
+    description: 'Written by Lockstep when it creates a record (a retried create adopts it). Do not edit.',
+  },
 });
 
 export interface HookSettings {
@@ -42,7 +44,11 @@ function pathOf(hook: NocodbHook): string {
 }
 
 /** The table's Lockstep webhooks (by the channel in their URL, whatever PUBLIC_URL was when installed). */
-export async function lockstepHooks(api: NocodbApi, table: NocodbTable, channel: string): Promise<NocodbHook[]> {
+export async function lockstepHooks(
+  api: NocodbApi,
+  table: NocodbTable,
+  channel: string,
+): Promise<NocodbHook[]> {
   const hooks = await listHooks(api, table.id);
   return hooks.filter((hook) => pathOf(hook).endsWith(`/hooks/nocodb/${channel}`));
 }
@@ -60,7 +66,11 @@ function hookBody(table: NocodbTable): string {
   );
 }
 
-export async function installHook(api: NocodbApi, table: NocodbTable, settings: HookSettings): Promise<boolean> {
+export async function installHook(
+  api: NocodbApi,
+  table: NocodbTable,
+  settings: HookSettings,
+): Promise<boolean> {
   if (!settings.publicUrl || !settings.hookKey) return false;
   const channel = channelOf(api.settings.baseUrl, table.id);
   const url = hookUrl(settings.publicUrl, channel);
@@ -76,7 +86,9 @@ export async function installHook(api: NocodbApi, table: NocodbTable, settings: 
       payload: {
         method: 'POST',
         path: url,
-        headers: [{ enabled: true, name: HOOK_SIGNATURE_HEADER, value: hookSignature(settings.hookKey, channel) }],
+        headers: [
+          { enabled: true, name: HOOK_SIGNATURE_HEADER, value: hookSignature(settings.hookKey, channel) },
+        ],
         parameters: [],
         body: hookBody(table),
       },
@@ -106,7 +118,8 @@ export async function prepareTable(
     schema.invalidate(table.id);
     table = await schema.table(table.id);
     service = serviceIdColumn(table);
-    if (!service) throw new ConnectorError('transient', `NocoDB did not add the Lockstep ID field to "${table.title}"`);
+    if (!service)
+      throw new ConnectorError('transient', `NocoDB did not add the Lockstep ID field to "${table.title}"`);
   }
   if (options.changeCapture) await installHook(api, table, hooks);
   return { serviceIdField: service.id, changeCapture: options.changeCapture };

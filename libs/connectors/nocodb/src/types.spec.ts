@@ -74,7 +74,10 @@ describe('nocodb types', () => {
     expect(describeField(column('Decimal', { meta: { precision: 3 } })).typeDetails).toEqual({ scale: 3 });
     expect(describeField(column('Rating', { meta: '{"max":10}' })).typeDetails).toEqual({ max: 10 });
     const link = column('Links', { colOptions: { type: 'mm', fk_related_model_id: 'm1' } });
-    expect(describeField(link).typeDetails).toMatchObject({ target_table: 'm1', allows_multiple_values: true });
+    expect(describeField(link).typeDetails).toMatchObject({
+      target_table: 'm1',
+      allows_multiple_values: true,
+    });
     const belongs = column('LinkToAnotherRecord', { colOptions: { type: 'bt', fk_related_model_id: 'm2' } });
     expect(describeField(belongs).typeDetails).toMatchObject({ allows_multiple_values: false });
   });

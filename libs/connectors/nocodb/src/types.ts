@@ -130,7 +130,11 @@ export function typeDetailsOf(column: NocodbColumn): Record<string, unknown> | n
     case 'Decimal':
       return { scale: scaleOf(column) };
     case 'Currency':
-      return { scale: 2, currency_code: meta.currency_code ?? null, currency_locale: meta.currency_locale ?? null };
+      return {
+        scale: 2,
+        currency_code: meta.currency_code ?? null,
+        currency_locale: meta.currency_locale ?? null,
+      };
     case 'Rating':
       return { max: meta.max ?? 5 };
     case 'Duration':

@@ -213,7 +213,7 @@ function clockText(column: NocodbColumn, seconds: number, format: number): strin
   const m = String(Math.floor((seconds % 3600) / 60)).padStart(2, '0');
   const s = seconds % 60;
   if (format === 0) {
-    if (s !== 0) refuse(column, 'the field\'s format (h:mm) keeps whole minutes');
+    if (s !== 0) refuse(column, "the field's format (h:mm) keeps whole minutes");
     return `${h}:${m}`;
   }
   return `${h}:${m}:${String(s).padStart(2, '0')}`;

@@ -73,7 +73,10 @@ function linkIds(title: string, value: CanonicalValue): string[] {
   if (value === null) return [];
   const ids = Array.isArray(value) ? value : [value];
   if (ids.some((id) => (typeof id !== 'string' && typeof id !== 'number') || String(id) === '')) {
-    throw new ConnectorError('invalid_data', `Field "${title}" (Links): expected record ids, got ${JSON.stringify(value)}`);
+    throw new ConnectorError(
+      'invalid_data',
+      `Field "${title}" (Links): expected record ids, got ${JSON.stringify(value)}`,
+    );
   }
   return ids.map(String);
 }
@@ -129,7 +132,10 @@ export async function createRecords(context: ReadContext, rows: RecordCreate[]):
   });
   for (let start = 0; start < items.length; start += MAX_BATCH) {
     const batch = items.slice(start, start + MAX_BATCH);
-    const ids = await createBatch(context, batch.map((item) => item.encoded.row));
+    const ids = await createBatch(
+      context,
+      batch.map((item) => item.encoded.row),
+    );
     for (let at = 0; at < batch.length; at += 1) {
       const outcome = ids[at]!;
       const item = batch[at]!;
@@ -197,7 +203,11 @@ async function createBatch(context: ReadContext, rows: NocodbRow[]): Promise<(st
 export async function updateRecords(context: ReadContext, rows: RecordUpdate[]): Promise<WriteResult[]> {
   const { table } = context;
   const key = keyColumn(table);
-  const currentRows = await rowsWhereIn(context, key.title, rows.map((row) => row.remoteId));
+  const currentRows = await rowsWhereIn(
+    context,
+    key.title,
+    rows.map((row) => row.remoteId),
+  );
   const current = new Map(
     (await toSourceRecords(context, currentRows)).map((record) => [record.remoteId, record]),
   );
@@ -217,7 +227,8 @@ export async function updateRecords(context: ReadContext, rows: RecordUpdate[]):
         throw changedError(table.title, row.remoteId, name);
       }
       const encoded = encodeFields(table, row.values, false);
-      encoded.row[key.title] = key.uidt === 'ID' && /^\d+$/.test(row.remoteId) ? Number(row.remoteId) : row.remoteId;
+      encoded.row[key.title] =
+        key.uidt === 'ID' && /^\d+$/.test(row.remoteId) ? Number(row.remoteId) : row.remoteId;
       items.push({ index, encoded, remoteId: row.remoteId });
     } catch (error) {
       results[index] = failure(error);
@@ -257,7 +268,9 @@ function expectedById(
   expected: Record<string, CanonicalValue> | undefined,
 ): Record<string, CanonicalValue> | undefined {
   if (!expected) return undefined;
-  return Object.fromEntries(Object.entries(expected).map(([field, value]) => [columnOf(table, field).id, value]));
+  return Object.fromEntries(
+    Object.entries(expected).map(([field, value]) => [columnOf(table, field).id, value]),
+  );
 }
 
 /** Deleting a record that is already gone is `ok` (the outcome the caller wanted). */
@@ -269,13 +282,21 @@ export async function deleteRecords(context: ReadContext, remoteIds: string[]): 
   for (let start = 0; start < unique.length; start += MAX_BATCH) {
     const batch = unique.slice(start, start + MAX_BATCH);
     try {
-      await requests.deleteRows(context.api, context.table.id, batch.map((id) => ({ [key.title]: keyOf(id) })));
+      await requests.deleteRows(
+        context.api,
+        context.table.id,
+        batch.map((id) => ({ [key.title]: keyOf(id) })),
+      );
     } catch (error) {
       if (!(error instanceof ConnectorError) || error.kind !== 'not_found') throw error;
       // NocoDB refuses the batch when one record is gone: delete those still there.
       const present = (await rowsWhereIn(context, key.title, batch)).map((row) => row[key.title]);
       if (present.length > 0)
-        await requests.deleteRows(context.api, context.table.id, present.map((id) => ({ [key.title]: id })));
+        await requests.deleteRows(
+          context.api,
+          context.table.id,
+          present.map((id) => ({ [key.title]: id })),
+        );
     }
   }
   return results;

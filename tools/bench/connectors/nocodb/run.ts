@@ -27,7 +27,7 @@ interface Server {
   token: string;
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const harness = require(join(ROOT, 'tools/test/nocodb/harness.js')) as {
+const harness = require(join(ROOT, 'tools', 'test', 'nocodb', 'harness.js')) as {
   ensureNocodb(): Promise<Server>;
   stopNocodb(): Promise<boolean>;
 };
@@ -54,11 +54,16 @@ const COLUMNS = [
 ];
 
 async function table(server: Server, baseId: string, title: string) {
-  return api<{ id: string; columns: { id: string; title: string }[] }>(server, 'POST', `/api/v2/meta/bases/${baseId}/tables`, {
-    title,
-    table_name: title,
-    columns: COLUMNS,
-  });
+  return api<{ id: string; columns: { id: string; title: string }[] }>(
+    server,
+    'POST',
+    `/api/v2/meta/bases/${baseId}/tables`,
+    {
+      title,
+      table_name: title,
+      columns: COLUMNS,
+    },
+  );
 }
 
 function percentile(values: number[], p: number): number {
@@ -82,17 +87,24 @@ async function main(): Promise<void> {
       FROM generate_series(1, ${rows}) g`);
     await pg.query(`ALTER TABLE ${schema}.src ADD PRIMARY KEY (id)`);
     const pageOf = async (after: number) =>
-      (await pg.query(`SELECT id, title, amount::text, to_char(day, 'YYYY-MM-DD') AS day FROM ${schema}.src
-        WHERE id > $1 ORDER BY id LIMIT 1000`, [after])).rows as { id: number; title: string; amount: string; day: string }[];
+      (
+        await pg.query(
+          `SELECT id, title, amount::text, to_char(day, 'YYYY-MM-DD') AS day FROM ${schema}.src
+        WHERE id > $1 ORDER BY id LIMIT 1000`,
+          [after],
+        )
+      ).rows as { id: number; title: string; amount: string; day: string }[];
 
     // NocoDB's own bulk insert, 100 rows a request, as fast as it answers.
     const twin = await table(server, base.id, 'bulk');
     let bulkStart = performance.now();
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await pageOf(after);
       if (page.length === 0) break;
       for (let at = 0; at < page.length; at += 100) {
-        const chunk = page.slice(at, at + 100).map((row) => ({ Title: row.title, Amount: row.amount, Day: row.day }));
+        const chunk = page
+          .slice(at, at + 100)
+          .map((row) => ({ Title: row.title, Amount: row.amount, Day: row.day }));
         await api(server, 'POST', `/api/v2/tables/${twin.id}/records`, chunk);
       }
       after = page[page.length - 1]!.id;
@@ -103,16 +115,20 @@ async function main(): Promise<void> {
     // The connector, as the engine's initial sync writes.
     const target = await table(server, base.id, 'synced');
     const shared = new LocalCoordination();
-    const connection = await nocodbConnector.connect({ baseUrl: server.url, apiToken: server.token }, base.id, {
-      egress: { allowPrivate: true, allowLoopback: true },
-      shared,
-      settings: { NOCODB_REQUESTS_PER_SECOND: String(rate) },
-    });
+    const connection = await nocodbConnector.connect(
+      { baseUrl: server.url, apiToken: server.token },
+      base.id,
+      {
+        egress: { allowPrivate: true, allowLoopback: true },
+        shared,
+        settings: { NOCODB_REQUESTS_PER_SECOND: String(rate) },
+      },
+    );
     await connection.prepareTable(target.id, { changeCapture: false, serviceIdColumn: true });
     const field = (title: string) => target.columns.find((column) => column.title === title)!.id;
     let written = 0;
     const syncStart = performance.now();
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await pageOf(after);
       if (page.length === 0) break;
       for (let at = 0; at < page.length; at += 500) {
@@ -128,7 +144,9 @@ async function main(): Promise<void> {
     const bulkRate = rows / bulkSeconds;
     const syncRate = written / syncSeconds;
     console.log(`rows ${rows}; connector budget ${rate} requests/s`);
-    console.log(`NocoDB bulk insert (100/request, no budget): ${bulkSeconds.toFixed(1)} s = ${bulkRate.toFixed(0)} rows/s`);
+    console.log(
+      `NocoDB bulk insert (100/request, no budget): ${bulkSeconds.toFixed(1)} s = ${bulkRate.toFixed(0)} rows/s`,
+    );
     console.log(
       `connector createRecords (500/call, 100/request + service id lookup): ${written} rows in ${syncSeconds.toFixed(1)} s = ` +
         `${syncRate.toFixed(0)} rows/s = ${((100 * syncRate) / bulkRate).toFixed(1)}% of the bulk insert`,
@@ -163,7 +181,9 @@ async function changeLatency(server: Server, baseId: string, pg: Client, schema:
   });
   await connection.prepareTable(watched.id, { changeCapture: true });
   await pg.query(`CREATE TABLE ${schema}.mirror (id int PRIMARY KEY, title text)`);
-  const [row] = await api<{ Id: number }[]>(server, 'POST', `/api/v2/tables/${watched.id}/records`, [{ Title: 'start' }]);
+  const [row] = await api<{ Id: number }[]>(server, 'POST', `/api/v2/tables/${watched.id}/records`, [
+    { Title: 'start' },
+  ]);
   const title = watched.columns.find((column) => column.title === 'Title')!.id;
   let checkpoint = await connection.currentCheckpoint(watched.id);
   let busy = Promise.resolve();
@@ -187,7 +207,10 @@ async function changeLatency(server: Server, baseId: string, pg: Client, schema:
       await api(server, 'PATCH', `/api/v2/tables/${watched.id}/records`, [{ Id: row!.Id, Title: value }]);
       const started = performance.now();
       for (;;) {
-        const found = await pg.query(`SELECT 1 FROM ${schema}.mirror WHERE id = $1 AND title = $2`, [row!.Id, value]);
+        const found = await pg.query(`SELECT 1 FROM ${schema}.mirror WHERE id = $1 AND title = $2`, [
+          row!.Id,
+          value,
+        ]);
         if (found.rowCount) break;
         if (performance.now() - started > 15_000) throw new Error(`edit ${edit} did not arrive in 15 s`);
         await new Promise((resolve) => setTimeout(resolve, 10));

@@ -8,10 +8,18 @@ import { admin, type NocodbServer } from './server';
 
 type Column = { title: string; uidt: string; [option: string]: unknown };
 
-const rw = (name: string, type: string, typeClass: FixtureColumn['typeClass'], extra: Partial<FixtureColumn> = {}) =>
-  ({ name, type, typeClass, read: true, write: true, ...extra }) as FixtureColumn;
-const ro = (name: string, type: string, typeClass: FixtureColumn['typeClass'], extra: Partial<FixtureColumn> = {}) =>
-  ({ name, type, typeClass, read: true, write: false, ...extra }) as FixtureColumn;
+const rw = (
+  name: string,
+  type: string,
+  typeClass: FixtureColumn['typeClass'],
+  extra: Partial<FixtureColumn> = {},
+) => ({ name, type, typeClass, read: true, write: true, ...extra }) as FixtureColumn;
+const ro = (
+  name: string,
+  type: string,
+  typeClass: FixtureColumn['typeClass'],
+  extra: Partial<FixtureColumn> = {},
+) => ({ name, type, typeClass, read: true, write: false, ...extra }) as FixtureColumn;
 
 export const CREATED: Column[] = [
   { title: 'name', uidt: 'SingleLineText' },
@@ -58,7 +66,10 @@ export const FIXTURE_COLUMNS: FixtureColumn[] = [
   rw('share', 'Percent', 'float', { samples: [50, 12.5] }),
   // A rating has no empty value: an unset one reads 0 (types.spec.ts).
   rw('stars', 'Rating', 'integer', { samples: [3], typeDetails: { max: 5 } }),
-  rw('spent', 'Duration', 'interval', { samples: ['PT1H30M', 'P1DT2H', 'PT45S'], typeDetails: { duration_format: 1 } }),
+  rw('spent', 'Duration', 'interval', {
+    samples: ['PT1H30M', 'P1DT2H', 'PT45S'],
+    typeDetails: { duration_format: 1 },
+  }),
   rw('minutes', 'Duration', 'interval', { samples: ['PT1H30M'], typeDetails: { duration_format: 0 } }),
   // A checkbox has no empty value (an unchecked box reads false), so null cannot round-trip: types.spec.ts.
   rw('done', 'Checkbox', 'boolean'),
@@ -89,7 +100,11 @@ export async function createFixtureTable(server: NocodbServer, baseId: string, n
     server,
     'POST',
     `/api/v2/meta/bases/${baseId}/tables`,
-    { title: `${name}_people`, table_name: `${name}_people`, columns: [{ title: 'pname', uidt: 'SingleLineText' }] },
+    {
+      title: `${name}_people`,
+      table_name: `${name}_people`,
+      columns: [{ title: 'pname', uidt: 'SingleLineText' }],
+    },
   );
   const table = await admin<{ id: string }>(server, 'POST', `/api/v2/meta/bases/${baseId}/tables`, {
     title: name,
@@ -97,12 +112,28 @@ export async function createFixtureTable(server: NocodbServer, baseId: string, n
     columns: CREATED,
   });
   const add = (body: Record<string, unknown>) =>
-    admin<{ columns: { id: string; title: string }[] }>(server, 'POST', `/api/v2/meta/tables/${table.id}/columns`, body);
-  const linked = await add({ title: 'people', uidt: 'Links', parentId: table.id, childId: people.id, type: 'mm' });
+    admin<{ columns: { id: string; title: string }[] }>(
+      server,
+      'POST',
+      `/api/v2/meta/tables/${table.id}/columns`,
+      body,
+    );
+  const linked = await add({
+    title: 'people',
+    uidt: 'Links',
+    parentId: table.id,
+    childId: people.id,
+    type: 'mm',
+  });
   const link = linked.columns.find((column) => column.title === 'people')!;
   const pname = people.columns.find((column) => column.title === 'pname')!;
   await add({ title: 'total', uidt: 'Formula', formula_raw: '{count} * 2' });
-  await add({ title: 'names', uidt: 'Lookup', fk_relation_column_id: link.id, fk_lookup_column_id: pname.id });
+  await add({
+    title: 'names',
+    uidt: 'Lookup',
+    fk_relation_column_id: link.id,
+    fk_lookup_column_id: pname.id,
+  });
   await add({
     title: 'linked',
     uidt: 'Rollup',
@@ -131,13 +162,21 @@ export async function createPlainTable(
 }
 
 async function tableId(server: NocodbServer, baseId: string, title: string): Promise<string> {
-  const tables = await admin<{ list: { id: string; title: string }[] }>(server, 'GET', `/api/v2/meta/bases/${baseId}/tables`);
+  const tables = await admin<{ list: { id: string; title: string }[] }>(
+    server,
+    'GET',
+    `/api/v2/meta/bases/${baseId}/tables`,
+  );
   const table = tables.list.find((candidate) => candidate.title === title);
   if (!table) throw new Error(`no table ${title}`);
   return table.id;
 }
 
-async function idsWhere(server: NocodbServer, table: string, where: Record<string, string | number>): Promise<number[]> {
+async function idsWhere(
+  server: NocodbServer,
+  table: string,
+  where: Record<string, string | number>,
+): Promise<number[]> {
   const clause = Object.entries(where)
     .map(([title, value]) => `(${title},eq,${value})`)
     .join('~and');

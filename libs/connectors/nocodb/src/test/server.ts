@@ -25,8 +25,10 @@ interface Harness {
   unavailableReason(): string | null;
 }
 
+/** The repository's test harness (plain JavaScript shared with jest's global teardown and the benchmark). */
+const HARNESS = join(__dirname, '..', '..', '..', '..', '..', 'tools', 'test', 'nocodb', 'harness.js');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const harness: Harness = require(join(__dirname, '../../../../../tools/test/nocodb/harness.js'));
+const harness: Harness = require(HARNESS);
 
 /** Why NocoDB cannot run here (null when it can); in CI a reason fails the specs instead of skipping them. */
 export function nocodbUnavailable(): string | null {
@@ -39,7 +41,6 @@ export function nocodbUnavailable(): string | null {
 export function describeNocodb(title: string, body: () => void): void {
   const reason = nocodbUnavailable();
   if (reason) {
-    // eslint-disable-next-line no-console
     console.warn(`Skipping "${title}": ${reason}`);
     describe.skip(`${title} (skipped: ${reason})`, body);
   } else {
@@ -85,7 +86,10 @@ export interface NocodbFixture {
   server: NocodbServer;
   baseId: string;
   context: ConnectContext;
-  connect(base?: string | null, extra?: { token?: string; context?: Partial<ConnectContext> }): Promise<Connection>;
+  connect(
+    base?: string | null,
+    extra?: { token?: string; context?: Partial<ConnectContext> },
+  ): Promise<Connection>;
 }
 
 /** The server, a fresh base for this spec file (beforeAll, deleted afterAll) and connections to it. */

@@ -6,7 +6,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChangeSignals } from '@lockstep/connectors-core';
-import { HOOK_SIGNATURE_HEADER, hookHints, hookSignalChannel, hookSignature } from '@lockstep/connectors-http';
+import {
+  HOOK_SIGNATURE_HEADER,
+  hookHints,
+  hookSignalChannel,
+  hookSignature,
+} from '@lockstep/connectors-http';
 
 export interface Receiver {
   url: string;
