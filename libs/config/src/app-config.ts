@@ -120,15 +120,16 @@ export class AppConfig {
   AIRTABLE_OAUTH_URL = 'https://airtable.com';
 
   /**
-   * NocoDB connector: requests per second per API token (every sync and live export of the token together).
-   * NocoDB Cloud answers 429 past its limit; a self-hosted NocoDB has none of its own, so a service whose
-   * NocoDB can take more raises this.
+   * NocoDB connector: requests per second per API token and server (every sync and live export of the token
+   * together). Unset: 5 for NocoDB Cloud (`*.nocodb.com`, which answers 429 past its limit) and 20 for a
+   * self-hosted server (which has no limit of its own).
    */
+  @IsOptional()
   @Transform(toInt)
   @IsInt()
   @Min(1)
   @Max(1000)
-  NOCODB_REQUESTS_PER_SECOND = 5;
+  NOCODB_REQUESTS_PER_SECOND?: number;
 
   /** NocoDB connector: seconds between two checks of a watched table for changes (webhooks or not). */
   @Transform(toInt)
@@ -261,7 +262,7 @@ export class AppConfig {
     return {
       AIRTABLE_API_URL: this.AIRTABLE_API_URL,
       AIRTABLE_OAUTH_URL: this.AIRTABLE_OAUTH_URL,
-      NOCODB_REQUESTS_PER_SECOND: String(this.NOCODB_REQUESTS_PER_SECOND),
+      NOCODB_REQUESTS_PER_SECOND: this.NOCODB_REQUESTS_PER_SECOND?.toString(),
       NOCODB_POLL_SECONDS: String(this.NOCODB_POLL_SECONDS),
       // Only a PUBLIC_URL someone set: the default (localhost) is no address an app's webhook can call.
       PUBLIC_URL: this.PUBLIC_URL,
