@@ -110,6 +110,7 @@ describeNocodb('nocodb change detection (real server)', () => {
     await shared.signals.publish(signalChannel(channelOf(nocodb.server.url, tableId)), [
       String(row!.Id),
       '999999',
+      'not-a-key',
     ]);
     const batch = await connection.readChanges(tableId, since, { limit: 100 });
     expect(

@@ -19,6 +19,7 @@ import { hookSignalChannel } from '@lockstep/connectors-http';
 import { type ReadContext, rowsWhereIn, toSourceRecords } from './records';
 import { keyColumn, timeColumn } from './schema';
 import { listRows, MAX_PAGE_SIZE, type NocodbRow, type NocodbTable } from './sql';
+import { classOf } from './types';
 
 /** How far back of the last read's time the next read starts (NocoDB's timestamps are whole seconds). */
 export const OVERLAP_MS = 5_000;
@@ -110,7 +111,9 @@ async function hintedDeletes(
   const { hints } = await context.signals.read(signalChannel(context.channel), pos, limit);
   if (hints.length === 0) return { changes: [], pos, more: false };
   const key = keyColumn(context.table);
-  const ids = [...new Set(hints.map((entry) => entry.hint))];
+  // A hint that cannot be one of this table's keys is dropped (NocoDB would refuse the lookup for all).
+  const integerKey = classOf(key) === 'integer';
+  const ids = [...new Set(hints.map((entry) => entry.hint))].filter((id) => !integerKey || /^\d+$/.test(id));
   const present = new Set((await rowsWhereIn(context, key.title, ids)).map((row) => String(row[key.title])));
   const at = new Date().toISOString();
   const changes = ids
