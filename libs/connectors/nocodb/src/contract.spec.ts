@@ -36,12 +36,16 @@ const declaration: ConnectorDeclaration = {
 };
 
 describeNocodb('nocodb (real server)', () => {
+  // The server may take a minute to start on a slow machine: longer than the suite's own setup may take.
+  beforeAll(async () => {
+    server = await startNocodb();
+  }, 320_000);
+
   runConnectorContractSuite({
     name: 'nocodb (real server)',
     declaration,
     context: { egress: { allowPrivate: true, allowLoopback: true }, shared: new LocalCoordination() },
     setup: async () => {
-      server = await startNocodb();
       baseId = await createBase(server, uniqueName('contract'));
       return baseId;
     },
