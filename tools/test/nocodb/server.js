@@ -81,6 +81,10 @@ async function main() {
   const httpServer = server.listen(requestedPort, '127.0.0.1');
   await new Promise((resolve) => httpServer.once('listening', resolve));
   const port = httpServer.address().port;
+  // Idle keep-alive sockets stay open longer than clients keep them (undici: 4 s), so a client never reuses
+  // one the server is closing (a busy machine's timers are late).
+  httpServer.keepAliveTimeout = 65_000;
+  httpServer.headersTimeout = 66_000;
   process.env.NC_PUBLIC_URL = `http://127.0.0.1:${port}`;
   server.use(await Noco.init({}, httpServer, server));
   const url = `http://127.0.0.1:${port}`;

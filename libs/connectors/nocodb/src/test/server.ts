@@ -59,11 +59,14 @@ export async function admin<T>(
   path: string,
   body?: unknown,
 ): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', 'xc-token': server.token },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const send = () =>
+    fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'xc-token': server.token },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  // A kept-alive socket the server closed as it was reused fails before NocoDB sees the request: send again.
+  const response = await send().catch(send);
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path} -> ${response.status} ${text.slice(0, 400)}`);
   return (text ? JSON.parse(text) : null) as T;
