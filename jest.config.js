@@ -30,6 +30,7 @@ module.exports = {
     project('connector-postgres', 'libs/connectors/postgres'),
     project('connector-mysql', 'libs/connectors/mysql'),
     project('connector-airtable', 'libs/connectors/airtable'),
+    project('connector-nocodb', 'libs/connectors/nocodb'),
     project('connectors-registry', 'libs/connectors/registry'),
     project('api', 'apps/api'),
     project('worker', 'apps/worker'),

@@ -8,6 +8,10 @@ const { Client } = require('pg');
 const root = join(__dirname, '..', '..');
 
 module.exports = async function globalSetup() {
+  // Names this run for the helpers that start a server once per run (tools/test/nocodb/harness.js); that
+  // server watches this process and goes with it.
+  process.env.LOCKSTEP_TEST_RUN = `${Date.now()}-${randomBytes(3).toString('hex')}`;
+  process.env.LOCKSTEP_TEST_RUN_PID = String(process.pid);
   // Connector-only runs (`LOCKSTEP_SKIP_SERVICE_DB=1 npx jest --selectProjects connector-postgres`) need no service store.
   if (process.env.LOCKSTEP_SKIP_SERVICE_DB) return;
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -18,6 +18,7 @@ const UNVERSIONED = [
   'oauth/token',
   'healthz',
   'metrics',
+  'hooks/{*path}',
   '/',
   'llms.txt',
   'docs/errors',

@@ -1,3 +1,4 @@
+import { HooksModule } from './hooks/hooks.module';
 import {
   type DynamicModule,
   type MiddlewareConsumer,
@@ -54,6 +55,7 @@ export class AppModule implements NestModule {
         PendingDeletesModule,
         LiveExportModule,
         McpModule,
+        HooksModule,
         ConsoleModule,
         OAuthConsoleModule.forRoot(config),
         ...extraModules,

@@ -1,16 +1,15 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
 import { AppConfig } from '@lockstep/config';
-import type { ConnectorCoordination } from '@lockstep/connectors-core';
 import { coordinationPrefix, RedisCoordination } from '@lockstep/connectors-http';
 
 /**
- * The rate budgets and locks this worker's connections share with the other workers and the API
+ * The rate budgets, locks and change signals this worker's connections share with the other workers and the API
  * (`ConnectContext.shared`): one Redis connection of its own, keys under `<QUEUE_PREFIX>:connectors:`.
  */
 @Injectable()
 export class ConnectorCoordinationProvider implements OnApplicationShutdown {
-  readonly shared: ConnectorCoordination;
+  readonly shared: RedisCoordination;
   private readonly redis: Redis;
 
   constructor(config: AppConfig) {
@@ -21,6 +20,7 @@ export class ConnectorCoordinationProvider implements OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
+    this.shared.signals.close();
     this.redis.disconnect();
   }
 }

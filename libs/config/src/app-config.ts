@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { IsArray, ValidateBy } from 'class-validator';
@@ -117,6 +118,25 @@ export class AppConfig {
   /** Airtable connector: the origin of its OAuth endpoints (browser sign-in, token refresh). */
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'AIRTABLE_OAUTH_URL must be an http(s) URL' })
   AIRTABLE_OAUTH_URL = 'https://airtable.com';
+
+  /**
+   * NocoDB connector: requests per second per API token and server (every sync and live export of the token
+   * together). Unset: 5 for NocoDB Cloud (`*.nocodb.com`, which answers 429 past its limit) and 20 for a
+   * self-hosted server (which has no limit of its own).
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  NOCODB_REQUESTS_PER_SECOND?: number;
+
+  /** NocoDB connector: seconds between two checks of a watched table for changes (webhooks or not). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  NOCODB_POLL_SECONDS = 5;
 
   /** Engine: seconds between full-scan reconciliations of each synced table (the change feed's safety net). */
   @Transform(toInt)
@@ -247,8 +267,16 @@ export class AppConfig {
   LIVE_EXPORT_TEST_CLOCK = false;
 
   /** The settings connectors read (`ConnectContext.settings`): their base URLs. */
-  get connectorSettings(): Readonly<Record<string, string>> {
-    return { AIRTABLE_API_URL: this.AIRTABLE_API_URL, AIRTABLE_OAUTH_URL: this.AIRTABLE_OAUTH_URL };
+  get connectorSettings(): Readonly<Record<string, string | undefined>> {
+    return {
+      AIRTABLE_API_URL: this.AIRTABLE_API_URL,
+      AIRTABLE_OAUTH_URL: this.AIRTABLE_OAUTH_URL,
+      NOCODB_REQUESTS_PER_SECOND: this.NOCODB_REQUESTS_PER_SECOND?.toString(),
+      NOCODB_POLL_SECONDS: String(this.NOCODB_POLL_SECONDS),
+      // Only a PUBLIC_URL someone set: the default (localhost) is no address an app's webhook can call.
+      PUBLIC_URL: this.PUBLIC_URL,
+      NOCODB_HOOK_KEY: hookKey(this.LOCKSTEP_MASTER_KEY, 'nocodb'),
+    };
   }
 
   /**
@@ -284,6 +312,15 @@ export type ConfigSetting = Exclude<
 >;
 
 export class ConfigError extends Error {}
+
+/**
+ * The key that signs an app's webhook URLs (`POST /hooks/<app>/<channel>` carries HMAC(key, channel)): derived
+ * from the master key, so the API that checks it and the worker that registers it agree without a setting.
+ */
+export function hookKey(masterKey: string | undefined, app: string): string | undefined {
+  if (!masterKey) return undefined;
+  return createHmac('sha256', masterKey).update(`lockstep-hooks:${app}`).digest('hex');
+}
 
 /** Reads and validates the configuration; throws one ConfigError naming every bad variable. */
 export function loadConfig(

@@ -18,8 +18,9 @@ export class ConnectorsController {
     operationId: 'listConnectors',
     summary: 'List connectors',
     description:
-      'Every connector a side can use (`postgres`, `mysql`, `airtable`), with the credential fields it ' +
-      'declares (spec 2.6: Airtable lists `api_key` with one field, `apiKey`). Connectors ' +
+      'Every connector a side can use (`postgres`, `mysql`, `airtable`, `nocodb`), with the credential ' +
+      'fields it declares (spec 2.6: Airtable lists `api_key` with one field, `apiKey`; NocoDB two, ' +
+      '`baseUrl` and `apiToken`). Connectors ' +
       "above the account's plan are listed with `available: false` and their `required_plan`. " +
       'One-sync keys may call it.',
   })

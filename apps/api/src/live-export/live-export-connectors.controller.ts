@@ -26,9 +26,10 @@ export class LiveExportConnectorsController {
     description: [
       'Every connector that can take part in a live export, with its `roles` (`source`, ' +
         '`destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: ' +
-        '`database`; Airtable: `base`) and its credential fields. `postgres`, `mysql` and `airtable` ' +
-        'serve as source and destination (an Airtable destination keeps `lockstep_source_id` and ' +
-        '`lockstep_row_hash` as text fields and writes 10 records a request, without a transaction).',
+        '`database`; Airtable and NocoDB: `base`) and its credential fields. `postgres`, `mysql`, ' +
+        '`airtable` and `nocodb` serve as source and destination (an Airtable or NocoDB destination keeps ' +
+        '`lockstep_source_id` and `lockstep_row_hash` as text fields and writes 10 (Airtable) or 100 ' +
+        '(NocoDB) records a request, without a transaction).',
       '`available` is false when live export is unavailable to the account (plan or subscription) or ' +
         'the connector is above its plan. `live_export_available` and `allowed_cadences` say what the ' +
         'plan permits: free has no live export; pro allows `manual`, `hourly`, `daily`; business adds ' +

@@ -46,7 +46,7 @@ export class LiveExportsController {
     summary: 'Create a live export',
     description: [
       'Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, ' +
-        'location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database, Airtable ' +
+        'location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database, Airtable or NocoDB ' +
         'base); the ' +
         'destination writes into its `location` (same kinds). Only the destination has a location ' +
         '(`invalid_location` on the source).',
@@ -233,7 +233,7 @@ export class LiveExportsController {
     summary: 'List destination locations',
     description:
       "Where the export can create its tables: the destination's schemas (PostgreSQL), databases " +
-      '(MySQL/MariaDB) or bases (Airtable), read live. Pass an `id` as `destination.location`. `409 auth_required` while ' +
+      '(MySQL/MariaDB) or bases (Airtable, NocoDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while ' +
       'the destination is not connected.',
   })
   @ApiParam(LIVE_EXPORT_ID)

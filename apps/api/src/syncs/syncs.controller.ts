@@ -256,7 +256,7 @@ export class SyncsController {
     operationId: 'listSideBases',
     summary: "List a side's bases",
     description:
-      "The bases (PostgreSQL schemas, MySQL databases, Airtable bases) the side's credentials reach, " +
+      "The bases (PostgreSQL schemas, MySQL databases, Airtable and NocoDB bases) the side's credentials reach, " +
       'fetched live. ' +
       '`409 requires_action` when the side is not connected yet.',
   })

@@ -38,7 +38,7 @@ export class SideSession {
     private readonly egress: EgressSettings,
     private readonly shared?: ConnectorCoordination,
     /** The service's settings connectors read (`ConnectContext.settings`). */
-    private readonly settings?: Readonly<Record<string, string>>,
+    private readonly settings?: Readonly<Record<string, string | undefined>>,
     /**
      * Where renewed credentials are saved (`ConnectContext.credentialStore` on the side's row) and the
      * operator's OAuth client registrations (`OAUTH_CLIENTS`) a signed-in side renews its token with.

@@ -76,7 +76,7 @@ export interface RunnerSettings {
   /** The rate budgets and locks shared through Redis (`ConnectContext.shared`). */
   shared?: ConnectorCoordination;
   /** The service's settings connectors read (`ConnectContext.settings`: base URLs). */
-  connectorSettings?: Readonly<Record<string, string>>;
+  connectorSettings?: Readonly<Record<string, string | undefined>>;
   /** The OAuth client registration of a connector (`OAUTH_CLIENTS`): a signed-in side renews with it. */
   oauthClient?: (type: string) => OAuthClientRegistration | undefined;
   publicUrl: string;

@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List connectors
-         * @description Every connector a side can use (`postgres`, `mysql`, `airtable`), with the credential fields it declares (spec 2.6: Airtable lists `api_key` with one field, `apiKey`). Connectors above the account's plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.
+         * @description Every connector a side can use (`postgres`, `mysql`, `airtable`, `nocodb`), with the credential fields it declares (spec 2.6: Airtable lists `api_key` with one field, `apiKey`; NocoDB two, `baseUrl` and `apiToken`). Connectors above the account's plan are listed with `available: false` and their `required_plan`. One-sync keys may call it.
          */
         get: operations["listConnectors"];
         put?: never;
@@ -152,7 +152,7 @@ export interface paths {
         };
         /**
          * List a side's bases
-         * @description The bases (PostgreSQL schemas, MySQL databases, Airtable bases) the side's credentials reach, fetched live. `409 requires_action` when the side is not connected yet.
+         * @description The bases (PostgreSQL schemas, MySQL databases, Airtable and NocoDB bases) the side's credentials reach, fetched live. `409 requires_action` when the side is not connected yet.
          */
         get: operations["listSideBases"];
         put?: never;
@@ -476,7 +476,7 @@ export interface paths {
         };
         /**
          * List live export connectors
-         * @description Every connector that can take part in a live export, with its `roles` (`source`, `destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: `database`; Airtable: `base`) and its credential fields. `postgres`, `mysql` and `airtable` serve as source and destination (an Airtable destination keeps `lockstep_source_id` and `lockstep_row_hash` as text fields and writes 10 records a request, without a transaction).
+         * @description Every connector that can take part in a live export, with its `roles` (`source`, `destination`), the kind of a destination `location` (PostgreSQL: `schema`; MySQL/MariaDB: `database`; Airtable and NocoDB: `base`) and its credential fields. `postgres`, `mysql`, `airtable` and `nocodb` serve as source and destination (an Airtable or NocoDB destination keeps `lockstep_source_id` and `lockstep_row_hash` as text fields and writes 10 (Airtable) or 100 (NocoDB) records a request, without a transaction).
          *
          *     `available` is false when live export is unavailable to the account (plan or subscription) or the connector is above its plan. `live_export_available` and `allowed_cadences` say what the plan permits: free has no live export; pro allows `manual`, `hourly`, `daily`; business adds `every_30_minutes` and `every_10_minutes`. Live export also needs an active subscription.
          *
@@ -506,7 +506,7 @@ export interface paths {
         put?: never;
         /**
          * Create a live export
-         * @description Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database, Airtable base); the destination writes into its `location` (same kinds). Only the destination has a location (`invalid_location` on the source).
+         * @description Body: `{name, source: {connector, auth?, base?}, destination: {connector, auth?, location?}}`. The source is read from its `base` (PostgreSQL schema, MySQL database, Airtable or NocoDB base); the destination writes into its `location` (same kinds). Only the destination has a location (`invalid_location` on the source).
          *
          *     Per api_key side, `auth` is checked live before anything is stored (`connection_failed` with the app's reason; nothing is kept). `source.auth` travels with `source.base` (`missing_base` / `missing_auth`; `base_not_found` / `base_ambiguous` list the reachable bases). `destination.location` needs `destination.auth` and must be one of its locations (`invalid_location` with `details.locations`); it may also be set later by PATCH. A side without `auth` is created unconnected with a `user_authorization` pending action; an oauth connector always is (`oauth_auth_not_allowed` if `auth` is sent).
          *
@@ -598,7 +598,7 @@ export interface paths {
         };
         /**
          * List destination locations
-         * @description Where the export can create its tables: the destination's schemas (PostgreSQL), databases (MySQL/MariaDB) or bases (Airtable), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.
+         * @description Where the export can create its tables: the destination's schemas (PostgreSQL), databases (MySQL/MariaDB) or bases (Airtable, NocoDB), read live. Pass an `id` as `destination.location`. `409 auth_required` while the destination is not connected.
          */
         get: operations["listDestinationLocations"];
         put?: never;
@@ -1080,12 +1080,12 @@ export interface components {
         };
         SideInputDto: {
             /**
-             * @description Connector type slug (from `GET /sync/connectors`): `postgres`, `mysql` (MySQL/MariaDB), `airtable`.
+             * @description Connector type slug (from `GET /sync/connectors`): `postgres`, `mysql` (MySQL/MariaDB), `airtable`, `nocodb`.
              * @example postgres
              */
             connector: string;
             /**
-             * @description Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString` for `postgres` and `mysql`; `apiKey`, an Airtable personal access token, for `airtable`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person (for `airtable`, who pastes a token or signs in with Airtable in the console). Never returned.
+             * @description Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` lists them (for example `connectionString` for `postgres` and `mysql`; `apiKey`, an Airtable personal access token, for `airtable`; `baseUrl` and `apiToken` for `nocodb`). Travels with `base`: both given builds the side and checks the credentials live; neither given defers the side to a person (for `airtable`, who pastes a token or signs in with Airtable in the console). Never returned.
              * @example {
              *       "connectionString": "postgres://sync_user:secret@db.example.com:5432/app"
              *     }
@@ -1094,7 +1094,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description Id of the base (PostgreSQL: schema; MySQL: database; Airtable: base, `app...`) in the connected app; an exact display name is accepted when unambiguous.
+             * @description Id of the base (PostgreSQL: schema; MySQL: database; Airtable: base, `app...`; NocoDB: base, `p...`) in the connected app; an exact display name is accepted when unambiguous.
              * @example public
              */
             base?: string;
@@ -1983,7 +1983,7 @@ export interface components {
             /** @description The roles the connector can take. */
             roles: ("source" | "destination")[];
             /**
-             * @description What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database; Airtable: base, `app...`); null when it cannot be a destination.
+             * @description What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: database; Airtable: base, `app...`; NocoDB: base, `p...`); null when it cannot be a destination.
              * @enum {string|null}
              */
             location_kind: "schema" | "database" | "base" | null;
@@ -2020,7 +2020,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description The base the source tables are read from (PostgreSQL: schema; MySQL: database; Airtable: base), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).
+             * @description The base the source tables are read from (PostgreSQL: schema; MySQL: database; Airtable, NocoDB: base), by id or unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / `base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` (`invalid_location`).
              * @example public
              */
             base?: string;

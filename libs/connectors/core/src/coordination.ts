@@ -45,7 +45,31 @@ export interface SharedLocks {
   tryAcquire(key: string, ttlMs: number): Promise<(() => Promise<void>) | null>;
 }
 
+/** One entry of a signal channel's log: a hint (a record id) the reader verifies, never trusts. */
+export interface SignalHint {
+  /** Increasing within the channel; a reader keeps the last one it read in its checkpoint. */
+  position: number;
+  hint: string;
+}
+
+/**
+ * Wake-ups an app pushes to the service (its webhooks, received by the API's notification endpoint) for the
+ * connections that read the app (in the workers): a channel per watched thing (a NocoDB table), a short log of
+ * hints per channel (the ids of deleted records), and subscribers woken on every publish. A hint is only a
+ * hint: the connector verifies it against the app before it reports anything.
+ */
+export interface ChangeSignals {
+  /** Appends `hints` (possibly none) to `channel`'s log and wakes the channel's subscribers. */
+  publish(channel: string, hints: readonly string[]): Promise<void>;
+  /** The hints after `after` (at most `limit`, oldest first) and the channel's last position. */
+  read(channel: string, after: number, limit: number): Promise<{ hints: SignalHint[]; last: number }>;
+  /** Calls `onSignal` on every publish to `channel` until the returned function is called. */
+  subscribe(channel: string, onSignal: () => void): Promise<() => Promise<void>>;
+}
+
 export interface ConnectorCoordination {
   budget: RateBudget;
   locks: SharedLocks;
+  /** Absent in tools that receive no webhooks: app connectors then poll alone. */
+  signals?: ChangeSignals;
 }

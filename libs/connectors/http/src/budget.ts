@@ -11,6 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { ConnectorCoordination, RateBudget, RateRule, SharedLocks } from '@lockstep/connectors-core';
 import { ConnectorError } from '@lockstep/connectors-core';
+import { LocalSignals, RedisSignals } from './signals';
 
 const NOW_MS = `
 local clock = redis.call('TIME')
@@ -86,6 +87,7 @@ function checkRules(rules: readonly RateRule[]): void {
 export class RedisCoordination implements ConnectorCoordination {
   readonly budget: RateBudget;
   readonly locks: SharedLocks;
+  readonly signals: RedisSignals;
 
   constructor(redis: Redis, prefix: string) {
     const client = redis as ScriptedRedis;
@@ -95,6 +97,7 @@ export class RedisCoordination implements ConnectorCoordination {
     client.defineCommand('lockstepLockRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
     const bucket = (key: string) => `${prefix}:budget:${key}`;
     const lock = (key: string) => `${prefix}:lock:${key}`;
+    this.signals = new RedisSignals(redis, prefix);
     this.budget = {
       async take(rules) {
         if (rules.length === 0) return 0;
@@ -140,6 +143,7 @@ export class LocalCoordination implements ConnectorCoordination {
     pause: async (key, ms) => this.pause(key, Date.now() + ms),
   };
   readonly locks: SharedLocks = { tryAcquire: async (key, ttlMs) => this.tryAcquire(key, ttlMs) };
+  readonly signals = new LocalSignals();
 
   private take(rules: readonly RateRule[], now: number): number {
     checkRules(rules);

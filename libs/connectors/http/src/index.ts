@@ -4,3 +4,5 @@ export * from './errors';
 export * from './oauth';
 export * from './pagination';
 export * from './retry';
+export * from './signals';
+export * from './hooks';

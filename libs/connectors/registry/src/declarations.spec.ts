@@ -17,8 +17,15 @@ import { CONNECTORS, findConnector } from './index';
 describe('the connector catalogue without drivers', () => {
   it('lists the built-in declarations, loading no driver', () => {
     expect(CONNECTORS.map((connector) => connector.type)).toEqual(
-      expect.arrayContaining(['postgres', 'mysql', 'airtable']),
+      expect.arrayContaining(['postgres', 'mysql', 'airtable', 'nocodb']),
     );
+    expect(findConnector('nocodb')?.auth).toMatchObject({
+      method: 'api_key',
+      fields: [
+        { id: 'baseUrl', secret: false },
+        { id: 'apiToken', secret: true },
+      ],
+    });
     expect(findConnector('airtable')?.auth).toMatchObject({
       method: 'api_key',
       fields: [{ id: 'apiKey', label: 'Personal access token', secret: true }],

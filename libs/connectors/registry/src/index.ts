@@ -21,11 +21,17 @@ import {
 import { postgresConnector } from '@lockstep/connector-postgres/declaration';
 import { mysqlConnector } from '@lockstep/connector-mysql/declaration';
 import { airtableConnector } from '@lockstep/connector-airtable/declaration';
+import { nocodbConnector } from '@lockstep/connector-nocodb/declaration';
 import { declarationProblems } from './validate';
 
 export { declarationProblems } from './validate';
 
-const BUILT_IN: readonly ConnectorDeclaration[] = [postgresConnector, mysqlConnector, airtableConnector];
+const BUILT_IN: readonly ConnectorDeclaration[] = [
+  postgresConnector,
+  mysqlConnector,
+  airtableConnector,
+  nocodbConnector,
+];
 
 const registered: ConnectorDeclaration[] = [...BUILT_IN];
 

@@ -31,7 +31,7 @@ export class SourceInputDto {
 
   @ApiPropertyOptional({
     description:
-      'The base the source tables are read from (PostgreSQL: schema; MySQL: database; Airtable: base), ' +
+      'The base the source tables are read from (PostgreSQL: schema; MySQL: database; Airtable, NocoDB: base), ' +
       'by id or ' +
       'unique exact name. Travels with `auth` (`missing_base` / `missing_auth`); `base_not_found` / ' +
       '`base_ambiguous` list the reachable bases in `details.bases`. The source has no `location` ' +
@@ -230,7 +230,7 @@ export class LiveExportConnectorDto {
     enum: ['schema', 'database', 'base'],
     description:
       'What a destination `location` is for this connector (PostgreSQL: schema; MySQL/MariaDB: ' +
-      'database; Airtable: base, `app...`); null when it cannot be a destination.',
+      'database; Airtable: base, `app...`; NocoDB: base, `p...`); null when it cannot be a destination.',
   })
   location_kind: string | null;
   @ApiProperty({ type: LiveExportConnectorAuthDto }) auth: LiveExportConnectorAuthDto;

@@ -6,7 +6,8 @@ import { CREDENTIALS_SCHEMA, Credentials, INPUT_LIMITS, Nested, Text } from './i
 export class SideInputDto {
   @ApiProperty({
     description:
-      'Connector type slug (from `GET /sync/connectors`): `postgres`, `mysql` (MySQL/MariaDB), `airtable`.',
+      'Connector type slug (from `GET /sync/connectors`): `postgres`, `mysql` (MySQL/MariaDB), `airtable`, ' +
+      '`nocodb`.',
     example: 'postgres',
   })
   @Text()
@@ -17,7 +18,7 @@ export class SideInputDto {
     description:
       "Credentials, keyed by the connector's credential field ids exactly as `GET /sync/connectors` " +
       'lists them (for example `connectionString` for `postgres` and `mysql`; `apiKey`, an Airtable ' +
-      'personal access token, for `airtable`). Travels with `base`: both given builds the side and ' +
+      'personal access token, for `airtable`; `baseUrl` and `apiToken` for `nocodb`). Travels with `base`: both given builds the side and ' +
       'checks the credentials live; neither given defers the side to a person (for `airtable`, who ' +
       'pastes a token or signs in with Airtable in the console). Never returned.',
     example: { connectionString: 'postgres://sync_user:secret@db.example.com:5432/app' },
@@ -27,7 +28,8 @@ export class SideInputDto {
 
   @ApiPropertyOptional({
     description:
-      'Id of the base (PostgreSQL: schema; MySQL: database; Airtable: base, `app...`) in the connected ' +
+      'Id of the base (PostgreSQL: schema; MySQL: database; Airtable: base, `app...`; NocoDB: base, ' +
+      '`p...`) in the connected ' +
       'app; an exact display name is accepted when unambiguous.',
     example: 'public',
   })
