@@ -265,6 +265,22 @@ describe('console: mappings editor, review suggestions', () => {
       expect(await stranger.page.textContent('h1')).toBe('Page not found');
       const response = await stranger.page.goto(url(`/app/syncs/${syncId}/mappings`));
       expect(response?.status()).toBe(404);
+      // Their own form token does not reach another account's sync either: the same 404.
+      const token = await stranger.page.inputValue('input[name=_csrf] >> nth=0');
+      for (const action of ['mappings', 'mappings/check']) {
+        const answered = await stranger.page.evaluate(
+          async ([path, csrf]) =>
+            (
+              await fetch(path!, {
+                method: 'POST',
+                body: new URLSearchParams({ _csrf: csrf!, pairs: '0', action: 'save' }),
+                credentials: 'same-origin',
+              })
+            ).status,
+          [`/app/syncs/${syncId}/${action}`, token],
+        );
+        expect([action, answered]).toEqual([action, 404]);
+      }
     } finally {
       await stranger.close();
     }
