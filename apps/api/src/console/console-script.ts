@@ -9,8 +9,9 @@
  *   itself through a `<noscript>` meta refresh.
  * - The mappings editor (`form[data-validate]`) checks the form as the person edits: it posts the form to
  *   its `data-validate` URL (the same validation as a save) and puts each issue into the `data-issues-for`
- *   list of its row; choosing a table (`select[data-reload]`) reloads the form with that table's fields; the
- *   name input of a "create" choice shows only while that choice is picked.
+ *   list of its row; choosing a table (`select[data-reload]`) renders that pair again with the table's fields
+ *   and swaps it in place (no reload, focus kept); the name input of a "create" choice shows only while that
+ *   choice is picked.
  */
 export const CONSOLE_JS = `(function () {
   'use strict';
@@ -76,14 +77,34 @@ export const CONSOLE_JS = `(function () {
         .then(function (result) { if (result && mine === sequence) show(result); })
         .catch(function () { /* the Check button still validates on the server */ });
     }
+    var loads = 0;
+    // A table chosen: that pair's section is rendered again with the table's fields (the form posted with
+    // "Load fields") and swapped in place, keeping focus, so arrow keys through the options never reload.
+    function loadPair(section) {
+      var mine = (loads += 1);
+      var body = new URLSearchParams(new FormData(form));
+      body.set('action', 'refresh');
+      fetch(form.getAttribute('action'), {
+        method: 'POST', body: body, credentials: 'same-origin', headers: { Accept: 'text/html' }
+      })
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (text) {
+          if (text === null || mine !== loads) return;
+          var fresh = new DOMParser().parseFromString(text, 'text/html').getElementById(section.id);
+          if (!fresh) return;
+          var focused = document.activeElement && section.contains(document.activeElement) ? document.activeElement.id : '';
+          section.innerHTML = fresh.innerHTML;
+          if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+          createInputs();
+          check();
+        })
+        .catch(function () { /* the Load fields button still works */ });
+    }
     form.addEventListener('change', function (event) {
       createInputs();
       var target = event.target;
-      if (target && target.hasAttribute && target.hasAttribute('data-reload')) {
-        var pair = target.closest('section');
-        var button = pair && pair.querySelector('[data-refresh-button]');
-        if (button) { button.click(); return; }
-      }
+      var section = target && target.closest ? target.closest('section[id^="pair-"]') : null;
+      if (section && target.hasAttribute('data-reload')) { loadPair(section); return; }
       check();
     });
     form.addEventListener('input', function (event) {

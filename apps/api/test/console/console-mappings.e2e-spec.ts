@@ -82,10 +82,23 @@ describe('console: mappings editor, review suggestions', () => {
     expect(await page.textContent('h1')).toBe('Mappings of "Customers"');
     await navigating(page.click('#add-pair'));
 
-    // Choosing a table reloads the form with its fields; with both chosen, same-named fields are paired.
-    await navigating(page.selectOption('#p0_left_table', 'customers'));
-    await navigating(page.selectOption('#p0_right_table', 'clients'));
-    expect(await page.inputValue('#p0_f0_left')).toBe('id');
+    // Choosing a table lists its fields in place (no reload; the focused control keeps focus); with both chosen, same-named fields
+    // are paired.
+    await page.focus('#p0_left_table');
+    await page.selectOption('#p0_left_table', 'customers');
+    await page.selectOption('#p0_right_table', 'clients');
+    await eventually(
+      'the same-named fields to be paired',
+      async () =>
+        (await page.locator('#p0_f1_right').count()) > 0 && (await page.inputValue('#p0_f0_left')) === 'id',
+    );
+    expect(
+      await page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document
+            .activeElement?.id,
+      ),
+    ).toBe('p0_left_table');
     expect(await page.inputValue('#p0_f1_right')).toBe('email');
     expect(await issuesAt('/tables/0/fields/0')).toContain('Types compatible');
     // text into VARCHAR(100): a warning (it never blocks) at the row.
@@ -113,8 +126,12 @@ describe('console: mappings editor, review suggestions', () => {
 
     // A second pair whose MariaDB table is created: the fields of the PostgreSQL table are offered as creates.
     await navigating(page.click('#add-pair'));
-    await navigating(page.selectOption('#p1_left_table', 'notes'));
-    await navigating(page.selectOption('#p1_right_table', '+create'));
+    await page.selectOption('#p1_left_table', 'notes');
+    await page.selectOption('#p1_right_table', '+create');
+    await eventually(
+      'the fields to be offered as creates',
+      async () => (await page.locator('#p1_f1_right-create').count()) > 0,
+    );
     await page.fill('#p1_right_table-create', 'notes');
     expect(await page.inputValue('#p1_f1_right-create')).toBe('body');
     await page.selectOption('#p1_direction', 'left_to_right');
@@ -265,6 +282,22 @@ describe('console: mappings editor, review suggestions', () => {
       expect(await stranger.page.textContent('h1')).toBe('Page not found');
       const response = await stranger.page.goto(url(`/app/syncs/${syncId}/mappings`));
       expect(response?.status()).toBe(404);
+      // Their own form token does not reach another account's sync either: the same 404.
+      const token = await stranger.page.inputValue('input[name=_csrf] >> nth=0');
+      for (const action of ['mappings', 'mappings/check']) {
+        const answered = await stranger.page.evaluate(
+          async ([path, csrf]) =>
+            (
+              await fetch(path!, {
+                method: 'POST',
+                body: new URLSearchParams({ _csrf: csrf!, pairs: '0', action: 'save' }),
+                credentials: 'same-origin',
+              })
+            ).status,
+          [`/app/syncs/${syncId}/${action}`, token],
+        );
+        expect([action, answered]).toEqual([action, 404]);
+      }
     } finally {
       await stranger.close();
     }
