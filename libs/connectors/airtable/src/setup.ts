@@ -6,7 +6,13 @@
  * field).
  */
 import type { PreparedTable, PrepareOptions } from '@lockstep/connectors-core';
-import { createWebhook, deleteWebhook, findWebhook } from './change-capture';
+import {
+  createdWebhook,
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  type WebhookInfo,
+} from './change-capture';
 import type { AirtableApi } from './db';
 import type { SchemaCache } from './schema';
 import { serviceIdField } from './schema';
@@ -28,6 +34,7 @@ export async function prepareTable(
   schema: SchemaCache,
   idOrName: string,
   options: PrepareOptions,
+  onWebhookCreated: (webhook: WebhookInfo) => void = () => undefined,
 ): Promise<PreparedTable> {
   let table = await schema.table(idOrName);
   let service = serviceIdField(table);
@@ -45,7 +52,8 @@ export async function prepareTable(
     table = await schema.table(table.id);
   }
   if (options.changeCapture && !(await findWebhook(api, schema.baseId, table.id))) {
-    await createWebhook(api, schema.baseId, table.id);
+    const id = await createWebhook(api, schema.baseId, table.id);
+    onWebhookCreated(createdWebhook(id, table.id));
   }
   return { serviceIdField: service.id, changeCapture: options.changeCapture };
 }
