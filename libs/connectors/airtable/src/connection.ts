@@ -210,20 +210,26 @@ export class AirtableConnection implements Connection {
   }
 
   prepareTable(table: string, options: PrepareOptions): Promise<PreparedTable> {
-    return this.guard(`Preparing table "${table}"`, async () =>
-      setup.prepareTable(this.api, await this.schema(), table, options, (webhook) => {
-        this.createdWebhooks.set(webhook.specification.options!.filters!.recordChangeScope!, {
-          at: Date.now(),
-          webhook,
-        });
-      }),
-    );
+    return this.guard(`Preparing table "${table}"`, async () => {
+      const schema = await this.schema();
+      return setup.prepareTable(this.api, schema, table, options, {
+        find: (tableId) => this.webhookOf(schema.baseId, tableId),
+        created: (webhook) =>
+          this.createdWebhooks.set(webhook.specification.options!.filters!.recordChangeScope!, {
+            at: Date.now(),
+            webhook,
+          }),
+      });
+    });
   }
 
   unprepareTable(table: string): Promise<void> {
-    return this.guard(`Removing the setup of table "${table}"`, async () =>
-      setup.unprepareTable(this.api, await this.schema(), table),
-    );
+    return this.guard(`Removing the setup of table "${table}"`, async () => {
+      // The webhooks this connection knows of may be gone now.
+      this.webhookList = null;
+      this.createdWebhooks.clear();
+      await setup.unprepareTable(this.api, await this.schema(), table);
+    });
   }
 
   async close(): Promise<void> {

@@ -83,4 +83,18 @@ describe('the connection', () => {
     // The same checkpoint a list of webhooks gives (the next probe lists them).
     await expect(connection.currentCheckpoint(table.id)).resolves.toBe(checkpoint);
   });
+
+  it('takes the checkpoint after finding the webhook in place from the same list of webhooks', async () => {
+    const table = at.simulator.addTable(at.base, 'Hooked before', [{ name: 'Name', type: 'singleLineText' }]);
+    const options = { changeCapture: true, serviceIdColumn: true };
+    await (await at.connect()).prepareTable(table.id, options);
+    const connection = await at.connect();
+    at.simulator.trace = [];
+    await connection.prepareTable(table.id, options);
+    await connection.currentCheckpoint(table.id);
+    const trace = at.simulator.trace.map(({ method, path }) => `${method} ${path.split('/').at(-1)}`);
+    at.simulator.trace = null;
+    expect(trace.filter((request) => request.endsWith(' webhooks'))).toEqual(['GET webhooks']);
+    expect(at.base.webhooks.size).toBe(2);
+  });
 });
