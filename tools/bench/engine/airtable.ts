@@ -7,6 +7,7 @@
  * (writes 5 requests/s x 10 records = 50 records/s per base; reads 5 x 100 = 500 records/s), the requests the
  * simulator answered and the 429s among them. Targets (into Airtable): >= 90% of the write budget, 0 429s.
  */
+import { appendFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Connection } from '@lockstep/connectors-core';
 import { airtableConnector } from '@lockstep/connector-airtable';
@@ -201,6 +202,7 @@ async function leg(
   try {
     await sleep(3000);
     const before = { ...simulator.stats };
+    simulator.trace = [];
     const started = performance.now();
     await startSyncs(ctx.store, worker, [syncId]);
     const deadline = Date.now() + ctx.timeoutSeconds * 1000;
@@ -215,6 +217,8 @@ async function leg(
         throw new Error(`the initial sync did not finish in ${ctx.timeoutSeconds} s`);
       await sleep(100);
     }
+    writeTrace(worker.logFile, started, simulator.trace);
+    simulator.trace = null;
     return {
       seconds: (performance.now() - started) / 1000,
       requests: simulator.stats.requests - before.requests,
@@ -224,4 +228,15 @@ async function leg(
     await worker.stop();
     ctx.workers.splice(ctx.workers.indexOf(worker), 1);
   }
+}
+
+/** The requests the simulator answered during a leg, next to the worker's log: ms from the start, gap, request. */
+function writeTrace(logFile: string, started: number, trace: AirtableSimulator['trace']): void {
+  let previous = started;
+  const lines = (trace ?? []).map(({ at, method, path }) => {
+    const line = `${(at - started).toFixed(0).padStart(7)} +${(at - previous).toFixed(0).padStart(5)} ${method} ${path}`;
+    previous = at;
+    return line;
+  });
+  appendFileSync(`${logFile}.airtable-trace`, `== leg ==\n${lines.join('\n')}\n`);
 }

@@ -112,31 +112,11 @@ export async function saveProgress(db: Db, syncId: string, progress: InitialProg
 /** Preparing: table setup, checkpoints, staged match keys, preview. */
 export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
   const { plan } = ctx;
-  // Table setup first: change capture must exist before the checkpoints that mark "now".
-  for (const side of SIDES) {
-    const tables = [
-      ...new Set(
-        plan.pairs
-          .map((pair) => sideEnd(pair, side))
-          .filter((table) => !table.readOnly)
-          .map((table) => table.remoteId),
-      ),
-    ];
-    await ctx.assertCanWrite();
-    await ctx.sides[side].use(async (connection) => {
-      for (const table of tables)
-        await connection.prepareTable(table, { changeCapture: true, serviceIdColumn: true });
-    });
-    await markTablesPrepared(ctx.db, ctx.syncId, side, tables);
-    const checkpoints: Record<string, string> = {};
-    await ctx.sides[side].use(async (connection) => {
-      for (const pair of plan.pairs) {
-        const table = sideEnd(pair, side).remoteId;
-        checkpoints[table] ??= await connection.currentCheckpoint(table);
-      }
-    });
-    await ctx.fenced((tx) => startChangeFeed(tx, ctx.syncId, side, checkpoints));
-  }
+  // The two sides are set up at once (each its own app and session; the store rows they write are their
+  // side's): an app slow to set up (Airtable's requests at 5/s, a database's triggers) does not wait for the
+  // other. Both are done (or failed) before anything else.
+  const setups = await Promise.allSettled(SIDES.map((side) => prepareSide(ctx, side)));
+  for (const setup of setups) if (setup.status === 'rejected') throw setup.reason;
   await clearMatchKeys(ctx.db, ctx.syncId);
   const progress: InitialProgress = { run: randomUUID(), id_scheme: 2, pairs: [] };
   for (const pair of plan.pairs) progress.pairs.push(await stagePair(ctx, pair));
@@ -176,6 +156,36 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
     await saveProgress(tx, ctx.syncId, progress);
     await beginInitialSyncRun(tx, ctx.syncId);
   });
+}
+
+/**
+ * One side's table setup (service id column, change capture) and change checkpoints. Table setup first: change
+ * capture must exist before the checkpoints that mark "now".
+ */
+async function prepareSide(ctx: EngineContext, side: SideName): Promise<void> {
+  const { plan } = ctx;
+  const tables = [
+    ...new Set(
+      plan.pairs
+        .map((pair) => sideEnd(pair, side))
+        .filter((table) => !table.readOnly)
+        .map((table) => table.remoteId),
+    ),
+  ];
+  await ctx.assertCanWrite();
+  await ctx.sides[side].use(async (connection) => {
+    for (const table of tables)
+      await connection.prepareTable(table, { changeCapture: true, serviceIdColumn: true });
+  });
+  await markTablesPrepared(ctx.db, ctx.syncId, side, tables);
+  const checkpoints: Record<string, string> = {};
+  await ctx.sides[side].use(async (connection) => {
+    for (const pair of plan.pairs) {
+      const table = sideEnd(pair, side).remoteId;
+      checkpoints[table] ??= await connection.currentCheckpoint(table);
+    }
+  });
+  await ctx.fenced((tx) => startChangeFeed(tx, ctx.syncId, side, checkpoints));
 }
 
 async function stagePair(ctx: EngineContext, pair: PairPlan): Promise<PairProgress> {

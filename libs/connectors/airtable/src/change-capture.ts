@@ -103,6 +103,21 @@ export async function createWebhook(api: AirtableApi, baseId: string, tableId: s
   return response.data.id;
 }
 
+/**
+ * The webhook `createWebhook` just made, as the list of webhooks would describe it: a new webhook's next
+ * payload is number 1 (https://airtable.com/developers/web/api/list-webhook-payloads), so a checkpoint taken
+ * from this is never later than one taken from a list read afterwards.
+ */
+export function createdWebhook(id: string, tableId: string): WebhookInfo {
+  return {
+    id,
+    cursorForNextPayload: 1,
+    expirationTime: null,
+    notificationUrl: null,
+    specification: { options: { filters: { dataTypes: ['tableData'], recordChangeScope: tableId } } },
+  };
+}
+
 /** https://airtable.com/developers/web/api/delete-a-webhook */
 export async function deleteWebhook(api: AirtableApi, baseId: string, webhookId: string): Promise<void> {
   await api.request({

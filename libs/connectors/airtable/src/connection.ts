@@ -49,12 +49,16 @@ import * as writes from './writes';
 export const CHECKPOINT_POLLING = { intervalMs: 5000, perTable: true } as const;
 /** How long one list of webhooks answers checkpoint probes (the tables of one probe share it). */
 const WEBHOOK_LIST_TTL_MS = 1000;
+/** How long a webhook this connection created may answer the next checkpoint probe without a list. */
+const CREATED_WEBHOOK_TTL_MS = 10_000;
 
 export class AirtableConnection implements Connection {
   readonly type = 'airtable';
   readonly checkpointPolling = CHECKPOINT_POLLING;
   private schemaCache: SchemaCache | null = null;
   private webhookList: { at: number; list: Promise<capture.WebhookInfo[]> } | null = null;
+  /** Webhooks this connection created, by table: their cursor is known without a list (`createdWebhook`). */
+  private readonly createdWebhooks = new Map<string, { at: number; webhook: capture.WebhookInfo }>();
 
   /** Live export destination in this base (`export-target.ts`); as a source the run reads `readPage`. */
   readonly liveExport: LiveExportTarget;
@@ -128,6 +132,11 @@ export class AirtableConnection implements Connection {
    * which reads a payload twice at worst).
    */
   private async webhookOf(baseId: string, tableId: string): Promise<capture.WebhookInfo | undefined> {
+    // The checkpoint that follows `prepareTable` (the engine's next call) needs no list of its own; once only,
+    // so later probes see the cursor move.
+    const created = this.createdWebhooks.get(tableId);
+    this.createdWebhooks.delete(tableId);
+    if (created && Date.now() - created.at < CREATED_WEBHOOK_TTL_MS) return created.webhook;
     const cached = this.webhookList;
     if (cached && Date.now() - cached.at < WEBHOOK_LIST_TTL_MS) {
       const hit = capture.webhookOf(await cached.list, tableId);
@@ -150,19 +159,19 @@ export class AirtableConnection implements Connection {
   }
 
   createRecords(table: string, rows: RecordCreate[]): Promise<WriteResult[]> {
-    return this.withTable(table, 'Creating records', (base, info) =>
+    return this.withWrite(table, 'Creating records', rows, (base, info) =>
       writes.createRecords(this.api, base, info, rows),
     );
   }
 
   updateRecords(table: string, rows: RecordUpdate[]): Promise<WriteResult[]> {
-    return this.withTable(table, 'Updating records', (base, info) =>
+    return this.withWrite(table, 'Updating records', rows, (base, info) =>
       writes.updateRecords(this.api, base, info, rows),
     );
   }
 
   deleteRecords(table: string, remoteIds: string[]): Promise<WriteResult[]> {
-    return this.withTable(table, 'Deleting records', (base, info) =>
+    return this.withWrite(table, 'Deleting records', [], (base, info) =>
       writes.deleteRecords(this.api, base, info, remoteIds),
     );
   }
@@ -201,15 +210,26 @@ export class AirtableConnection implements Connection {
   }
 
   prepareTable(table: string, options: PrepareOptions): Promise<PreparedTable> {
-    return this.guard(`Preparing table "${table}"`, async () =>
-      setup.prepareTable(this.api, await this.schema(), table, options),
-    );
+    return this.guard(`Preparing table "${table}"`, async () => {
+      const schema = await this.schema();
+      return setup.prepareTable(this.api, schema, table, options, {
+        find: (tableId) => this.webhookOf(schema.baseId, tableId),
+        created: (webhook) =>
+          this.createdWebhooks.set(webhook.specification.options!.filters!.recordChangeScope!, {
+            at: Date.now(),
+            webhook,
+          }),
+      });
+    });
   }
 
   unprepareTable(table: string): Promise<void> {
-    return this.guard(`Removing the setup of table "${table}"`, async () =>
-      setup.unprepareTable(this.api, await this.schema(), table),
-    );
+    return this.guard(`Removing the setup of table "${table}"`, async () => {
+      // The webhooks this connection knows of may be gone now.
+      this.webhookList = null;
+      this.createdWebhooks.clear();
+      await setup.unprepareTable(this.api, await this.schema(), table);
+    });
   }
 
   async close(): Promise<void> {
@@ -248,6 +268,30 @@ export class AirtableConnection implements Connection {
     return this.guard(`${what} of "${table}"`, async () => {
       const schema = await this.schema();
       return action(schema.baseId, await schema.table(table));
+    });
+  }
+
+  /**
+   * A write through the schema cache's `writing` (no schema read by time while writes follow each other); a
+   * row naming a field the cached table lacks reads the schema again first (the field may be new).
+   */
+  private withWrite(
+    table: string,
+    what: string,
+    rows: { values: Record<string, unknown> }[],
+    action: (baseId: string, info: requests.AirtableTable) => Promise<WriteResult[]>,
+  ): Promise<WriteResult[]> {
+    return this.guard(`${what} of "${table}"`, async () => {
+      const schema = await this.schema();
+      return schema.writing(async () => {
+        let info = await schema.table(table);
+        const known = (key: string) => info.fields.some((field) => field.id === key || field.name === key);
+        if (!rows.every((row) => Object.keys(row.values).every(known))) {
+          schema.invalidate();
+          info = await schema.table(table);
+        }
+        return action(schema.baseId, info);
+      });
     });
   }
 

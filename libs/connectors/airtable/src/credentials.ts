@@ -20,12 +20,20 @@ export const API_URL_SETTING = 'AIRTABLE_API_URL';
  * under them. A window per key (`RateRule.window`): this process sends at most 5 requests of a base (50 of a
  * token) whose time from leaving to a second after their answer overlaps, so the requests Airtable counts in
  * any second are never more than that, however late one of them arrived. And a bucket shared through Redis by
- * every process, a little under the documented rates: at rate r and burst 1 at most 1 + r requests leave in
- * any second, so at 4.75/s six requests span 1,053 ms and processes that share a base meet the limit only when
- * two of their requests bunch by more than 50 ms on the way.
+ * every process, a little under the documented rates: at rate r and burst 1 + r * g, six requests span at
+ * least 5 / r - g, so at 4.75/s and g = `PACE_GRACE_MS` (8 ms) six requests span 1,045 ms and processes that
+ * share a base meet the limit only when two of their requests bunch by more than 45 ms on the way.
+ *
+ * The grace is what keeps a stream of requests on the bucket's pace: a caller comes back for the next request
+ * a few milliseconds after the bucket refilled (the timer, the jitter, the round trip to Redis); with a burst of
+ * exactly 1 that lateness is lost at every request (about 1.2% of the rate, measured), with the grace the next
+ * request may leave that much earlier, so the average stays at r. It never lets more than 1 + g * r requests
+ * leave together, and the windows below still hold.
  */
 export const BASE_RATE_PER_SECOND = 4.75;
 export const TOKEN_RATE_PER_SECOND = 45;
+export const PACE_GRACE_MS = 8;
+const BASE_BURST = 1 + (BASE_RATE_PER_SECOND * PACE_GRACE_MS) / 1000;
 const BASE_WINDOW = { requests: 5, ms: 1000 };
 const TOKEN_WINDOW = { requests: 50, ms: 1000 };
 export const PENALTY_MS = 30_000;
@@ -69,7 +77,7 @@ export function rateRules(token: string, base: string | null): RateRule[] {
     rules.push({
       key: `airtable:base:${base}`,
       ratePerSecond: BASE_RATE_PER_SECOND,
-      burst: 1,
+      burst: BASE_BURST,
       penaltyMs: PENALTY_MS,
       window: BASE_WINDOW,
     });

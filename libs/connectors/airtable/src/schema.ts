@@ -9,10 +9,16 @@ import { type AirtableField, type AirtableTable, baseSchema } from './sql';
 import { describeField, SERVICE_ID_FIELD_NAME } from './types';
 
 export const SCHEMA_TTL_MS = 30_000;
+/** The oldest schema a stream of writes keeps using (see `SchemaCache.writing`). */
+export const SCHEMA_WRITING_TTL_MS = 300_000;
+/** A write that began within this time of the last one's end continues the stream. */
+const WRITE_STREAM_GAP_MS = 1000;
 
 export class SchemaCache {
   private tables: AirtableTable[] | null = null;
   private readAt = 0;
+  private writes = 0;
+  private lastWriteEnd = 0;
 
   constructor(
     private readonly api: AirtableApi,
@@ -21,11 +27,37 @@ export class SchemaCache {
   ) {}
 
   async all(): Promise<AirtableTable[]> {
-    if (!this.tables || Date.now() - this.readAt > this.ttlMs) {
+    const age = Date.now() - this.readAt;
+    const streaming = this.writes > 0 || Date.now() - this.lastWriteEnd < WRITE_STREAM_GAP_MS;
+    if (!this.tables || age > (streaming ? SCHEMA_WRITING_TTL_MS : this.ttlMs)) {
       this.tables = await baseSchema(this.api, this.baseId);
       this.readAt = Date.now();
     }
     return this.tables;
+  }
+
+  /**
+   * Runs a write. While writes follow each other (one in flight, or the last ended under a second ago: an
+   * initial sync's pages), the schema is not read again by time before `SCHEMA_WRITING_TTL_MS`: that read
+   * would take a request of the base's budget from the writes. A write Airtable refuses for a field the schema
+   * does not describe as it is (unknown, or of another type now) drops it, so the next call reads it again.
+   */
+  async writing<T extends { ok: boolean; error?: { appCode?: string } }[]>(
+    write: () => Promise<T>,
+  ): Promise<T> {
+    this.writes += 1;
+    try {
+      const results = await write();
+      if (results.some((result) => !result.ok && STALE_SCHEMA_CODES.has(result.error?.appCode ?? '')))
+        this.invalidate();
+      return results;
+    } catch (error) {
+      if (error instanceof ConnectorError && STALE_SCHEMA_CODES.has(error.appCode ?? '')) this.invalidate();
+      throw error;
+    } finally {
+      this.writes -= 1;
+      this.lastWriteEnd = Date.now();
+    }
   }
 
   invalidate(): void {
@@ -48,6 +80,9 @@ export class SchemaCache {
     return table;
   }
 }
+
+/** Airtable's refusals of a write that a schema read since would have avoided. */
+const STALE_SCHEMA_CODES = new Set(['UNKNOWN_FIELD_NAME', 'INVALID_VALUE_FOR_COLUMN']);
 
 export function tableInfo(table: AirtableTable): TableInfo {
   return {

@@ -6,7 +6,13 @@
  * field).
  */
 import type { PreparedTable, PrepareOptions } from '@lockstep/connectors-core';
-import { createWebhook, deleteWebhook, findWebhook } from './change-capture';
+import {
+  createdWebhook,
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  type WebhookInfo,
+} from './change-capture';
 import type { AirtableApi } from './db';
 import type { SchemaCache } from './schema';
 import { serviceIdField } from './schema';
@@ -23,11 +29,24 @@ export const SERVICE_ID_FIELD = Object.freeze({
   description: SERVICE_ID_DESCRIPTION,
 });
 
+/**
+ * How `prepareTable` finds a table's webhook (the connection's: through its short-lived list of the base's
+ * webhooks, which the checkpoint that follows reuses) and tells the one it created.
+ */
+export interface TableWebhooks {
+  find(tableId: string): Promise<WebhookInfo | undefined>;
+  created(webhook: WebhookInfo): void;
+}
+
 export async function prepareTable(
   api: AirtableApi,
   schema: SchemaCache,
   idOrName: string,
   options: PrepareOptions,
+  webhooks: TableWebhooks = {
+    find: (tableId) => findWebhook(api, schema.baseId, tableId),
+    created: () => undefined,
+  },
 ): Promise<PreparedTable> {
   let table = await schema.table(idOrName);
   let service = serviceIdField(table);
@@ -44,8 +63,9 @@ export async function prepareTable(
     schema.invalidate();
     table = await schema.table(table.id);
   }
-  if (options.changeCapture && !(await findWebhook(api, schema.baseId, table.id))) {
-    await createWebhook(api, schema.baseId, table.id);
+  if (options.changeCapture && !(await webhooks.find(table.id))) {
+    const id = await createWebhook(api, schema.baseId, table.id);
+    webhooks.created(createdWebhook(id, table.id));
   }
   return { serviceIdField: service.id, changeCapture: options.changeCapture };
 }

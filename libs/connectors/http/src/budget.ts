@@ -231,7 +231,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * named plus at most 2 ms of jitter, so processes that wait for the same refill do not ask in the same
  * millisecond. The jitter stays that small because it is lost: a bucket of burst 1 holds no more than one
  * request, so a request sent late does not let the next one go earlier (25 ms of jitter cost about 5% of an
- * Airtable base's 4.75 requests/s).
+ * Airtable base's 4.75 requests/s; a burst a little over 1, as Airtable's base budget has, gives a few
+ * milliseconds of lateness back).
  */
 export async function waitForBudget(
   budget: RateBudget,

@@ -74,6 +74,8 @@ export class AirtableSimulator {
   readonly bases: SimBase[] = [];
   /** Requests answered, and how many of them were 429s. */
   readonly stats = { requests: 0, rateLimited: 0 };
+  /** When set to an array, every request's arrival (ms, `performance.now()`), method and path are pushed to it. */
+  trace: { at: number; method: string; path: string }[] | null = null;
   private readonly tokens = new Map<string, TokenGrant>();
   private readonly limits: RateLimits;
   private readonly iterators = new Map<string, RecordIterator>();
@@ -225,6 +227,7 @@ export class AirtableSimulator {
     this.stats.requests += 1;
     try {
       const url = new URL(req.url ?? '/', 'http://simulator');
+      this.trace?.push({ at: performance.now(), method: req.method ?? 'GET', path: url.pathname });
       if (url.pathname === '/oauth2/v1/token' && req.method === 'POST')
         return await this.tokenEndpoint(req, res);
       if (url.pathname === '/oauth2/v1/authorize')
