@@ -203,6 +203,8 @@ describe('console: the whole journey, without the API', () => {
     await step(page, 'issues');
     await go(page, row.locator('a').first().click());
     expect(await page.textContent('h1')).toContain('no_email_in_name');
+    // MariaDB's name for its error 4025 (mysql2 names it after MySQL's 4025, an unrelated InnoDB error).
+    expect(await page.textContent('#explanation')).toContain('(code ER_CONSTRAINT_FAILED)');
     expect(await page.textContent('#issue-state')).toContain('open');
     expect(await page.textContent('#suggested')).toContain('What to do');
     await step(page, 'issue');
