@@ -21,7 +21,8 @@ const REFUSED_NAME = 'Grace Hopper (grace@navy.mil)';
  * Issue 29's journey in one piece, in real Chromium against the real API, worker and databases: a person who
  * never touches the API creates a PostgreSQL <-> MariaDB sync, maps two tables with one `create`, sees an
  * incompatible pair explained, starts with the suggested match field, watches a 20,000-row initial sync,
- * finds an edit in the operations log, fixes a record issue and retries it, approves a held delete, pauses
+ * finds an edit in the operations log, sees a record issue clear itself once the value is fixed in the source,
+ * fixes the cause of another in the target and retries it, approves a held delete, pauses
  * and deletes the sync; then sets up a scheduled live export and watches its run. The test itself only edits
  * the apps' databases (what someone outside Lockstep would do) and moves the worker's schedule clock.
  * Every step: an axe-core check and a screenshot `artifacts/screenshots/journey-*.png`.
@@ -194,11 +195,32 @@ describe('console: the whole journey, without the API', () => {
     );
     await step(page, 'operation');
 
-    // A name MariaDB's CHECK constraint refuses: the write fails, the issue says why.
-    await pg.sql(`UPDATE people SET name = $1 WHERE id = 2`, [REFUSED_NAME]);
+    // A name too long for MariaDB's VARCHAR(60) (Lockstep checks it against the schema it read): fixed in
+    // PostgreSQL, the record syncs with that change and its issue clears itself, no retry needed.
+    await pg.sql(`UPDATE people SET name = $1 WHERE id = 4`, [`${'Very long name '.repeat(5)}4`]);
     await page.goto(url(`/app/syncs/${syncId}`));
     await go(page, page.click('#all-issues'));
-    const row = page.locator('section[aria-labelledby=type-record] tr[data-issue]');
+    const tooLong = page.locator('section[aria-labelledby=type-record] tr[data-issue]', {
+      hasText: 'p4@example.com',
+    });
+    await reloadUntil(page, 'the too-long issue', async () => (await tooLong.count()) === 1);
+    expect(await tooLong.textContent()).toContain('longer than 60 characters');
+    await go(page, tooLong.locator('a').first().click());
+    await step(page, 'issue-too-long');
+    await pg.sql(`UPDATE people SET name = 'Short name 4' WHERE id = 4`);
+    await reloadUntil(page, 'the issue to clear itself', async () =>
+      Boolean((await page.textContent('#issue-state'))?.includes('resolved')),
+    );
+    expect(await my.sql('SELECT full_name FROM contacts WHERE id = 4')).toEqual([
+      { full_name: 'Short name 4' },
+    ]);
+
+    // A name MariaDB's CHECK constraint refuses: the write fails, the issue says why.
+    await pg.sql(`UPDATE people SET name = $1 WHERE id = 2`, [REFUSED_NAME]);
+    await page.goto(url(`/app/syncs/${syncId}/issues`));
+    const row = page.locator('section[aria-labelledby=type-record] tr[data-issue]', {
+      hasText: 'p2@example.com',
+    });
     await reloadUntil(page, 'the record issue', async () => (await row.count()) === 1);
     await step(page, 'issues');
     await go(page, row.locator('a').first().click());
