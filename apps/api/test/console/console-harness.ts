@@ -83,10 +83,19 @@ export async function openBrowser(
   };
 }
 
-/** A full-page screenshot named after the page it shows. */
-export async function shot(page: Page, name: string): Promise<void> {
+/** A full-page screenshot named after the page it shows (`<prefix>-<name>.png`; the journey uses its own). */
+export async function shot(page: Page, name: string, prefix = 'console'): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${prefix}-${name}.png`), fullPage: true });
+}
+
+/** The sync overview's "N of M records" of a running initial sync, or null while it shows none. */
+export async function initialDone(page: Page): Promise<{ done: number; total: number } | null> {
+  const text = (await page.textContent('#initial-done').catch(() => null)) ?? '';
+  const match = /^([\d,]+) of ([\d,]+) records$/.exec(text.trim());
+  return match
+    ? { done: Number(match[1]!.replace(/,/g, '')), total: Number(match[2]!.replace(/,/g, '')) }
+    : null;
 }
 
 export async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {

@@ -7,6 +7,7 @@ import {
   type ConsoleServer,
   eventually,
   expectAccessible,
+  initialDone,
   openBrowser,
   shot,
   signIn,
@@ -118,13 +119,7 @@ describe('console: overview progress, Needs you, record search and status', () =
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    const doneOf = async () => {
-      const text = (await page.textContent('#initial-done').catch(() => null)) ?? '';
-      const match = /^([\d,]+) of ([\d,]+) records$/.exec(text.trim());
-      return match
-        ? { done: Number(match[1]!.replace(/,/g, '')), total: Number(match[2]!.replace(/,/g, '')) }
-        : null;
-    };
+    const doneOf = () => initialDone(page);
     const first = await eventually(
       'the overview to show records done while the initial sync runs',
       async () => {

@@ -149,7 +149,22 @@ describe('translateMysqlError', () => {
     const translated = translateMysqlError(error, { flavor });
     expect(translated).toBeInstanceOf(ConnectorError);
     expect((translated as ConnectorError).kind).toBe(kind);
-    expect((translated as ConnectorError).appCode).toBe(error.code);
+    // From 1900 up only MySQL's numbering matches mysql2's names (see the test below).
+    if (!(error.errno !== undefined && error.errno >= 1900 && flavor !== 'mysql'))
+      expect((translated as ConnectorError).appCode).toBe(error.code);
+  });
+
+  it("names MariaDB's errors from 1900 up by MariaDB's names (or the number), not mysql2's MySQL names", () => {
+    const appCode = (error: ReturnType<typeof driverError>, flavor?: 'mariadb' | 'mysql') =>
+      (translateMysqlError(error, { flavor }) as ConnectorError).appCode;
+    const check = driverError('ER_INNODB_AUTOEXTEND_SIZE_OUT_OF_RANGE', 4025, '23000');
+    expect(appCode(check, 'mariadb')).toBe('ER_CONSTRAINT_FAILED');
+    expect(appCode(check)).toBe('ER_CONSTRAINT_FAILED');
+    expect(appCode(driverError('ER_SOMETHING_NEW', 1999, 'HY000'), 'mariadb')).toBe('1999');
+    expect(appCode(driverError('ER_CHECK_CONSTRAINT_VIOLATED', 3819, 'HY000'), 'mysql')).toBe(
+      'ER_CHECK_CONSTRAINT_VIOLATED',
+    );
+    expect(appCode(driverError('ER_LOCK_DEADLOCK', 1213, '40001'), 'mariadb')).toBe('ER_LOCK_DEADLOCK');
   });
 
   it('keeps the server reason as the message, with context', () => {

@@ -208,7 +208,25 @@ export function translateMysqlError(
     options.context ? `${options.context}: ${reason}` : reason,
     options.secrets ?? [],
   );
-  return new ConnectorError(kind, message, {
-    appCode: error.code ?? (error.errno !== undefined ? String(error.errno) : undefined),
-  });
+  return new ConnectorError(kind, message, { appCode: appCodeOf(error, options.flavor) });
+}
+
+/** MariaDB's names for its server errors from 1900 up that the tables above know. */
+const MARIADB_ERROR_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  1927: 'ER_CONNECTION_KILLED',
+  1969: 'ER_STATEMENT_TIMEOUT',
+  4025: 'ER_CONSTRAINT_FAILED',
+});
+
+/**
+ * The code shown with the error (issues print it, and it is part of a record issue's cause). From 1900 up
+ * mysql2's name is MySQL's, wrong on MariaDB (4025, a CHECK constraint, would read
+ * `ER_INNODB_AUTOEXTEND_SIZE_OUT_OF_RANGE`): there MariaDB's own name, else the bare number.
+ */
+function appCodeOf(error: DriverErrorShape, flavor: ServerFlavor | undefined): string | undefined {
+  const errno =
+    error.errno !== undefined && error.errno > 0 && error.sqlState !== undefined ? error.errno : null;
+  if (errno !== null && errno >= 1900 && flavor !== 'mysql')
+    return MARIADB_ERROR_NAMES[errno] ?? String(errno);
+  return error.code ?? (error.errno !== undefined ? String(error.errno) : undefined);
 }
