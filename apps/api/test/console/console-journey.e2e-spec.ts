@@ -215,6 +215,26 @@ describe('console: the whole journey, without the API', () => {
       { full_name: 'Short name 4' },
     ]);
 
+    // Too long again, this time kept: the person widens the MariaDB column and retries. The retried push
+    // reads the column's current type (not the VARCHAR(60) read at setup), so the name arrives.
+    const longName = `${'Very long name '.repeat(5)}5`;
+    await pg.sql(`UPDATE people SET name = $1 WHERE id = 5`, [longName]);
+    await page.goto(url(`/app/syncs/${syncId}/issues`));
+    const widen = page.locator('section[aria-labelledby=type-record] tr[data-issue]', {
+      hasText: 'p5@example.com',
+    });
+    await reloadUntil(page, 'the second too-long issue', async () => (await widen.count()) === 1);
+    await go(page, widen.locator('a').first().click());
+    expect(await page.textContent('#suggested')).toContain('widen the right field');
+    await my.sql('ALTER TABLE contacts MODIFY full_name VARCHAR(120) NOT NULL');
+    await go(page, page.click('button:has-text("Retry")'));
+    expect(await page.textContent('#issue-state')).toContain('resolved');
+    await reloadUntil(page, 'the widened column to take the name', async () =>
+      Boolean((await page.textContent('#after-ops'))?.includes('updated (push) on the right side')),
+    );
+    expect(await page.textContent('#after-state')).toContain('has not come back');
+    expect(await my.sql('SELECT full_name FROM contacts WHERE id = 5')).toEqual([{ full_name: longName }]);
+
     // A name MariaDB's CHECK constraint refuses: the write fails, the issue says why.
     await pg.sql(`UPDATE people SET name = $1 WHERE id = 2`, [REFUSED_NAME]);
     await page.goto(url(`/app/syncs/${syncId}/issues`));

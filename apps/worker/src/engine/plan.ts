@@ -4,6 +4,7 @@
  * field, delete behaviours and the match field. Built from the stored mappings and the schema cache.
  */
 import type { DataSource } from 'typeorm';
+import type { FieldInfo } from '@lockstep/connectors-core';
 import {
   conversionFor,
   type Conversion,
@@ -216,6 +217,31 @@ function fieldPlan(
     toLeft,
     relationPair: null,
   };
+}
+
+/**
+ * One side's field types as the app has them now (read again for a push a person asked for, who may have
+ * widened the field an issue was about): that side's field ends of the pair take the fresh type details,
+ * and their conversions follow. In place, so later batches of this plan use them too. A field whose type
+ * class changed, a relation (its details name stored tables), or a change that would leave a carried way
+ * with no conversion keeps its planned end: those need the mappings reviewed. The store's schema cache is
+ * not written (it is refreshed while the sync is off, spec 3.1).
+ */
+export function refreshFieldTypes(pair: PairPlan, side: SideName, fresh: FieldInfo[]): void {
+  const byRemoteId = new Map(fresh.map((field) => [field.remoteId, field]));
+  for (const field of pair.fields) {
+    const end = field[side];
+    const now = byRemoteId.get(end.remoteId);
+    if (!now || now.typeClass !== end.typeClass || end.typeClass === 'relation') continue;
+    const typeDetails = now.typeDetails ?? null;
+    const left = side === 'left' ? { ...field.left, typeDetails } : field.left;
+    const right = side === 'right' ? { ...field.right, typeDetails } : field.right;
+    const toRight = conversionFor(left, right);
+    const toLeft = conversionFor(right, left);
+    if (field.leftToRight && toRight.kind === 'incompatible') continue;
+    if (field.rightToLeft && toLeft.kind === 'incompatible') continue;
+    Object.assign(field, { left, right, toRight, toLeft });
+  }
 }
 
 /**

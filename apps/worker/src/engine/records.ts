@@ -8,7 +8,7 @@ import type { SourceRecord } from '@lockstep/connectors-core';
 import type { EngineContext } from './context';
 import { applyConfirmedDeletes } from './deletes';
 import { linkOperation as op } from './reconcile/operations';
-import { type PairPlan, sideEnd } from './plan';
+import { type PairPlan, refreshFieldTypes, sideEnd } from './plan';
 import { reconcile, retryableWriteError, type Observation } from './reconcile';
 import {
   type DeleteDecision,
@@ -71,6 +71,7 @@ async function runEntries(
   entries: QueueHead[],
   linkById: Map<string, LinkRow>,
 ): Promise<void> {
+  await refreshRetriedTargets(ctx, pair, entries);
   // Read every copy the entries need, once per side.
   const reads: Record<SideName, Map<string, SourceRecord>> = { left: new Map(), right: new Map() };
   for (const side of SIDES) {
@@ -118,6 +119,28 @@ async function runEntries(
     attempts,
   });
   if (confirmed.length > 0) await applyConfirmedDeletes(ctx, pair, confirmed);
+}
+
+/**
+ * A push a person asked for (the retry of a record issue: `queueRecordPush` names the issue's side; the
+ * engine's own pushes name none) is written against that side's current field types, since the person may
+ * have widened the field the issue was about (the plan holds the types read when the sync was set up, and a
+ * value too long for them fails before any write). One field listing per side in such a batch only: the
+ * engine's own work reads no schema. The listing also renews the connector's cached table description.
+ */
+async function refreshRetriedTargets(
+  ctx: EngineContext,
+  pair: PairPlan,
+  entries: QueueHead[],
+): Promise<void> {
+  const sides = new Set<SideName>();
+  for (const entry of entries) if (entry.type === 'push' && entry.side !== null) sides.add(entry.side);
+  for (const side of sides) {
+    const fields = await ctx.sides[side].use((connection) =>
+      connection.listFields(sideEnd(pair, side).remoteId),
+    );
+    refreshFieldTypes(pair, side, fields);
+  }
 }
 
 /** A person approved (delete the surviving copy) or restored (re-create the missing copy) a held delete. */
