@@ -33,7 +33,8 @@ describe("the API's connections share rate budgets with the workers through Redi
       EGRESS_ALLOW_PRIVATE: true,
       EGRESS_ALLOW_LOOPBACK: false,
       QUEUE_PREFIX: queuePrefix,
-    } as AppConfig;
+      connectorOAuthClient: () => undefined,
+    } as unknown as AppConfig;
     const sides = new SideConnections(
       config,
       {} as CredentialCipher,

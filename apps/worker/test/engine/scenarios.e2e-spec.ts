@@ -1060,7 +1060,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       ]);
     // Too long for the right's VARCHAR(40): the write is refused and the left keeps its change pending.
     await pg.sql(`UPDATE people SET note = '${'x'.repeat(60)}' WHERE id = 1`);
-    await waitFor('a record issue', async () => (await open()).length === 1, 15_000);
+    await waitFor('a record issue', async () => (await open()).length === 1, 30_000);
     // A person answers it on the right, after the left's change: the later change.
     await pause(1100);
     await my.sql(`UPDATE contacts SET note = 'fixed on the right' WHERE id = 1`);
