@@ -8,5 +8,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
 npm run -s build >/dev/null
-NOCODB_LATENCY_EDITS="${1:-40}" CI=true npx jest --selectProjects api apps/api/test/nocodb-sync.e2e-spec.ts \
+NOCODB_LATENCY_EDITS="${1:-40}" CI=true npx jest apps/api/test/nocodb-sync.e2e-spec.ts --selectProjects api \
   -t 'through the webhook' 2>&1 | grep -E 'NocoDB -> PostgreSQL through the webhook and the worker|Tests:|✕|●' 
