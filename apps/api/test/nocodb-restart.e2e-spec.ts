@@ -14,6 +14,7 @@ import {
   type NocodbServer,
   type OwnNocodb,
   ownNocodb,
+  startNocodb,
   uniqueName,
 } from '@lockstep/connector-nocodb/testing';
 import { waitUntil } from './support/live-sync';
@@ -43,6 +44,9 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through a NocoDB restart', () => {
     }[];
 
   beforeAll(async () => {
+    // The run's shared server first: two NocoDB first boots at once (different databases) sometimes fail in
+    // NocoDB's own seeding (duplicate key in nc_plugins_v2), so this test's own boot never overlaps it.
+    await startNocodb();
     nocodb = ownNocodb('restart');
     server = await nocodb.start();
     const baseTitle = uniqueName('restart');
