@@ -2,8 +2,8 @@
  * PostgreSQL <-> NocoDB end to end, against the real NocoDB (tools/test/nocodb): an agent creates the sync
  * over the API, maps a PostgreSQL table onto a table the service creates in NocoDB, a person starts it, and the
  * real worker carries it. NocoDB's webhook calls the API's notification endpoint (PUBLIC_URL, loopback here),
- * so a change made in NocoDB reaches PostgreSQL within 2 s; polling is set to 60 s so only the webhook can
- * make it that fast. A delete made in NocoDB is held for review.
+ * so a change made in NocoDB reaches PostgreSQL within 2 s (p95 of 20 edits); polling is set to 60 s so only
+ * the webhook can make it that fast. A delete made in NocoDB is held for review.
  */
 import {
   admin,
@@ -20,6 +20,13 @@ import { scratchPg, type ScratchPg } from './support/scratch-dbs';
 import { bearer, createTestApp, type TestApp } from './support/test-app';
 
 type Row = Record<string, unknown> & { Id: number };
+/** NocoDB edits timed through the webhook; the benchmark (tools/bench/connectors/nocodb/engine.sh) asks 40. */
+const LATENCY_EDITS = Number(process.env['NOCODB_LATENCY_EDITS'] ?? 20);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
 
 describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', () => {
   let t: TestApp;
@@ -75,6 +82,27 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
     if (baseId) await deleteBase(server, baseId);
   });
 
+  /**
+   * NocoDB edits made one after another (LATENCY_EDITS), each timed from NocoDB's answer to the edit until
+   * PostgreSQL has it: NocoDB's webhook, the API's notification endpoint, the worker's read and write.
+   */
+  async function nocodbEditLatencies(id: number): Promise<number[]> {
+    const latencies: number[] = [];
+    for (let edit = 1; edit <= LATENCY_EDITS; edit += 1) {
+      const name = `Grace Hopper ${edit}`;
+      await admin(server, 'PATCH', `/api/v2/tables/${tableId}/records`, [{ Id: id, Name: name }]);
+      const started = Date.now();
+      await waitUntil(
+        `NocoDB edit ${edit} in PostgreSQL`,
+        async () => (await pg.sql(`SELECT 1 FROM contacts WHERE name = $1`, [name])).length === 1,
+        10_000,
+        10,
+      );
+      latencies.push(Date.now() - started);
+    }
+    return latencies;
+  }
+
   it('created the NocoDB table with typed fields and its webhook, and copied the rows into it', async () => {
     const table = await admin<{ columns: { title: string; uidt: string; meta: unknown }[] }>(
       server,
@@ -93,29 +121,21 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
     expect(hooks.list).toHaveLength(1);
   });
 
-  it('carries a PostgreSQL edit into NocoDB, and a NocoDB edit into PostgreSQL within 2 s through the webhook', async () => {
+  it('carries a PostgreSQL edit into NocoDB, and NocoDB edits into PostgreSQL through the webhook, p95 < 2 s', async () => {
     await pg.sql(`UPDATE contacts SET score = 9.75 WHERE name = 'Ada'`);
     await waitUntil(
       'the PostgreSQL edit in NocoDB',
       async () => (await byName('Ada'))?.['Score'] === 9.75,
       30_000,
     );
-    const grace = await byName('Grace');
-    const latencies: number[] = [];
-    for (const [index, name] of ['Grace Hopper', 'Grace B. Hopper', 'Rear Admiral Hopper'].entries()) {
-      const started = Date.now();
-      await admin(server, 'PATCH', `/api/v2/tables/${tableId}/records`, [{ Id: grace!.Id, Name: name }]);
-      await waitUntil(
-        `NocoDB edit ${index + 1} in PostgreSQL`,
-        async () => (await pg.sql(`SELECT 1 FROM contacts WHERE name = $1`, [name])).length === 1,
-        10_000,
-        25,
-      );
-      latencies.push(Date.now() - started);
-    }
-    console.log(`NocoDB -> PostgreSQL through the webhook: ${latencies.join(', ')} ms`);
-    for (const latency of latencies) expect(latency).toBeLessThan(2000);
-  });
+    const latencies = await nocodbEditLatencies((await byName('Grace'))!.Id);
+    const [p50, p95] = [percentile(latencies, 50), percentile(latencies, 95)];
+    console.log(
+      `NocoDB -> PostgreSQL through the webhook and the worker, ${latencies.length} edits: p50 ${p50} ms, ` +
+        `p95 ${p95} ms, max ${Math.max(...latencies)} ms (all: ${latencies.join(', ')})`,
+    );
+    expect(p95).toBeLessThan(2000);
+  }, 120_000);
 
   it('carries a record made in NocoDB into PostgreSQL', async () => {
     await admin(server, 'POST', `/api/v2/tables/${tableId}/records`, [{ Name: 'Margaret', Score: 4 }]);

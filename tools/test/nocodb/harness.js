@@ -113,4 +113,73 @@ async function stopNocodb(id = runId()) {
   return Boolean(state);
 }
 
-module.exports = { ensureNocodb, stopNocodb, unavailableReason, installed, statePath };
+async function dropDatabase(database) {
+  const { Client } = require('pg');
+  const admin = new Client({
+    connectionString: process.env.TEST_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+  });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+}
+
+/**
+ * A NocoDB of the caller's own (not the run's shared one), a child of this process, for a test that kills and
+ * restarts it: `start()` boots `server.js` on `database` (created when missing, kept otherwise) and `port`
+ * (0: any free one, remembered for the next start), `kill()` SIGKILLs it, `stop()` kills it and drops its
+ * database. Should the test process die, the server drops its database and exits (LOCKSTEP_NOCODB_PARENT).
+ */
+function ownNocodb(database) {
+  const path = join(tmpdir(), `lockstep-nocodb-own-${database}.json`);
+  let child = null;
+  let port = 0;
+  let retried = false;
+  const own = {
+    async start() {
+      const reason = unavailableReason();
+      if (reason) throw new Error(reason);
+      rmSync(path, { force: true });
+      const log = openSync(`${path}.log`, 'a');
+      const args = ['--max-old-space-size=1024', join(here, 'server.js'), '--state', path];
+      child = spawn(process.execPath, [...args, '--port', String(port), '--db', database], {
+        stdio: ['ignore', log, log],
+        env: { ...process.env, NODE_OPTIONS: '', LOCKSTEP_NOCODB_PARENT: String(process.pid) },
+      });
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      while (Date.now() < deadline) {
+        const state = readState(path);
+        if (state && state.error) throw new Error(`NocoDB failed to start: ${state.error} (log: ${path}.log)`);
+        if (state && state.url) {
+          port = state.port;
+          return state;
+        }
+        if (child.exitCode !== null) {
+          // Seen once with two NocoDBs booting at once on a busy machine: NocoDB's own first-boot seeding failed
+          // (duplicate key in nc_plugins_v2). A first boot is tried once more; a restart is not.
+          if (port === 0 && !retried) {
+            retried = true;
+            await dropDatabase(database);
+            return own.start();
+          }
+          throw new Error(`NocoDB exited with ${child.exitCode} (log: ${path}.log)`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      throw new Error(`NocoDB did not start within ${START_TIMEOUT_MS / 1000} s (log: ${path}.log)`);
+    },
+    async kill() {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      await own.kill();
+      await dropDatabase(database);
+      rmSync(path, { force: true }); // the log stays in the temporary folder: why a boot failed
+    },
+  };
+  return own;
+}
+
+module.exports = { ensureNocodb, stopNocodb, ownNocodb, unavailableReason, installed, statePath };

@@ -17,11 +17,23 @@ export interface NocodbServer {
   /** The same user's JWT (`xc-auth`): the routes an API token cannot use (creating tokens). */
   jwt: string;
   pid?: number;
+  /** How long its boot took (server.js). */
+  startedMs?: number;
   database?: string;
+}
+
+/** A NocoDB of one test's own, which it may kill and start again (same database, same port). */
+export interface OwnNocodb {
+  start(): Promise<NocodbServer & { port: number }>;
+  /** SIGKILL: NocoDB gone at once, as in a crash. */
+  kill(): Promise<void>;
+  /** Kills it and drops its database. */
+  stop(): Promise<void>;
 }
 
 interface Harness {
   ensureNocodb(): Promise<NocodbServer>;
+  ownNocodb(database: string): OwnNocodb;
   unavailableReason(): string | null;
 }
 
@@ -50,6 +62,11 @@ export function describeNocodb(title: string, body: () => void): void {
 
 export function startNocodb(): Promise<NocodbServer> {
   return harness.ensureNocodb();
+}
+
+/** A NocoDB server of the caller's own on a fresh database named after `prefix` (not started yet). */
+export function ownNocodb(prefix: string): OwnNocodb {
+  return harness.ownNocodb(`lockstep_${uniqueName(prefix)}`);
 }
 
 /** One JSON request to the server as its first user (setup the connector is not under test for). */
