@@ -105,8 +105,14 @@ describe('console: the whole journey, without the API', () => {
     // Mappings: people <-> contacts (same-named fields paired), an incompatible pair explained, then fixed.
     await go(page, page.click('#edit-mappings'));
     await go(page, page.click('#add-pair'));
-    await go(page, page.selectOption('#p0_left_table', 'people'));
-    await go(page, page.selectOption('#p0_right_table', 'contacts'));
+    // Choosing a table swaps that pair's section in place (no navigation); both chosen, same-named fields pair.
+    await page.selectOption('#p0_left_table', 'people');
+    await page.selectOption('#p0_right_table', 'contacts');
+    await eventually(
+      'the same-named fields to be paired',
+      async () =>
+        (await page.locator('#p0_f1_left').count()) > 0 && (await page.inputValue('#p0_f0_left')) === 'id',
+    );
     expect([await page.inputValue('#p0_f0_left'), await page.inputValue('#p0_f1_left')]).toEqual([
       'id',
       'email',
@@ -126,8 +132,12 @@ describe('console: the whole journey, without the API', () => {
     );
     // notes -> a table created in MariaDB.
     await go(page, page.click('#add-pair'));
-    await go(page, page.selectOption('#p1_left_table', 'notes'));
-    await go(page, page.selectOption('#p1_right_table', '+create'));
+    await page.selectOption('#p1_left_table', 'notes');
+    await page.selectOption('#p1_right_table', '+create');
+    await eventually(
+      'the fields to be offered as creates',
+      async () => (await page.locator('#p1_f1_right-create').count()) > 0,
+    );
     await page.fill('#p1_right_table-create', 'notes');
     await page.selectOption('#p1_direction', 'left_to_right');
     expect(await page.isChecked('input[name=delete_approval][value=review_required]')).toBe(true);
