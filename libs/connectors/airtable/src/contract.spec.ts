@@ -9,7 +9,7 @@ import { runConnectorContractSuite } from '@lockstep/connectors-core/testing';
 import { LocalCoordination } from '@lockstep/connectors-http';
 import { airtableConnector } from './declaration';
 import { AIRTABLE_CONTRACT_OPTIONS } from './test/contract-options';
-import { byNames } from './test/by-name';
+import { byNames } from '@lockstep/connectors-core/testing';
 import {
   FIXTURE_COLUMNS,
   createFixtureTable,

@@ -14,7 +14,7 @@ import type { ConnectContext, Connection, ConnectorDeclaration } from '@lockstep
 import { runConnectorContractSuite } from '@lockstep/connectors-core/testing';
 import { LocalCoordination } from '@lockstep/connectors-http';
 import { airtableConnector } from './declaration';
-import { byNames } from './test/by-name';
+import { byNames } from '@lockstep/connectors-core/testing';
 import { AIRTABLE_CONTRACT_OPTIONS } from './test/contract-options';
 import { CREATED, FIXTURE_COLUMNS } from './test/contract-fixture';
 import { LIVE_BASE_VAR, LIVE_TOKEN_VAR, LiveAirtable, liveAirtableConfig } from './test/live';

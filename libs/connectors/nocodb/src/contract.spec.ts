@@ -8,7 +8,7 @@ import type { ConnectorDeclaration } from '@lockstep/connectors-core';
 import { runConnectorContractSuite } from '@lockstep/connectors-core/testing';
 import { LocalCoordination } from '@lockstep/connectors-http';
 import { nocodbConnector } from './declaration';
-import { byNames } from './test/by-name';
+import { byNames } from '@lockstep/connectors-core/testing';
 import {
   createFixtureTable,
   createPlainTable,

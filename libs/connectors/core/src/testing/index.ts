@@ -7,3 +7,4 @@ export * from './harness';
 export * from './samples';
 export * from './poll';
 export * from './contract-suite';
+export * from './by-name';

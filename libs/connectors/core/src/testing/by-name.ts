@@ -1,16 +1,10 @@
 /**
  * The contract suite names fields by the names it created them with (`title`, `amount`), as a database's
- * columns are. Airtable's field ids are `fld...`; the connector accepts exact names wherever it takes an id
- * (as Airtable's API does), and this wrapper only renames what comes back: field remote ids and record value
- * keys from ids to names. Every call runs the real connector against the simulator.
+ * columns are. An app connector's field ids are its own (Airtable `fld...`, NocoDB `c...`); such a connector
+ * accepts exact names wherever it takes an id (as those apps' APIs do), and this wrapper only renames what comes
+ * back: field remote ids and record value keys from ids to names. Every call runs the real connector.
  */
-import type {
-  ChangeBatch,
-  Connection,
-  FieldInfo,
-  SourceRecord,
-  WriteResult,
-} from '@lockstep/connectors-core';
+import type { ChangeBatch, Connection, FieldInfo, SourceRecord, WriteResult } from '../connector';
 
 export function byNames(connection: Connection): Connection {
   const names = async (table: string): Promise<Map<string, string>> =>
