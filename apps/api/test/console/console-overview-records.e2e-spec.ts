@@ -18,6 +18,30 @@ const ROOT = join(__dirname, '..', '..', '..', '..');
 const ROWS = 20_000;
 
 /**
+ * Slows a process down by stopping it for `stoppedMs` of every `stoppedMs + runningMs` (SIGSTOP/SIGCONT):
+ * on a fast machine the initial sync would otherwise finish between two of the overview's 2 s refreshes, before
+ * a second sample gives the recent rate. Stops well inside the worker's 3 s lease. `release()` lets it run on.
+ */
+function pace(child: ChildProcess, stoppedMs = 400, runningMs = 100): { release: () => void } {
+  let released = false;
+  const cycle = () => {
+    if (released || child.exitCode !== null) return;
+    child.kill('SIGSTOP');
+    setTimeout(() => {
+      if (child.exitCode === null) child.kill('SIGCONT');
+      if (!released) setTimeout(cycle, runningMs);
+    }, stoppedMs);
+  };
+  setTimeout(cycle, runningMs);
+  return {
+    release: () => {
+      released = true;
+      if (child.exitCode === null) child.kill('SIGCONT');
+    },
+  };
+}
+
+/**
  * The sync overview and records in real Chromium against the real API, worker and databases: the progress of
  * a 20,000-row initial sync (records done of total, rate, time left) updating in place, change detection per
  * side, "Needs you" on the syncs list (actions, held deletes, open issues), held deletes and issues on the
@@ -30,6 +54,7 @@ describe('console: overview progress, Needs you, record search and status', () =
   let pg: ScratchPg;
   let my: ScratchMysql;
   let worker: ChildProcess | null = null;
+  let paced: { release: () => void } | null = null;
   let owner: { id: string; email: string };
   let secret: string;
   let syncId: string;
@@ -81,6 +106,7 @@ describe('console: overview progress, Needs you, record search and status', () =
     browser = await openBrowser();
   });
   afterAll(async () => {
+    paced?.release();
     if (worker && worker.exitCode === null) {
       const exited = new Promise((resolve) => worker!.once('exit', resolve));
       worker.kill('SIGTERM');
@@ -119,6 +145,8 @@ describe('console: overview progress, Needs you, record search and status', () =
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
+    // Paced until the recent rate has been seen; then it runs at full speed to the end.
+    paced = pace(worker);
     const doneOf = () => initialDone(page);
     const first = await eventually(
       'the overview to show records done while the initial sync runs',
@@ -139,12 +167,13 @@ describe('console: overview progress, Needs you, record search and status', () =
       'the records done to move on, with the recent rate',
       async () => {
         const seen = await doneOf();
-        const pace = ((await page.textContent('#initial-pace').catch(() => null)) ?? '').replace(/\s+/g, ' ');
+        const rate = ((await page.textContent('#initial-pace').catch(() => null)) ?? '').replace(/\s+/g, ' ');
         if ((await page.textContent('#initial-sync'))?.includes('done')) return 'finished first';
-        return seen && seen.done > first.done && pace.includes('records/s lately') ? pace : null;
+        return seen && seen.done > first.done && rate.includes('records/s lately') ? rate : null;
       },
-      30_000,
+      60_000,
     );
+    paced.release();
     expect(later).toMatch(/[\d,]+ records\/s lately · about \d+ (s|min \d+ s) left/);
     await eventually(
       'the overview to show the initial sync done',
