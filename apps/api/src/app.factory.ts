@@ -8,26 +8,13 @@ import { answerClientErrors } from './common/http/client-errors';
 import { validationPipe } from './common/http/validation';
 import { buildOpenApiDocument, OpenApiDocument } from './common/openapi/openapi';
 
-/** Paths outside `/v1`: health, metrics, discovery, error pages, the console and the MCP server. */
-const UNVERSIONED = [
-  'mcp',
-  '.well-known/oauth-protected-resource',
-  '.well-known/oauth-protected-resource/mcp',
-  '.well-known/oauth-authorization-server',
-  'oauth/register',
-  'oauth/token',
-  'healthz',
-  'metrics',
-  'hooks/{*path}',
-  '/',
-  'llms.txt',
-  'docs/errors',
-  'docs/errors/{*code}',
-  'app',
-  'app/{*path}',
-];
-
-/** Creates and initialises the API application (used by main.ts and the e2e tests). */
+/**
+ * Creates and initialises the API application (used by main.ts and the e2e tests).
+ *
+ * No global prefix: the versioned controllers carry `v1/` in their own paths. A global prefix with exclusions
+ * (health, discovery, the console...) makes Nest mount every global middleware once per excluded path and per
+ * console route, hundreds of router layers that Express walks in front of the routes on every request.
+ */
 export async function createApp(config: AppConfig, extraModules: Type[] = []): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, extraModules), {
     bodyParser: false,
@@ -37,7 +24,6 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
   app.disable('x-powered-by');
   app.set('etag', false); // ETag is the mappings revision (If-Match), set by those routes only
   app.set('trust proxy', true);
-  app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
   app.useGlobalPipes(validationPipe);
   answerClientErrors(app.getHttpServer(), config);
   app.enableShutdownHooks();
@@ -51,10 +37,5 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
  * Redis), enough to describe the API. Used to write the typed client's copy of the OpenAPI description.
  */
 export async function createPreviewApp(config: AppConfig): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    preview: true,
-    logger: false,
-  });
-  app.setGlobalPrefix('v1', { exclude: UNVERSIONED });
-  return app;
+  return NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { preview: true, logger: false });
 }

@@ -8,7 +8,7 @@ import { toConnectorDto } from './connectors.mapper';
 
 @ApiTags('Connectors')
 @ApiBearerAuth('api_key')
-@Controller('sync/connectors')
+@Controller('v1/sync/connectors')
 export class ConnectorsController {
   constructor(private readonly catalog: ConnectorCatalog) {}
 

@@ -19,7 +19,7 @@ const ISSUE_ID = { name: 'id', description: 'Issue id (`iss_...`).' };
 
 @ApiTags('Monitoring')
 @ApiBearerAuth('api_key')
-@Controller('sync/issues')
+@Controller('v1/sync/issues')
 export class IssuesController {
   constructor(private readonly issues: IssuesService) {}
 

@@ -11,7 +11,7 @@ import { connectorRoles } from './live-export-connections';
 @ApiTags('Live export')
 @ApiBearerAuth('api_key')
 @NotForSyncRestrictedKeys()
-@Controller('live-export/connectors')
+@Controller('v1/live-export/connectors')
 export class LiveExportConnectorsController {
   constructor(
     private readonly catalog: ConnectorCatalog,

@@ -49,7 +49,7 @@ const RULES = [
 @ApiTags('Live export')
 @ApiBearerAuth('api_key')
 @NotForSyncRestrictedKeys()
-@Controller('live-export/live-exports/:id')
+@Controller('v1/live-export/live-exports/:id')
 export class LiveExportMappingsController {
   constructor(private readonly mappings: LiveExportMappingsService) {}
 

@@ -21,7 +21,7 @@ const RUN_ID = { name: 'id', description: 'Run id (`run_...`).' };
 @ApiTags('Live export')
 @ApiBearerAuth('api_key')
 @NotForSyncRestrictedKeys()
-@Controller('live-export/live-exports/:id')
+@Controller('v1/live-export/live-exports/:id')
 export class LiveExportScheduleController {
   constructor(private readonly runs: LiveExportRunsService) {}
 
@@ -104,7 +104,7 @@ export class LiveExportScheduleController {
 @ApiTags('Live export')
 @ApiBearerAuth('api_key')
 @NotForSyncRestrictedKeys()
-@Controller('live-export/runs')
+@Controller('v1/live-export/runs')
 export class LiveExportRunsController {
   constructor(private readonly runs: LiveExportRunsService) {}
 

@@ -31,7 +31,7 @@ export const LIVE_EXPORT_ID = { name: 'id', description: 'Live export id (`lex_.
 @ApiTags('Live export')
 @ApiBearerAuth('api_key')
 @NotForSyncRestrictedKeys()
-@Controller('live-export/live-exports')
+@Controller('v1/live-export/live-exports')
 export class LiveExportsController {
   constructor(
     private readonly exports: LiveExportsService,

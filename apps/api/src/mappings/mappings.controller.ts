@@ -22,7 +22,7 @@ const etag = (revision: number) => `"${revision}"`;
 
 @ApiTags('Mappings')
 @ApiBearerAuth('api_key')
-@Controller('sync/syncs/:sync_id')
+@Controller('v1/sync/syncs/:sync_id')
 export class MappingsController {
   constructor(private readonly mappings: MappingsService) {}
 

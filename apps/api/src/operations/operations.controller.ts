@@ -8,7 +8,7 @@ import { OperationsService } from './operations.service';
 
 @ApiTags('Monitoring')
 @ApiBearerAuth('api_key')
-@Controller('sync/operations')
+@Controller('v1/sync/operations')
 export class OperationsController {
   constructor(private readonly operations: OperationsService) {}
 

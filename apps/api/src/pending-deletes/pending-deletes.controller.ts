@@ -8,7 +8,7 @@ import { PendingDeletesService } from './pending-deletes.service';
 
 @ApiTags('Pending deletes')
 @ApiBearerAuth('api_key')
-@Controller('sync/pending-deletes')
+@Controller('v1/sync/pending-deletes')
 export class PendingDeletesController {
   constructor(private readonly pendingDeletes: PendingDeletesService) {}
 

@@ -39,7 +39,7 @@ const TABLE_FOR_RECORD = {
 
 @ApiTags('Records')
 @ApiBearerAuth('api_key')
-@Controller('sync/records')
+@Controller('v1/sync/records')
 export class RecordsController {
   constructor(private readonly records: RecordsService) {}
 

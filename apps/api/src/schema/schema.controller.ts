@@ -53,7 +53,7 @@ const LOADING = {
  */
 @ApiTags('Schema')
 @ApiBearerAuth('api_key')
-@Controller('sync/syncs/:sync_id/tables')
+@Controller('v1/sync/syncs/:sync_id/tables')
 export class SchemaController {
   constructor(private readonly schema: SchemaService) {}
 

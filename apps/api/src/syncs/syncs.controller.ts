@@ -35,7 +35,7 @@ const SYNC_ID = { name: 'id', description: 'Sync id (`sync_...`).' };
 
 @ApiTags('Syncs')
 @ApiBearerAuth('api_key')
-@Controller('sync/syncs')
+@Controller('v1/sync/syncs')
 export class SyncsController {
   constructor(
     private readonly syncs: SyncsService,

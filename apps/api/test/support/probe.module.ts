@@ -17,7 +17,7 @@ import { CursorService, parseLimit } from '../../src/common/pagination/cursor.se
  * Test-only endpoints that exercise the shared mechanisms (scopes, one-sync keys, subscription, idempotency,
  * cursors, unexpected errors) before the resource endpoints that use them exist. Mounted only by the tests.
  */
-@Controller('test-probe')
+@Controller('v1/test-probe')
 class ProbeController {
   private calls = 0;
 

@@ -10,13 +10,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Optional provider: where log lines go instead of standard output (the tests read the lines back). */
 export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
 
-/**
- * One wildcard route, so Nest mounts the logger once per request: under the `/v1` prefix and on every path
- * excluded from it (health, discovery, error pages, console). nestjs-pino's default adds each excluded path
- * as a route of its own next to the wildcard, and a request that several of those routes match (`/app` and
- * `/app/{*path}` both match a console page) was logged once per match. Nest runs one route's middleware
- * once per request however many of its mount paths match.
- */
+/** One wildcard route: the logger is mounted once, in front of every path (the API sets no global prefix). */
 const LOGGED_ROUTES = [{ path: '/{*splat}', method: RequestMethod.ALL }];
 
 /**

@@ -199,7 +199,7 @@ export class OpenApiDocument {
 export class OpenApiController {
   constructor(private readonly holder: OpenApiDocument) {}
 
-  @Get('openapi.json')
+  @Get('v1/openapi.json')
   get(): OpenAPIObject | null {
     return this.holder.document;
   }
