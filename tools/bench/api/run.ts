@@ -20,13 +20,14 @@ import { MASTER_KEY, ROOT, serviceStore, type ServiceStore } from '../engine/ser
 /** Where the API and CLI measured are built: this checkout, or BENCH_API_ROOT (another build, to compare). */
 const API_ROOT = process.env['BENCH_API_ROOT'] ?? ROOT;
 
-const CASES = ['healthz', 'syncs', 'sync', 'connectors', 'operations'] as const;
+const CASES = ['floor', 'healthz', 'syncs', 'sync', 'connectors', 'operations'] as const;
 type Case = (typeof CASES)[number];
 
 const USAGE = `usage: npm run bench:api -- [--duration S] [--connections N] [--only CASES] [--syncs N] [--log-level L] [--pg-url URL] [--keep]
   --duration S      seconds per case (default $BENCH_API_DURATION or 60; 5 is enough for a quick comparison)
   --connections N   concurrent clients (default 50)
-  --only CASES      comma-separated, from ${CASES.join(', ')} (default all; healthz is the reference)
+  --only CASES      comma-separated, from ${CASES.join(', ')} (default all; healthz is the reference, floor
+                    an empty NestJS route in a process of its own: the framework's best on this machine)
   --syncs N         syncs of the account (default 5), each with two sides and three table pairs
   --log-level L     the API's LOG_LEVEL (default info, as in production; its output goes to /dev/null)
   --pg-url URL      PostgreSQL admin URL (default $BENCH_PG_URL or postgres://postgres@127.0.0.1:5432/postgres)
@@ -117,6 +118,27 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The empty NestJS route (`floor.ts`), built beside this benchmark, on a port of its own. */
+async function startFloor(): Promise<{ process: ChildProcess; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'dist/tools/bench/api/floor.js')], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the floor server exited with code ${code}`)));
+    child.stdout!.once('data', () => resolve());
+  });
+  return { process: child, base: `http://127.0.0.1:${port}` };
+}
+
+async function stop(child: ChildProcess | null): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 function startApi(env: NodeJS.ProcessEnv): ChildProcess {
   // BENCH_API_NODE_OPTIONS: flags for the API process only, for example `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const flags = (process.env['BENCH_API_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean);
@@ -165,6 +187,7 @@ interface Measured {
 function paths(seeded: Seeded): Record<Case, string> {
   const syncId = seeded.syncIds[0]!;
   return {
+    floor: '/floor',
     healthz: '/healthz',
     syncs: '/v1/sync/syncs',
     sync: `/v1/sync/syncs/${syncId}`,
@@ -182,7 +205,7 @@ async function measure(
   seconds: number,
   connections: number,
 ): Promise<Measured> {
-  const headers = name === 'healthz' ? {} : { authorization: `Bearer ${key}` };
+  const headers = name === 'healthz' || name === 'floor' ? {} : { authorization: `Bearer ${key}` };
   // A short warm-up so the optimizing compiler and the connection pools are not part of the figure.
   await autocannon({ url: `${base}${path}`, connections, duration: Math.min(3, seconds), headers });
   const rssBefore = rssMb(pid);
@@ -214,7 +237,7 @@ function report(rows: Measured[], connections: number, seconds: number): void {
   for (const row of rows) {
     const ratio = reference ? row.rate / reference : null;
     const met =
-      row.name === 'healthz'
+      row.name === 'healthz' || row.name === 'floor'
         ? ''
         : ratio !== null && ratio >= GOAL.ratio && row.p99 < GOAL.p99Ms && row.errors === 0
           ? 'met'
@@ -273,6 +296,7 @@ async function main(): Promise<void> {
     PUBLIC_URL: `http://127.0.0.1:${port}`,
   };
   let api: ChildProcess | null = null;
+  let floor: ChildProcess | null = null;
   try {
     const seeded = await seed(store, env, args.count('syncs', 5));
     api = startApi(env);
@@ -280,7 +304,14 @@ async function main(): Promise<void> {
     await waitHealthy(base, api);
     const rows: Measured[] = [];
     for (const name of cases) {
-      const row = await measure(name, base, paths(seeded)[name], seeded.key, api.pid!, seconds, connections);
+      let target = { base, pid: api.pid! };
+      if (name === 'floor') {
+        const started = await startFloor();
+        floor = started.process;
+        target = { base: started.base, pid: floor.pid! };
+      }
+      const row = await measure(name, target.base, paths(seeded)[name], seeded.key, target.pid, seconds, connections);
+      if (name === 'floor') await stop(floor);
       process.stdout.write(
         `${name}: ${row.rate.toFixed(0)} requests/s, p99 ${row.p99} ms, ${row.errors} errors, ${row.cpuPerRequest.toFixed(2)} ms API CPU per request\n`,
       );
@@ -288,11 +319,8 @@ async function main(): Promise<void> {
     }
     report(rows, connections, seconds);
   } finally {
-    if (api && api.exitCode === null) {
-      const exited = new Promise((resolve) => api!.once('exit', resolve));
-      api.kill('SIGTERM');
-      await exited;
-    }
+    await stop(floor);
+    await stop(api);
     if (args.flag('keep')) process.stdout.write(`kept database ${store.name}\n`);
     await store.teardown(args.flag('keep'));
   }
