@@ -42,6 +42,9 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
    * range's pipelined pass already keeps about a core busy; a deployment adds throughput with workers.
    */
   private rangeRunner: RangeRunner | null = null;
+  /** Range runs that failed in a row, and until when no range is claimed (jittered backoff, as a runner's). */
+  private rangeFailures = 0;
+  private rangeBackoffUntil = 0;
   private readonly hub = new ChangeHub();
   private readonly rounds: Rounds;
   private timer: NodeJS.Timeout | null = null;
@@ -174,7 +177,9 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       if (!this.rangeRunner.isStopped) await renewRanges(this.db, this.owner, ttl);
       return;
     }
+    if (this.rangeRunner) this.rangeFailed(this.rangeRunner.failed);
     this.rangeRunner = null;
+    if (Date.now() < this.rangeBackoffUntil) return;
     const range = await claimRange(this.db, {
       owner: this.owner,
       ttlSeconds: ttl,
@@ -193,6 +198,17 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
       { syncId: range.syncId, pair: range.pair, side: range.side, range: range.index },
       'range picked up',
     );
+  }
+
+  /**
+   * A range run that failed (an app unreachable, a store error) makes the next claim wait, longer each time in a
+   * row, so a side that is down is not hammered every second; the range itself is free for any worker.
+   */
+  private rangeFailed(failed: boolean): void {
+    this.rangeFailures = failed ? this.rangeFailures + 1 : 0;
+    if (!failed) return;
+    const backoff = Math.min(30_000, 500 * 2 ** Math.min(this.rangeFailures, 6));
+    this.rangeBackoffUntil = Date.now() + backoff * (0.75 + Math.random() * 0.5);
   }
 
   private runnerSettings(): RunnerSettings {

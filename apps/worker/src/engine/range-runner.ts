@@ -33,6 +33,8 @@ export class RangeRunner {
   private lastStatusCheck = 0;
   /** The run is over and the range released. */
   ended = false;
+  /** The run ended with an error (not a stop): the scheduler waits before it claims again. */
+  failed = false;
   readonly done: Promise<void>;
 
   constructor(
@@ -61,7 +63,8 @@ export class RangeRunner {
         if (cursor === null) break;
       }
     } catch (error) {
-      if (!(error instanceof StopSync))
+      this.failed = !(error instanceof StopSync);
+      if (this.failed)
         this.logger.warn(
           { syncId: this.range.syncId, range: this.range.index, error: String(error) },
           'range step failed; the range is released',
