@@ -524,6 +524,8 @@ async function runPass(
       if (page.next) prefetch(ctx, side, table, pair.index, page.next);
       at = times?.lap('read_wait', at) ?? at;
       const { records, skip } = await toReconcile(ctx, entry, side, page, unlinked);
+      // What the page's commit needs of it: its records are not kept in memory until then.
+      const read: PageRead = { records: page.records.length, next: page.next };
       at = times?.lap('other', at) ?? at;
       const result = await reconcile(
         ctx,
@@ -537,7 +539,7 @@ async function runPass(
           after: inFlight.at(-1)?.commit ?? null,
           writeAfter: inFlight.at(-1)?.written ?? null,
           times,
-          onCommit: (tx, counts) => commitPage(ctx, tx, { progress, entry, side, page, counts }),
+          onCommit: (tx, counts) => commitPage(ctx, tx, { progress, entry, side, page: read, counts }),
         },
       );
       at = times?.lap('decide', at) ?? at;
@@ -556,6 +558,12 @@ async function runPass(
   await flushStageTimes();
 }
 
+/** A page as its commit sees it: how many records it held, and the cursor after it. */
+interface PageRead {
+  records: number;
+  next: string | null;
+}
+
 /**
  * In a page's commit: the pair's counts and cursor move past the page. The commit does not wait for the disk
  * (see `commitWithoutWaitingForDisk`): a page lost with the store's server is read again from the cursor
@@ -568,13 +576,13 @@ async function commitPage(
     progress: InitialProgress;
     entry: PairProgress;
     side: SideName;
-    page: RecordPage;
+    page: PageRead;
     counts: ReconcileResult;
   },
 ): Promise<void> {
   const { entry, side, page, counts } = input;
   await commitWithoutWaitingForDisk(tx);
-  entry.processed[side] += page.records.length;
+  entry.processed[side] += page.records;
   entry.created.left += counts.created.left;
   entry.created.right += counts.created.right;
   entry.updated.left += counts.updated.left;
