@@ -37,5 +37,8 @@ export async function createApp(config: AppConfig, extraModules: Type[] = []): P
  * Redis), enough to describe the API. Used to write the typed client's copy of the OpenAPI description.
  */
 export async function createPreviewApp(config: AppConfig): Promise<INestApplication> {
-  return NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { preview: true, logger: false });
+  return NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    preview: true,
+    logger: false,
+  });
 }

@@ -22,7 +22,10 @@ class FloorController {
 class FloorModule {}
 
 async function main(): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(FloorModule, { logger: false, bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(FloorModule, {
+    logger: false,
+    bodyParser: false,
+  });
   app.disable('x-powered-by');
   app.set('etag', false);
   await app.listen(Number(process.env['PORT']), '127.0.0.1');

@@ -310,7 +310,15 @@ async function main(): Promise<void> {
         floor = started.process;
         target = { base: started.base, pid: floor.pid! };
       }
-      const row = await measure(name, target.base, paths(seeded)[name], seeded.key, target.pid, seconds, connections);
+      const row = await measure(
+        name,
+        target.base,
+        paths(seeded)[name],
+        seeded.key,
+        target.pid,
+        seconds,
+        connections,
+      );
       if (name === 'floor') await stop(floor);
       process.stdout.write(
         `${name}: ${row.rate.toFixed(0)} requests/s, p99 ${row.p99} ms, ${row.errors} errors, ${row.cpuPerRequest.toFixed(2)} ms API CPU per request\n`,
