@@ -4,8 +4,6 @@
  * values.
  */
 import { hash } from 'node:crypto';
-import type { SideName } from '@lockstep/domain';
-import type { LinkRow } from './record-links';
 
 /** Stable JSON (sorted keys): what a content hash is taken from. */
 export function stableJson(value: unknown): string {
@@ -68,12 +66,11 @@ let lastHashed = { text: '', hash: '' };
 
 /**
  * The two sides of a record are hashed one after the other, and often hold the same text (the same field
- * names and values on both sides, as after a create): the last hash is reused then, with the text it was
- * taken from (one string for both sides' shadows).
+ * names and values on both sides, as after a create): the last hash is reused then.
  */
-function hashOf(text: string): { text: string; hash: string } {
+function hashOf(text: string): string {
   if (text !== lastHashed.text) lastHashed = { text, hash: hash('sha1', text, 'base64url') };
-  return lastHashed;
+  return lastHashed.hash;
 }
 
 /**
@@ -82,64 +79,27 @@ function hashOf(text: string): { text: string; hash: string } {
  */
 export function contentHash(values: Record<string, unknown> | null, fields: string[]): string | null {
   if (!values) return null;
-  return hashOf(hashedText(values, hashKeysOf(fields)).text).hash;
+  return hashOf(hashedText(values, hashKeysOf(fields)).text);
 }
 
 /**
- * The texts a link's shadows were hashed from, when they hold exactly the mapped fields (as after a create):
- * the store keeps that text as the shadow (any key order is the same JSON object), so it is not serialized a
- * second time (see `shadowJson`). Kept on the link under a symbol (JSON and key listings do not see it), each
- * with the shadow it was taken from: a text counts only while the link still holds that very shadow. (A weak
- * map by shadow costs the garbage collector more than serializing again would.)
+ * Shadows whose JSON text is already known: the stable JSON their hash was taken from, when they hold exactly
+ * the mapped fields (as after a create). The store keeps that text as the shadow (any key order is the same
+ * JSON object), so it is not serialized a second time (see `shadowJson`).
  */
-const HASHED = Symbol('hashedShadowTexts');
-
-interface HashedShadows {
-  left: object | null;
-  leftText: string;
-  right: object | null;
-  rightText: string;
-}
-
-type WithHashedShadows = LinkRow & { [HASHED]?: HashedShadows };
+const shadowTexts = new WeakMap<object, string>();
 
 /**
- * Sets a side's shadow and its content hash (`contentHash` of the shadow), and remembers the text for
- * `shadowJson` when it can stand for the whole shadow. The shadow is not changed afterwards.
+ * `contentHash` of a shadow about to be stored; remembers its text for `shadowJson` when it can stand for the
+ * whole shadow.
  */
-export function setShadow(
-  link: LinkRow,
-  side: SideName,
-  shadow: Record<string, unknown>,
-  fields: string[],
-): void {
+export function shadowHash(shadow: Record<string, unknown>, fields: string[]): string {
   const { text, exact } = hashedText(shadow, hashKeysOf(fields));
-  const hashed = hashOf(text);
-  const known = ((link as WithHashedShadows)[HASHED] ??= {
-    left: null,
-    leftText: '',
-    right: null,
-    rightText: '',
-  });
-  if (side === 'left') {
-    link.left_shadow = shadow;
-    link.left_hash = hashed.hash;
-    known.left = exact ? shadow : null;
-    known.leftText = hashed.text;
-  } else {
-    link.right_shadow = shadow;
-    link.right_hash = hashed.hash;
-    known.right = exact ? shadow : null;
-    known.rightText = hashed.text;
-  }
+  if (exact) shadowTexts.set(shadow, text);
+  return hashOf(text);
 }
 
-/** A side's shadow as stored (null without one): the text it was hashed from when known, else its JSON. */
-export function shadowJson(link: LinkRow, side: SideName): string | null {
-  const shadow = side === 'left' ? link.left_shadow : link.right_shadow;
-  if (shadow === null) return null;
-  const known = (link as WithHashedShadows)[HASHED];
-  if (known && side === 'left' && known.left === shadow) return known.leftText;
-  if (known && side === 'right' && known.right === shadow) return known.rightText;
-  return JSON.stringify(shadow);
+/** A shadow's JSON text as stored. */
+export function shadowJson(shadow: Record<string, unknown>): string {
+  return shadowTexts.get(shadow) ?? JSON.stringify(shadow);
 }
