@@ -10,6 +10,7 @@ import {
   describeNocodb,
   type NocodbServer,
   startNocodb,
+  tableIdByTitle,
   uniqueName,
 } from '@lockstep/connector-nocodb/testing';
 import { waitUntil } from './support/live-sync';
@@ -60,12 +61,7 @@ describeNocodb('a MariaDB <-> NocoDB sync, polled', () => {
         },
       ],
     });
-    const tables = await admin<{ list: { id: string; title: string }[] }>(
-      server,
-      'GET',
-      `/api/v2/meta/bases/${baseId}/tables`,
-    );
-    tableId = tables.list.find((table) => table.title === 'People')!.id;
+    tableId = await tableIdByTitle(server, baseId, 'People');
   }, 300_000);
 
   afterAll(async () => {

@@ -15,6 +15,7 @@ import {
   type OwnNocodb,
   ownNocodb,
   startNocodb,
+  tableIdByTitle,
   uniqueName,
 } from '@lockstep/connector-nocodb/testing';
 import { waitUntil } from './support/live-sync';
@@ -74,12 +75,7 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through a NocoDB restart', () => {
         },
       ],
     });
-    const tables = await admin<{ list: { id: string; title: string }[] }>(
-      server,
-      'GET',
-      `/api/v2/meta/bases/${baseId}/tables`,
-    );
-    tableId = tables.list.find((table) => table.title === 'Contacts')!.id;
+    tableId = await tableIdByTitle(server, baseId, 'Contacts');
   }, 400_000);
 
   afterAll(async () => {

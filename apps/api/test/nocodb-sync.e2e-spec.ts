@@ -12,6 +12,7 @@ import {
   describeNocodb,
   type NocodbServer,
   startNocodb,
+  tableIdByTitle,
   uniqueName,
 } from '@lockstep/connector-nocodb/testing';
 import { listenOnLoopback, type NocodbSync, startNocodbSync } from './support/nocodb-sync';
@@ -67,12 +68,7 @@ describeNocodb('a PostgreSQL <-> NocoDB sync through the API and the worker', ()
         },
       ],
     });
-    const tables = await admin<{ list: { id: string; title: string }[] }>(
-      server,
-      'GET',
-      `/api/v2/meta/bases/${baseId}/tables`,
-    );
-    tableId = tables.list.find((table) => table.title === 'Contacts')!.id;
+    tableId = await tableIdByTitle(server, baseId, 'Contacts');
   }, 300_000);
 
   afterAll(async () => {

@@ -4,7 +4,7 @@
  * "outside Lockstep" through NocoDB's data API with the server's own token, as a person's script would.
  */
 import type { FixtureColumn, OutsideWriter } from '@lockstep/connectors-core/testing';
-import { admin, type NocodbServer } from './server';
+import { admin, type NocodbServer, tableIdByTitle } from './server';
 
 type Column = { title: string; uidt: string; [option: string]: unknown };
 
@@ -161,17 +161,6 @@ export async function createPlainTable(
   });
 }
 
-async function tableId(server: NocodbServer, baseId: string, title: string): Promise<string> {
-  const tables = await admin<{ list: { id: string; title: string }[] }>(
-    server,
-    'GET',
-    `/api/v2/meta/bases/${baseId}/tables`,
-  );
-  const table = tables.list.find((candidate) => candidate.title === title);
-  if (!table) throw new Error(`no table ${title}`);
-  return table.id;
-}
-
 async function idsWhere(
   server: NocodbServer,
   table: string,
@@ -192,17 +181,19 @@ export function outsideWriter(current: () => [NocodbServer, string]): OutsideWri
   return {
     insert: async (table, values) => {
       const [server, baseId] = current();
-      await admin(server, 'POST', `/api/v2/tables/${await tableId(server, baseId, table)}/records`, [values]);
+      await admin(server, 'POST', `/api/v2/tables/${await tableIdByTitle(server, baseId, table)}/records`, [
+        values,
+      ]);
     },
     update: async (table, where, values) => {
       const [server, baseId] = current();
-      const id = await tableId(server, baseId, table);
+      const id = await tableIdByTitle(server, baseId, table);
       const rows = (await idsWhere(server, id, where)).map((Id) => ({ Id, ...values }));
       if (rows.length > 0) await admin(server, 'PATCH', `/api/v2/tables/${id}/records`, rows);
     },
     delete: async (table, where) => {
       const [server, baseId] = current();
-      const id = await tableId(server, baseId, table);
+      const id = await tableIdByTitle(server, baseId, table);
       const rows = (await idsWhere(server, id, where)).map((Id) => ({ Id }));
       if (rows.length > 0) await admin(server, 'DELETE', `/api/v2/tables/${id}/records`, rows);
     },

@@ -93,6 +93,18 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString('hex')}`;
 }
 
+/** The id of the table titled `title` in `baseId` (throws when there is none). */
+export async function tableIdByTitle(server: NocodbServer, baseId: string, title: string): Promise<string> {
+  const tables = await admin<{ list: { id: string; title: string }[] }>(
+    server,
+    'GET',
+    `/api/v2/meta/bases/${baseId}/tables`,
+  );
+  const table = tables.list.find((candidate) => candidate.title === title);
+  if (!table) throw new Error(`no table ${title}`);
+  return table.id;
+}
+
 export async function createBase(server: NocodbServer, title: string): Promise<string> {
   const base = await admin<{ id: string }>(server, 'POST', '/api/v2/meta/bases', { title });
   return base.id;
