@@ -22,6 +22,8 @@ interface Watch {
   timer: NodeJS.Timeout | null;
   last: string | null;
   busy: boolean;
+  /** Refreshes of one watch run one after the other (each may open a connection or a listener). */
+  refreshing: Promise<void>;
 }
 
 export class ChangeHub {
@@ -48,12 +50,21 @@ export class ChangeHub {
         timer: null,
         last: null,
         busy: false,
+        refreshing: Promise.resolve(),
       };
       this.watches.set(key, watch);
     }
     const id = this.nextId++;
     watch.subscribers.set(id, { tables: new Set(tables), wake });
-    void this.refresh(key, watch);
+    // A change committed after the subscriber's last read but before the watch covers its tables (the
+    // listener connecting, the first probe) wakes nobody, and the runner would sleep on it until its safety
+    // poll: so the subscriber is woken once the watch covers its tables, and its next read finds the change.
+    const current = watch;
+    current.refreshing = current.refreshing
+      .then(() => this.refresh(key, current))
+      .then((watching) => {
+        if (watching && current.subscribers.has(id)) wake();
+      });
     return () => {
       const current = this.watches.get(key);
       if (!current) return;
@@ -62,8 +73,9 @@ export class ChangeHub {
     };
   }
 
-  private async refresh(key: string, watch: Watch): Promise<void> {
-    if (this.closed) return;
+  /** Makes the watch cover every subscriber's tables; false when it could not (subscribers are woken). */
+  private async refresh(key: string, watch: Watch): Promise<boolean> {
+    if (this.closed || this.watches.get(key) !== watch) return false;
     try {
       watch.connection ??= await watch.open();
       const connection = watch.connection;
@@ -72,7 +84,7 @@ export class ChangeHub {
       ].sort();
       if (connection.watch) {
         const signature = tables.join('\u0000');
-        if (signature === watch.watchedTables && watch.stop) return;
+        if (signature === watch.watchedTables && watch.stop) return true;
         const previous = watch.stop;
         watch.stop = await connection.watch(tables, (table) => {
           for (const subscriber of watch.subscribers.values())
@@ -86,6 +98,7 @@ export class ChangeHub {
         watch.timer.unref();
         if (tables.length > 0) watch.last = await probe(connection, tables);
       }
+      return true;
     } catch (error) {
       // The runners find out what is wrong themselves; wake them and try again shortly.
       this.logger.debug(
@@ -96,7 +109,11 @@ export class ChangeHub {
       await watch.connection?.close().catch(() => undefined);
       watch.connection = null;
       watch.stop = null;
-      setTimeout(() => void (this.watches.get(key) === watch && this.refresh(key, watch)), 5000).unref();
+      setTimeout(() => {
+        if (this.watches.get(key) === watch)
+          watch.refreshing = watch.refreshing.then(async () => void (await this.refresh(key, watch)));
+      }, 5000).unref();
+      return false;
     }
   }
 
