@@ -151,6 +151,22 @@ export class AppConfig {
   @Max(10_000)
   ENGINE_PAGE_SIZE = 1000;
 
+  /**
+   * Engine: a side of a pair with at least this many records (the initial sync's preview) runs its initial sync
+   * pass as key ranges that any worker of the deployment takes (connectors with ordered keys only).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  ENGINE_RANGE_MIN_ROWS = 50_000;
+
+  /** Engine: the key ranges such a side is split into. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  ENGINE_RANGES = 4;
+
   /** Engine: records per write call to an app. */
   @Transform(toInt)
   @IsInt()

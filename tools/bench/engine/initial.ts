@@ -45,6 +45,115 @@ const WRITE_BATCH = 500;
 // ---------------------------------------------------------------------------------------------------------
 // 1. Initial sync
 
+interface SeveralWorkers {
+  workers: number;
+  rows: number;
+  seconds: number;
+  rowsPerSecond: number;
+  /** How many of the workers took at least one key range of the pair. */
+  takers: number;
+  /** The workers' CPU time together. */
+  cpuSeconds: number;
+  targetMatchesSource: boolean;
+}
+
+/**
+ * The same initial sync again, on fresh tables (`<table>_w`) and an account of its own (so the first run's
+ * sync, still active, is nobody's business here), with `options.workers` worker processes that share the
+ * pair's key ranges; timed the same way, from the start to `initial_sync_phase = 'done'`.
+ */
+async function severalWorkers(
+  env: Env,
+  options: Options,
+  run: { source: AppSide; target: AppSide; table: string; label: string },
+): Promise<SeveralWorkers> {
+  const { source, target, label } = run;
+  const table = `${run.table}_w`;
+  await source.createTable(table);
+  await target.createTable(table);
+  await source.generate(table, options.rows);
+  const accountId = await createAccount(env.store);
+  const syncId = await draftSync(env, accountId, table, `${label}, ${options.workers} workers`);
+  const workers = [];
+  for (let index = 0; index < options.workers; index += 1)
+    workers.push(await bootWorker(env, accountId, options.workerLog));
+  const cpuBefore = workers.map((worker) => procStats(worker.pid)?.cpuSeconds ?? 0);
+  const takers = new Set<string>();
+  const started = performance.now();
+  await startSyncs(env.store, workers[0]!, [syncId]);
+  await waitUntil(
+    `${label} with ${options.workers} workers to finish`,
+    options.timeoutSeconds * 1000,
+    100,
+    async () => {
+      const owners = await env.store.sql<{ owner: string }>(
+        `SELECT DISTINCT owner FROM initial_sync_ranges WHERE sync_id = $1 AND owner IS NOT NULL`,
+        [syncId],
+      );
+      for (const { owner } of owners) takers.add(owner);
+      const [sync] = await env.store.sql<{ phase: string }>(
+        `SELECT initial_sync_phase AS phase FROM syncs WHERE id = $1`,
+        [syncId],
+      );
+      return sync!.phase === 'done';
+    },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuSeconds = workers.reduce(
+    (sum, worker, index) => sum + (procStats(worker.pid)?.cpuSeconds ?? 0) - cpuBefore[index]!,
+    0,
+  );
+  for (const worker of workers) await stopWorker(env, worker);
+  const copied = await target.summary(table);
+  const expected = await source.summary(table);
+  const same =
+    copied.rows === expected.rows && copied.qtySum === expected.qtySum && copied.namesOk === expected.rows;
+  if (!same)
+    errors.push(
+      `${label}, ${options.workers} workers: the target has ${JSON.stringify(copied)}, the source ${JSON.stringify(expected)}`,
+    );
+  const rowsPerSecond = options.rows / seconds;
+  say(
+    `  engine, ${options.workers} worker processes: started -> 'done'                              ${secs(seconds).padStart(9)}  ${int(rowsPerSecond).padStart(8)} rows/s (workers' CPU ${secs(cpuSeconds)})`,
+  );
+  await dropTables(source, target, table);
+  return {
+    workers: options.workers,
+    rows: options.rows,
+    seconds,
+    rowsPerSecond,
+    takers: takers.size,
+    cpuSeconds,
+    targetMatchesSource: same,
+  };
+}
+
+/** A draft sync of `table` on both sides (every column mapped to itself), as the API leaves one. */
+async function draftSync(env: Env, accountId: string, table: string, label: string): Promise<string> {
+  const left: SyncSide = { app: env.pg, connection: await env.pg.connect() };
+  const right: SyncSide = { app: env.my, connection: await env.my.connect() };
+  try {
+    return await createDraftSync(
+      env.store,
+      accountId,
+      left,
+      right,
+      [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }],
+      label,
+    );
+  } finally {
+    await left.connection.close();
+    await right.connection.close();
+  }
+}
+
+async function dropTables(source: AppSide, target: AppSide, table: string): Promise<void> {
+  for (const side of [source, target])
+    await side.sql(
+      side.kind === 'postgres' ? `DROP TABLE "${side.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
+    );
+}
+
 /** The write ceiling (ceiling.ts) with one store connection, then two; prints them. */
 async function ceilingLines(
   env: Env,
@@ -100,22 +209,7 @@ export async function initialSync(env: Env, options: Options, sourceKind: AppKin
     errors.push(`${label}: the raw write refused ${raw.failed + rawCapture.failed} rows`);
 
   const accountId = await createAccount(env.store);
-  const left: SyncSide = { app: env.pg, connection: await env.pg.connect() };
-  const right: SyncSide = { app: env.my, connection: await env.my.connect() };
-  let syncId: string;
-  try {
-    syncId = await createDraftSync(
-      env.store,
-      accountId,
-      left,
-      right,
-      [{ left: table, right: table, fields: FIELDS.map((f) => [f, f] as [string, string]) }],
-      label,
-    );
-  } finally {
-    await left.connection.close();
-    await right.connection.close();
-  }
+  const syncId = await draftSync(env, accountId, table, label);
   const stageFile = join(tmpdir(), `lockstep-bench-stages-${process.pid}-${key}.json`);
   const worker = await bootWorker(env, accountId, options.workerLog, { ENGINE_STAGE_TIMES_FILE: stageFile });
   const sampler = new RssSampler(worker.pid, 200);
@@ -217,6 +311,18 @@ export async function initialSync(env: Env, options: Options, sourceKind: AppKin
   if (issues.length) say(`    open issues: ${JSON.stringify(issues)}`);
   const bench = `initial ${source.kind === 'postgres' ? 'PG -> MariaDB' : 'MariaDB -> PG'}`;
   row(bench, 'engine rows/s', int(rate));
+  if (options.workers > 1) {
+    const together = await severalWorkers(env, options, { source, target, table, label });
+    say(
+      `    ${options.workers} workers together: ${int(together.rowsPerSecond)} rows/s, one worker: ${int(rate)} rows/s (${pct(together.rowsPerSecond / rate)} of one's); key ranges taken by ${together.takers} of the ${options.workers} workers`,
+    );
+    row(
+      bench,
+      `engine rows/s, ${options.workers} workers`,
+      `${int(together.rowsPerSecond)} (one: ${int(rate)})`,
+    );
+    figures[`${key}_workers`] = { ...together, oneWorkerRowsPerSecond: rate };
+  }
   row(
     bench,
     `raw ${target.kind} write rows/s`,
@@ -255,10 +361,5 @@ export async function initialSync(env: Env, options: Options, sourceKind: AppKin
     targetMatchesSource: same,
     openIssues: issues,
   };
-  await source.sql(
-    source.kind === 'postgres' ? `DROP TABLE "${source.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
-  );
-  await target.sql(
-    target.kind === 'postgres' ? `DROP TABLE "${target.base}"."${table}" CASCADE` : `DROP TABLE \`${table}\``,
-  );
+  await dropTables(source, target, table);
 }

@@ -61,6 +61,7 @@ const USAGE = `usage: run.sh [--rows N] [--only initial,latency,idle] [--from po
   --airtable-rows N  airtable: PostgreSQL rows synced into the Airtable simulator and back (default 5000)
   --from LIST        initial sync: the directions, by source (default postgres,mysql)
   --no-ceiling       initial sync: do not measure the write ceiling
+  --workers N        initial sync: also run it with N worker processes sharing its key ranges (default 1: not)
   --updates N        change latency: single-row updates per direction (default 200)
   --latency-rows N   change latency: rows in the synced table (default 1000)
   --syncs N          idle cost: active syncs (default 200)
@@ -80,6 +81,7 @@ function parseOptions(argv: string[]): Options {
       only: { type: 'string' },
       from: { type: 'string' },
       'no-ceiling': { type: 'boolean' },
+      workers: { type: 'string' },
       updates: { type: 'string' },
       'latency-rows': { type: 'string' },
       syncs: { type: 'string' },
@@ -110,6 +112,7 @@ function parseOptions(argv: string[]): Options {
     pgUrl: args.text('pg-url', process.env['BENCH_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/postgres'),
     from: args.list<AppKind>('from', ['postgres', 'mysql'], ['postgres', 'mysql']),
     noCeiling: args.flag('no-ceiling'),
+    workers: args.count('workers', 1),
     mysqlUrl: args.text('mysql-url', process.env['BENCH_MYSQL_URL'] || 'mysql://root@127.0.0.1:3306'),
   };
   if (options.latencyRows < options.updates * 2) options.latencyRows = options.updates * 2;

@@ -25,6 +25,11 @@ export interface Options {
   from: AppKind[];
   /** Initial sync: skip the write ceiling (a long extra at a million rows). */
   noCeiling: boolean;
+  /**
+   * Initial sync: with more than 1, the same sync runs again on fresh tables with this many worker processes
+   * sharing its key ranges, and their rate is printed next to one worker's.
+   */
+  workers: number;
 }
 
 export const say = (line = '') => process.stdout.write(`${line}\n`);

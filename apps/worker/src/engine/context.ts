@@ -33,4 +33,6 @@ export interface EngineContext {
   /** Batch sizes. */
   pageSize: number;
   writeBatch: number;
+  /** A side with at least `minRows` records runs its initial sync pass as `count` key ranges. */
+  ranges: { minRows: number; count: number };
 }

@@ -15,17 +15,21 @@ import { AppConfig } from '@lockstep/config';
 import {
   activeSyncIds,
   claimLease,
+  claimRange,
   CredentialCipher,
   leasableSyncs,
   releaseLease,
   releaseLeasesOf,
+  releaseRangesOf,
   renewLeases,
+  renewRanges,
   syncsWithDueWork,
   takeWakeRequests,
 } from '@lockstep/persistence';
 import { ConnectorCoordinationProvider } from '../connector-coordination';
 import { ChangeHub } from './change-hub';
-import { Rounds, SyncRunner } from './sync-runner';
+import { RangeRunner } from './range-runner';
+import { Rounds, type RunnerSettings, SyncRunner } from './sync-runner';
 import { configureStageTimes } from './stage-times';
 
 @Injectable()
@@ -33,6 +37,14 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger('Engine');
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly runners = new Map<string, SyncRunner>();
+  /**
+   * Key ranges of large initial syncs this worker runs, whoever owns their sync: one at a time, since one
+   * range's pipelined pass already keeps about a core busy; a deployment adds throughput with workers.
+   */
+  private rangeRunner: RangeRunner | null = null;
+  /** Range runs that failed in a row, and until when no range is claimed (jittered backoff, as a runner's). */
+  private rangeFailures = 0;
+  private rangeBackoffUntil = 0;
   private readonly hub = new ChangeHub();
   private readonly rounds: Rounds;
   private timer: NodeJS.Timeout | null = null;
@@ -61,9 +73,12 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     for (const runner of this.runners.values()) runner.stop();
+    this.rangeRunner?.stop();
     await Promise.all([...this.runners.values()].map((runner) => runner.done));
+    await this.rangeRunner?.done;
     // Released by expiring, not deleting: the next owner's fencing token continues from this one.
     await releaseLeasesOf(this.db, this.owner).catch(() => undefined);
+    await releaseRangesOf(this.db, this.owner).catch(() => undefined);
     await this.hub.close();
   }
 
@@ -93,6 +108,7 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     try {
       await this.checkRunners();
       await this.pickUpSyncs();
+      await this.pickUpRange();
     } catch (error) {
       this.logger.error(
         { error: error instanceof Error ? error.message : String(error) },
@@ -144,24 +160,74 @@ export class EngineScheduler implements OnApplicationBootstrap, OnApplicationShu
     for (const id of candidates) {
       const token = await claimLease(this.db, id, this.owner, ttl);
       if (token === null) continue;
-      const runner = new SyncRunner(id, token, this.db, this.cipher, this.hub, {
-        owner: this.owner,
-        egress: {
-          allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,
-          allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
-        },
-        shared: this.coordination.shared,
-        connectorSettings: this.config.connectorSettings,
-        oauthClient: (type) => this.config.connectorOAuthClient(type),
-        publicUrl: this.config.publicUrl,
-        pageSize: this.config.ENGINE_PAGE_SIZE,
-        writeBatch: this.config.ENGINE_WRITE_BATCH,
-        fullScanMs: this.config.ENGINE_FULL_SCAN_SECONDS * 1000,
-        safetyPollMs: 120_000,
-        rounds: this.rounds,
-      });
+      const runner = new SyncRunner(id, token, this.db, this.cipher, this.hub, this.runnerSettings());
       this.runners.set(id, runner);
       this.logger.log({ syncId: id, token }, 'sync picked up');
     }
+  }
+
+  /**
+   * Renews the lease of the range this worker runs, or claims a free one (of any sync in its initial sync's
+   * running phase, `FOR UPDATE SKIP LOCKED`) when it runs none.
+   */
+  private async pickUpRange(): Promise<void> {
+    const ttl = this.config.ENGINE_LEASE_SECONDS;
+    if (this.rangeRunner && !this.rangeRunner.ended) {
+      // A runner told to stop ends within a step, then releases its range itself.
+      if (!this.rangeRunner.isStopped) await renewRanges(this.db, this.owner, ttl);
+      return;
+    }
+    if (this.rangeRunner) this.rangeFailed(this.rangeRunner.failed);
+    this.rangeRunner = null;
+    if (Date.now() < this.rangeBackoffUntil) return;
+    const range = await claimRange(this.db, {
+      owner: this.owner,
+      ttlSeconds: ttl,
+      accountId: this.config.ENGINE_ACCOUNT_ID ?? null,
+    });
+    if (!range) return;
+    const runner = new RangeRunner(range, this.db, this.cipher, this.runnerSettings());
+    this.rangeRunner = runner;
+    // The next range is claimed at once rather than at the next tick, and the sync's runner (when this worker
+    // owns it) sees a last range finished without waiting out its one-second look.
+    void runner.done.then(() => {
+      this.runners.get(range.syncId)?.wake();
+      this.wake();
+    });
+    this.logger.log(
+      { syncId: range.syncId, pair: range.pair, side: range.side, range: range.index },
+      'range picked up',
+    );
+  }
+
+  /**
+   * A range run that failed (an app unreachable, a store error) makes the next claim wait, longer each time in a
+   * row, so a side that is down is not hammered every second; the range itself is free for any worker.
+   */
+  private rangeFailed(failed: boolean): void {
+    this.rangeFailures = failed ? this.rangeFailures + 1 : 0;
+    if (!failed) return;
+    const backoff = Math.min(30_000, 500 * 2 ** Math.min(this.rangeFailures, 6));
+    this.rangeBackoffUntil = Date.now() + backoff * (0.75 + Math.random() * 0.5);
+  }
+
+  private runnerSettings(): RunnerSettings {
+    return {
+      owner: this.owner,
+      egress: {
+        allowPrivate: this.config.EGRESS_ALLOW_PRIVATE,
+        allowLoopback: this.config.EGRESS_ALLOW_LOOPBACK,
+      },
+      shared: this.coordination.shared,
+      connectorSettings: this.config.connectorSettings,
+      oauthClient: (type) => this.config.connectorOAuthClient(type),
+      publicUrl: this.config.publicUrl,
+      pageSize: this.config.ENGINE_PAGE_SIZE,
+      writeBatch: this.config.ENGINE_WRITE_BATCH,
+      ranges: { minRows: this.config.ENGINE_RANGE_MIN_ROWS, count: this.config.ENGINE_RANGES },
+      fullScanMs: this.config.ENGINE_FULL_SCAN_SECONDS * 1000,
+      safetyPollMs: 120_000,
+      rounds: this.rounds,
+    };
   }
 }

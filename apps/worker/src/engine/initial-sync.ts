@@ -13,7 +13,11 @@ import {
   analyzeLinkLookups,
   analyzeMatchKeys,
   beginInitialSyncRun,
+  type ClaimedRange,
   clearMatchKeys,
+  clearRanges,
+  commitRangePage,
+  createRanges,
   commitWithoutWaitingForDisk,
   countLinkedPairs,
   type Db,
@@ -23,6 +27,7 @@ import {
   linkMatches,
   markTablesPrepared,
   raiseIssues,
+  rangeTotals,
   resolvePreviewIssues,
   saveInitialSyncProgress,
   skippedRemoteIds,
@@ -32,7 +37,7 @@ import {
   unlinkedKeyPreview,
 } from '@lockstep/persistence';
 import type { RecordPage, SourceRecord } from '@lockstep/connectors-core';
-import type { EngineContext } from './context';
+import { type EngineContext, StopSync } from './context';
 import { type FieldPlan, type PairPlan, sideEnd } from './plan';
 import { reconcile, type ReconcileResult } from './reconcile';
 import type { IdScheme } from './service-ids';
@@ -70,7 +75,24 @@ export interface PairProgress {
    * pages look up no links by remote id.
    */
   unlinked?: SideName;
+  /** The pass of this side runs as key ranges any worker takes (see `openRanges`). */
+  ranges?: RangedPass;
 }
+
+/** A side's pass run as key ranges (`initial_sync_ranges`): the pair's counts are the ranges' sums. */
+export interface RangedPass {
+  side: SideName;
+  /**
+   * Decided when the ranges were made, as `unlinkedPass` decides for a whole pass: a range's first taker then
+   * looks no links up (ranges are disjoint, so no record of one has a link another range wrote).
+   */
+  unlinked: boolean;
+  /** The pair's counts before the pass: the ranges' sums are added to these. */
+  base: { created: Record<SideName, number>; updated: Record<SideName, number>; failed: number };
+}
+
+/** Where a step of the initial sync left the run. */
+export type InitialStep = 'done' | 'more' | 'waiting';
 
 export interface InitialProgress {
   /** This initial sync's run: the seed of the service ids its creates derive (service-ids.ts). */
@@ -118,6 +140,7 @@ export async function prepareInitialSync(ctx: EngineContext): Promise<void> {
   const setups = await Promise.allSettled(SIDES.map((side) => prepareSide(ctx, side)));
   for (const setup of setups) if (setup.status === 'rejected') throw setup.reason;
   await clearMatchKeys(ctx.db, ctx.syncId);
+  await clearRanges(ctx.db, ctx.syncId);
   const progress: InitialProgress = { run: randomUUID(), id_scheme: 2, pairs: [] };
   for (const pair of plan.pairs) progress.pairs.push(await stagePair(ctx, pair));
   await ctx.fenced(async (tx) => {
@@ -367,10 +390,12 @@ function readNow(
   side: SideName,
   table: string,
   cursor: string | null,
-  view: string | null,
+  bounds: { view: string | null; before: string | null },
 ): Promise<RecordPage> {
+  // A bound only for a range: connectors without `splitKeyRanges` are never given one.
+  const before = bounds.before === null ? {} : { before: bounds.before };
   return ctx.sides[side].use((connection) =>
-    connection.readPage(table, { after: cursor, pageSize: ctx.pageSize, view }),
+    connection.readPage(table, { after: cursor, pageSize: ctx.pageSize, view: bounds.view, ...before }),
   );
 }
 
@@ -385,24 +410,31 @@ async function readPage(
   side: SideName,
   table: string,
   index: number,
-  cursor: string | null,
+  at: { cursor: string | null; before: string | null },
 ): Promise<RecordPage> {
   const ahead = prefetched.get(ctx.sides[side]);
   prefetched.delete(ctx.sides[side]);
   // A page read long ago (the sync was paused between steps) is read again: fresher, and no memory held for
   // long.
   const page =
-    ahead?.key === `${index}|${table}|${cursor ?? ''}` && Date.now() - ahead.at < 30_000
+    ahead?.key === `${index}|${table}|${at.cursor ?? ''}|${at.before ?? ''}` && Date.now() - ahead.at < 30_000
       ? await ahead.page
       : null;
-  return page ?? readNow(ctx, side, table, cursor, viewOf(ctx, side, index));
+  return page ?? readNow(ctx, side, table, at.cursor, { view: viewOf(ctx, side, index), before: at.before });
 }
 
-function prefetch(ctx: EngineContext, side: SideName, table: string, index: number, cursor: string): void {
+function prefetch(
+  ctx: EngineContext,
+  side: SideName,
+  table: string,
+  index: number,
+  at: { cursor: string; before: string | null },
+): void {
+  const bounds = { view: viewOf(ctx, side, index), before: at.before };
   prefetched.set(ctx.sides[side], {
-    key: `${index}|${table}|${cursor}`,
+    key: `${index}|${table}|${at.cursor}|${at.before ?? ''}`,
     at: Date.now(),
-    page: readNow(ctx, side, table, cursor, viewOf(ctx, side, index)).catch(() => null),
+    page: readNow(ctx, side, table, at.cursor, bounds).catch(() => null),
   });
 }
 
@@ -457,10 +489,14 @@ const STEP_BUDGET_MS = 5000;
  * operations, the cursor) run while the next pages are read and decided (at most PAGES_IN_FLIGHT pages in
  * flight); commits stay in page order, and the step ends only after its last commit (so a short step would
  * drain the pipeline often). A crash can therefore leave a few pages written to the app but not committed;
- * the replay from the committed cursor derives the same service ids and adopts those rows. Returns true when
- * done.
+ * the replay from the committed cursor derives the same service ids and adopts those rows. A large side's
+ * pass runs as key ranges any worker takes (`openRanges`): the step then only follows them (`followRanges`),
+ * and `waiting` says nothing is left for this runner until they finish.
  */
-export async function runInitialSyncStep(ctx: EngineContext, progress: InitialProgress): Promise<boolean> {
+export async function runInitialSyncStep(
+  ctx: EngineContext,
+  progress: InitialProgress,
+): Promise<InitialStep> {
   for (const index of ctx.plan.order) {
     const entry = progress.pairs.find((candidate) => candidate.table_pair === index);
     const pair = ctx.plan.pairs[index];
@@ -474,7 +510,7 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
         await saveProgress(tx, ctx.syncId, progress);
       });
       await analyzeLinkLookups(ctx.db);
-      return false;
+      return 'more';
     }
     const side: SideName = entry.stage === 'left' ? 'left' : 'right';
     if (entry.preview[`${side}_records`] === 0 && entry.cursor === null && !entry.resumed) {
@@ -483,29 +519,54 @@ export async function runInitialSyncStep(ctx: EngineContext, progress: InitialPr
       // change feed after the initial sync delivers it). Reading the side again would find nothing to do.
       entry.stage = side === 'left' ? 'right' : 'done';
       await ctx.fenced((tx) => saveProgress(tx, ctx.syncId, progress));
-      return false;
+      return 'more';
     }
-    await runPass(ctx, progress, entry, pair, side);
-    return false;
+    if (entry.ranges?.side === side || (await openRanges(ctx, progress, entry, pair, side)))
+      return followRanges(ctx, progress, entry, side);
+    const unlinked = await unlinkedPass(ctx, entry, side);
+    await runPass(ctx, progress, {
+      entry,
+      pair,
+      side,
+      cursor: entry.cursor,
+      before: null,
+      processed: entry.processed.left + entry.processed.right,
+      unlinked,
+      commit: (tx, page, counts) => commitPage(ctx, tx, { progress, entry, side, page, counts }),
+    });
+    return 'more';
   }
-  return true;
+  return 'done';
 }
 
-/** One step of a side's pass: its pages for about STEP_BUDGET_MS, pipelined (see `runInitialSyncStep`). */
-async function runPass(
-  ctx: EngineContext,
-  progress: InitialProgress,
-  entry: PairProgress,
-  pair: PairPlan,
-  side: SideName,
-): Promise<void> {
-  const unlinked = await unlinkedPass(ctx, entry, side);
+/** One step's pass: where it starts and ends, and how its pages commit. */
+interface PassRun {
+  entry: PairProgress;
+  pair: PairPlan;
+  side: SideName;
+  /** The committed cursor the step starts after. */
+  cursor: string | null;
+  /** A range's upper key bound (exclusive); null: the side's end. */
+  before: string | null;
+  /** Records the pass has done so far (for refreshing statistics). */
+  processed: number;
+  unlinked: boolean;
+  /** In the page's fenced commit: the pass's cursor and counts move past the page. */
+  commit(tx: Db, page: RecordPage, counts: ReconcileResult): Promise<void>;
+}
+
+/**
+ * One step of a side's pass (or range): its pages for about STEP_BUDGET_MS, pipelined (see
+ * `runInitialSyncStep`). Returns the cursor it committed last (null: the pass or range is done).
+ */
+async function runPass(ctx: EngineContext, progress: InitialProgress, run: PassRun): Promise<string | null> {
+  const { pair, side, unlinked, before } = run;
   const table = sideEnd(pair, side).remoteId;
   const times = passTimes(ctx.syncId, pair.index, side);
   times?.startStep();
   const started = Date.now();
-  let cursor = entry.cursor;
-  let processed = entry.processed.left + entry.processed.right;
+  let cursor = run.cursor;
+  let processed = run.processed;
   // Pages still being written or committed, oldest first.
   const inFlight: { written: Promise<void>; commit: Promise<void> }[] = [];
   let at = performance.now();
@@ -520,10 +581,10 @@ async function runPass(
       if (!unlinked && (passStart || ANALYZE_AFTER_PAGES.includes(processed / ctx.pageSize)))
         await analyzeLinkLookups(ctx.db);
       at = times?.lap('other', at) ?? at;
-      const page = await readPage(ctx, side, table, pair.index, cursor);
-      if (page.next) prefetch(ctx, side, table, pair.index, page.next);
+      const page = await readPage(ctx, side, table, pair.index, { cursor, before });
+      if (page.next) prefetch(ctx, side, table, pair.index, { cursor: page.next, before });
       at = times?.lap('read_wait', at) ?? at;
-      const { records, skip } = await toReconcile(ctx, entry, side, page, unlinked);
+      const { records, skip } = await toReconcile(ctx, run.entry, side, page, unlinked);
       at = times?.lap('other', at) ?? at;
       const result = await reconcile(
         ctx,
@@ -537,7 +598,7 @@ async function runPass(
           after: inFlight.at(-1)?.commit ?? null,
           writeAfter: inFlight.at(-1)?.written ?? null,
           times,
-          onCommit: (tx, counts) => commitPage(ctx, tx, { progress, entry, side, page, counts }),
+          onCommit: (tx, counts) => run.commit(tx, page, counts),
         },
       );
       at = times?.lap('decide', at) ?? at;
@@ -554,6 +615,115 @@ async function runPass(
   times?.lap('pipeline_wait', at);
   times?.endStep();
   await flushStageTimes();
+  return cursor;
+}
+
+/**
+ * Splits the side's pass into key ranges when the side is large (at least `ENGINE_RANGE_MIN_ROWS` records in
+ * the preview), its connector splits (ordered keys: the database connectors) and the pair reads the whole
+ * table (no view). Only when the pass begins (cursor null): a pass begun whole ends whole. Whether the ranges'
+ * first takers may skip link lookups is decided here as `unlinkedPass` decides it for a whole pass. Returns
+ * whether the pass now runs as ranges.
+ */
+async function openRanges(
+  ctx: EngineContext,
+  progress: InitialProgress,
+  entry: PairProgress,
+  pair: PairPlan,
+  side: SideName,
+): Promise<boolean> {
+  const end = sideEnd(pair, side);
+  if (entry.cursor !== null || end.view !== null) return false;
+  if (entry.preview[`${side}_records`] < ctx.ranges.minRows) return false;
+  const ranges = await ctx.sides[side].use((connection) =>
+    connection.splitKeyRanges
+      ? connection.splitKeyRanges(end.remoteId, ctx.ranges.count)
+      : Promise.resolve(null),
+  );
+  if (!ranges || ranges.length < 2) return false;
+  const unlinked = !entry.resumed && !(await hasLinks(ctx.db, ctx.syncId, entry.table_pair));
+  const base = {
+    created: { ...entry.created },
+    updated: { ...entry.updated },
+    failed: entry.failed,
+  };
+  await ctx.fenced(async (tx) => {
+    await createRanges(tx, { syncId: ctx.syncId, pair: entry.table_pair, side }, ranges);
+    entry.ranges = { side, unlinked, base };
+    await saveProgress(tx, ctx.syncId, progress);
+  });
+  return true;
+}
+
+/**
+ * The owner's part of a ranged pass: the pair's counts become the ranges' sums (what the status shows), and
+ * once every range is finished the pair moves on. A range another worker took over (token above 1) counts as
+ * a takeover of the pair: the right pass is then never skipped, so a copy a crashed range wrote for a record
+ * deleted since is found there.
+ */
+async function followRanges(
+  ctx: EngineContext,
+  progress: InitialProgress,
+  entry: PairProgress,
+  side: SideName,
+): Promise<InitialStep> {
+  const ranged = entry.ranges!;
+  const totals = await rangeTotals(ctx.db, ctx.syncId, entry.table_pair, side);
+  entry.processed[side] = totals.done;
+  for (const end of SIDES) {
+    entry.created[end] = ranged.base.created[end] + totals.created[end];
+    entry.updated[end] = ranged.base.updated[end] + totals.updated[end];
+  }
+  entry.failed = ranged.base.failed + totals.failed;
+  const finished = totals.finished === totals.ranges;
+  if (finished) {
+    if (totals.takenOver > 0) entry.resumed = true;
+    entry.stage = side === 'left' ? 'right' : 'done';
+    entry.cursor = null;
+    delete entry.ranges;
+  }
+  await ctx.fenced((tx) => saveProgress(tx, ctx.syncId, progress));
+  return finished ? 'more' : 'waiting';
+}
+
+/**
+ * One step of a range a worker claimed (`claimRange`), under the range's own lease (`ctx.fenced` checks its
+ * token): the same pipelined pass as a whole side's, from the range's committed cursor to its upper bound,
+ * committing the range's cursor and counts with each page. The range's first taker skips link lookups when
+ * the ranged pass is `unlinked`; a taker after it (token above 1: a crash, a shutdown) looks them up, so the
+ * pages the earlier taker wrote but did not commit are read again and their copies adopted by their derived
+ * service ids. Returns the range's cursor after the step (null: the range is finished).
+ */
+export async function runRangeStep(
+  ctx: EngineContext,
+  progress: InitialProgress,
+  range: ClaimedRange,
+): Promise<string | null> {
+  const entry = progress.pairs.find((candidate) => candidate.table_pair === range.pair);
+  const pair = ctx.plan.pairs[range.pair];
+  if (!entry || !pair || entry.ranges?.side !== range.side) throw new StopSync('the range is no longer run');
+  const cursor = await runPass(ctx, progress, {
+    entry,
+    pair,
+    side: range.side,
+    cursor: range.cursor ?? range.after,
+    before: range.before,
+    processed: range.done,
+    unlinked: entry.ranges.unlinked && range.token === '1',
+    commit: async (tx, page, counts) => {
+      await commitWithoutWaitingForDisk(tx);
+      await commitRangePage(tx, range, {
+        cursor: page.next,
+        rows: page.records.length,
+        created: counts.created,
+        updated: counts.updated,
+        failed: counts.failed,
+      });
+      range.cursor = page.next;
+      range.done += page.records.length;
+    },
+  });
+  return cursor;
 }
 
 /**

@@ -82,6 +82,8 @@ export interface RunnerSettings {
   publicUrl: string;
   pageSize: number;
   writeBatch: number;
+  /** `ENGINE_RANGE_MIN_ROWS`, `ENGINE_RANGES`. */
+  ranges: { minRows: number; count: number };
   fullScanMs: number;
   safetyPollMs: number;
   rounds: Rounds;
@@ -211,13 +213,14 @@ export class SyncRunner {
     }
     if (sync.initialSyncPhase === 'running') {
       const progress = (sync.initialSyncProgress ?? { pairs: [] }) as unknown as InitialProgress;
-      const finished = await runInitialSyncStep(ctx, progress);
-      if (finished) {
+      const step = await runInitialSyncStep(ctx, progress);
+      if (step === 'done') {
         await finishInitialSync(ctx, progress);
         this.nextScanAt = Date.now() + this.settings.fullScanMs;
       }
       await this.recovered();
-      return 0;
+      // Key ranges run by range runners (this worker's and others'): look at them again in a second.
+      return step === 'waiting' ? 1000 : 0;
     }
     // Continuous sync. Wake-ups are subscribed to from here on: during the initial sync the runner never
     // idles, and an app's checkpoint probes would take from the rate budget the initial sync writes with
@@ -319,6 +322,7 @@ export class SyncRunner {
       publicUrl: this.settings.publicUrl,
       pageSize: this.settings.pageSize,
       writeBatch: this.settings.writeBatch,
+      ranges: this.settings.ranges,
       assertCanWrite: () => this.assertCanWrite(sync.mappingsRevision),
       fenced: (work) => this.fenced(work),
     };

@@ -280,6 +280,22 @@ export interface ReadPageOptions {
    * `capabilities.views`; others ignore it.
    */
   view?: string | null;
+  /**
+   * Only records whose key sorts before this remote id (exclusive), for connectors with `splitKeyRanges`
+   * (the bound is a range's `before`); others are never given one.
+   */
+  before?: string | null;
+}
+
+/**
+ * One key range of a table (`splitKeyRanges`): `readPage` from `after` with `before` as its bound streams
+ * exactly the range's records. Null `after`: from the first record; null `before`: to the last.
+ */
+export interface KeyRange {
+  /** A page checkpoint (`readPage`'s `after`) positioned just before the range's first record. */
+  after: string | null;
+  /** The remote id of the next range's first record (exclusive). */
+  before: string | null;
 }
 
 export interface RecordPage {
@@ -425,6 +441,13 @@ export interface Connection {
    * engine counts the pages.
    */
   countRecords?(tableRemoteId: string): Promise<number>;
+  /**
+   * Splits the table into at most `count` disjoint key ranges of about equal size, in key order, that cover
+   * every record now and later (the first starts at the beginning, the last has no end). Optional: only
+   * connectors with ordered keys offer it (the initial sync of a large pair then runs its ranges on several
+   * workers); fewer ranges when the table has fewer records.
+   */
+  splitKeyRanges?(tableRemoteId: string, count: number): Promise<KeyRange[]>;
   /**
    * Records by remote id; missing ids are simply absent from the result. With `view` (connectors with
    * `capabilities.views`), records outside that view are absent too: what a mapped view does not show is gone

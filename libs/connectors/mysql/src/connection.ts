@@ -13,6 +13,7 @@ import {
   type Connection,
   type FieldInfo,
   type FieldSpec,
+  type KeyRange,
   type PreparedTable,
   type PrepareOptions,
   type ReadChangesOptions,
@@ -145,6 +146,12 @@ export class MysqlConnection implements Connection {
 
   async countRecords(tableRemoteId: string): Promise<number> {
     return this.tables.withTable(tableRemoteId, (connection, meta) => records.countRecords(connection, meta));
+  }
+
+  async splitKeyRanges(tableRemoteId: string, count: number): Promise<KeyRange[]> {
+    return this.tables.withTable(tableRemoteId, (connection, meta) =>
+      records.splitKeyRanges(connection, meta, count),
+    );
   }
 
   async readByIds(tableRemoteId: string, remoteIds: string[]): Promise<SourceRecord[]> {

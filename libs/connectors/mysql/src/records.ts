@@ -2,7 +2,7 @@
  * Reading records: the select list, driver rows -> SourceRecords, keyset pages and lookups by key or by
  * service id. Tables are read in key order with `key > last` pages, never as a whole.
  */
-import { ConnectorError, type RecordPage, type SourceRecord } from '@lockstep/connectors-core';
+import { ConnectorError, type KeyRange, type RecordPage, type SourceRecord } from '@lockstep/connectors-core';
 import type { CanonicalValue } from '@lockstep/domain';
 import type { PoolConnection } from 'mysql2/promise';
 import { rows, type Row } from './db';
@@ -149,7 +149,7 @@ SELECT ${plan.selectList}
 export async function readPage(
   connection: PoolConnection,
   meta: TableMeta,
-  options: { after?: string | null; pageSize: number; fields?: string[] },
+  options: { after?: string | null; pageSize: number; fields?: string[]; before?: string | null },
 ): Promise<RecordPage> {
   const key = requireKey(meta);
   const plan = readPlan(meta, options.fields);
@@ -163,6 +163,13 @@ export async function readPage(
       throw new ConnectorError('invalid_data', 'The page checkpoint is not one this connector issued');
     where += ` AND ${k} > ?`;
     params.push(after);
+  }
+  if (options.before) {
+    const before = keyParam(key, options.before);
+    if (before === undefined)
+      throw new ConnectorError('invalid_data', 'The key bound is not a key of this table');
+    where += ` AND ${k} < ?`;
+    params.push(before);
   }
   params.push(pageSize + 1);
   const found = await rows(connection, PAGE_SQL(plan, meta, where, k), params);
@@ -178,6 +185,37 @@ export async function countRecords(connection: PoolConnection, meta: TableMeta):
   const key = requireKey(meta);
   const found = await rows(connection, COUNT_SQL(meta, key.column));
   return Number(found[0]?.['n'] ?? 0);
+}
+
+const BOUNDARY_SQL = (meta: TableMeta, k: string) => `
+SELECT ${k} AS k FROM ${quoteIdent(meta.name)} WHERE ${k} IS NOT NULL ORDER BY ${k} LIMIT ?, 2`;
+
+/**
+ * At most `count` key ranges of about equal size: the table's keys are counted, and each range boundary is
+ * the key at its share of them (with the key before it, the previous range's last, as the range's `after`),
+ * read along the key's index. Boundaries are exact, so ranges differ by one record at most when nothing is
+ * written meanwhile.
+ */
+export async function splitKeyRanges(
+  connection: PoolConnection,
+  meta: TableMeta,
+  count: number,
+): Promise<KeyRange[]> {
+  const k = quoteIdent(requireKey(meta).column);
+  const total = await countRecords(connection, meta);
+  const parts = Math.max(1, Math.min(Math.floor(count), total));
+  const ranges: KeyRange[] = [];
+  let after: string | null = null;
+  for (let index = 1; index < parts; index += 1) {
+    const offset = Math.floor((index * total) / parts) - 1;
+    const [last, first] = await rows(connection, BOUNDARY_SQL(meta, k), [offset]);
+    // Rows deleted since the count: the remaining boundaries fall past the end, so fewer ranges.
+    if (!last || !first) break;
+    ranges.push({ after, before: keyText(first['k']) });
+    after = encodeAfter(keyText(last['k']));
+  }
+  ranges.push({ after, before: null });
+  return ranges;
 }
 
 /** Records by remote id (absent ids are left out), in the order found. */

@@ -17,6 +17,7 @@ import {
   type Connection,
   type FieldInfo,
   type FieldSpec,
+  type KeyRange,
   type PreparedTable,
   type PrepareOptions,
   type ReadChangesOptions,
@@ -145,6 +146,7 @@ export class PostgresConnection implements Connection {
   async readPage(tableRemoteId: string, options: ReadPageOptions): Promise<RecordPage> {
     const after = options.after ?? null;
     records.checkAfter(after);
+    records.checkAfter(options.before ?? null);
     return this.guard(() =>
       this.tables.withTable(tableRemoteId, (meta) => records.readPage(this.pool, meta, options, after)),
     );
@@ -153,6 +155,12 @@ export class PostgresConnection implements Connection {
   async countRecords(tableRemoteId: string): Promise<number> {
     return this.guard(() =>
       this.tables.withTable(tableRemoteId, (meta) => records.countRecords(this.pool, meta)),
+    );
+  }
+
+  async splitKeyRanges(tableRemoteId: string, count: number): Promise<KeyRange[]> {
+    return this.guard(() =>
+      this.tables.withTable(tableRemoteId, (meta) => records.splitKeyRanges(this.pool, meta, count)),
     );
   }
 

@@ -4,6 +4,7 @@
  */
 import {
   ConnectorError,
+  type KeyRange,
   type ReadPageOptions,
   type RecordPage,
   type SourceRecord,
@@ -214,6 +215,8 @@ export async function readPage(
   let where = `${ident(key)} IS NOT NULL`;
   // COPY takes no parameters: the lower bound is a quoted literal, cast to the key's type.
   if (after !== null) where += ` AND ${ident(key)} > ${escapeLiteral(after)}::${castOf(meta, key)}`;
+  const before = options.before ?? null;
+  if (before !== null) where += ` AND ${ident(key)} < ${escapeLiteral(before)}::${castOf(meta, key)}`;
   const records: SourceRecord[] = [];
   let more = false;
   // An error a line raises is raised once the COPY has ended (copyOut), so the client stays usable.
@@ -236,6 +239,35 @@ export async function countRecords(pool: Pool, meta: TableMeta): Promise<number>
     `SELECT count(*) AS n FROM ${target(meta)} WHERE ${ident(key)} IS NOT NULL`,
   );
   return Number(result.rows[0]!.n);
+}
+
+/**
+ * At most `count` key ranges of about equal size: the table's keys are counted, and each range boundary is
+ * the key at its share of them (with the key before it, the previous range's last, as the range's `after`).
+ * An index on the key (the primary key) serves each boundary's `OFFSET` read; boundaries are exact, not
+ * estimated, so ranges differ by one record at most when nothing is written meanwhile.
+ */
+export async function splitKeyRanges(pool: Pool, meta: TableMeta, count: number): Promise<KeyRange[]> {
+  const key = requireKey(meta);
+  const total = await countRecords(pool, meta);
+  const parts = Math.max(1, Math.min(Math.floor(count), total));
+  const ranges: KeyRange[] = [];
+  let after: string | null = null;
+  for (let index = 1; index < parts; index += 1) {
+    const offset = Math.floor((index * total) / parts) - 1;
+    const found = await pool.query<{ k: string }>(
+      `SELECT ${ident(key)}::text AS k FROM ${target(meta)} WHERE ${ident(key)} IS NOT NULL
+       ORDER BY ${ident(key)} OFFSET $1 LIMIT 2`,
+      [offset],
+    );
+    const [last, first] = found.rows;
+    // Rows deleted since the count: the remaining boundaries fall past the end, so fewer ranges.
+    if (!last || !first) break;
+    ranges.push({ after, before: first.k });
+    after = last.k;
+  }
+  ranges.push({ after, before: null });
+  return ranges;
 }
 
 /** With `lock`, the rows are locked for update (in key order, so two writers lock them in the same order). */

@@ -11,6 +11,7 @@ import { EngineStoreWrites1764400000000 } from './1764400000000-engine-store-wri
 import { EngineStoreValues1764400000100 } from './1764400000100-engine-store-values';
 import { LinkChangeTimes1764500000000 } from './1764500000000-link-change-times';
 import { IssueRecurrence1764600000000 } from './1764600000000-issue-recurrence';
+import { InitialSyncRanges1764700000000 } from './1764700000000-initial-sync-ranges';
 
 /** Every migration, oldest first. Add new ones at the end. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   EngineStoreValues1764400000100,
   LinkChangeTimes1764500000000,
   IssueRecurrence1764600000000,
+  InitialSyncRanges1764700000000,
 ];

@@ -22,6 +22,7 @@ export * from './record-links/record-search';
 export * from './record-queue/record-queue';
 export * from './store-probe';
 export * from './syncs/initial-sync-state';
+export * from './syncs/initial-sync-ranges';
 export * from './syncs/mappings';
 export * from './syncs/schema';
 export * from './syncs/sync-leases';

@@ -563,6 +563,35 @@ export function runConnectorContractSuite(harness: ContractHarness): void {
         );
       });
 
+      it('splits into key ranges that page the table exactly, bounded above (when the connector splits)', async () => {
+        if (!conn.splitKeyRanges) return;
+        const ranges = await conn.splitKeyRanges('ls_paging', 4);
+        expect(ranges).toHaveLength(4);
+        expect(ranges[0]!.after).toBeNull();
+        expect(ranges.at(-1)!.before).toBeNull();
+        const seen: string[][] = [];
+        for (const range of ranges) {
+          const ids: string[] = [];
+          let after = range.after;
+          do {
+            const page = await conn.readPage('ls_paging', { after, pageSize: 3, before: range.before });
+            ids.push(...page.records.map((record) => record.remoteId));
+            after = page.next;
+          } while (after);
+          expect(ids.length).toBeGreaterThanOrEqual(4);
+          if (range.before !== null) expect(ids).not.toContain(range.before);
+          seen.push(ids);
+        }
+        const all = seen.flat();
+        expect(new Set(all).size).toBe(total);
+        expect(all).toHaveLength(total);
+        // A bound ends a page early: its last record is the last one before the bound, with no next page.
+        const bounded = await conn.readPage('ls_paging', { pageSize: 100, before: ranges[1]!.before });
+        expect(bounded.records.map((record) => record.remoteId)).toEqual([...seen[0]!, ...seen[1]!]);
+        expect(bounded.next).toBeNull();
+        expect(await conn.splitKeyRanges('ls_paging', 100)).toHaveLength(total);
+      });
+
       it('counts what paging streams (when the connector counts)', async () => {
         if (!conn.countRecords) return;
         expect(await conn.countRecords('ls_paging')).toBe(total);

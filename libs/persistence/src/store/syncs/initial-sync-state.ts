@@ -6,6 +6,7 @@
 import type { SideName } from '@lockstep/domain';
 import type { Db } from '../db';
 import { hasLinks } from '../record-links/record-links';
+import { clearRanges } from './initial-sync-ranges';
 
 const SAVE_PROGRESS_SQL = `UPDATE syncs SET initial_sync_progress = $2, updated_at = now() WHERE id = $1`;
 
@@ -82,10 +83,11 @@ const FINISH_RUN_SQL = `
      updated_at = now()
   WHERE id = $1 AND initial_sync_phase = 'running'`;
 
-/** Every pair is done: the sync is on, and its staged match keys go. */
+/** Every pair is done: the sync is on, and its staged match keys and key ranges go. */
 export async function finishInitialSyncRun(db: Db, syncId: string): Promise<void> {
   await db.query(FINISH_RUN_SQL, [syncId]);
   await db.query(CLEAR_KEYS_SQL, [syncId]);
+  await clearRanges(db, syncId);
 }
 
 const ASYNCHRONOUS_COMMIT_SQL = `SET LOCAL synchronous_commit = off`;
