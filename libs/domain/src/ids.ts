@@ -32,10 +32,23 @@ export function newId(kind: IdKind): string {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  let body = Date.now().toString(36).padStart(8, '0').slice(-8);
+  let body = timePart();
   for (let index = poolOffset; index < poolOffset + 12; index += 1) body += ALPHABET[pool[index]! % 36];
   poolOffset += 12;
   return `${ID_PREFIX[kind]}_${body}`;
+}
+
+let lastTime = -1;
+let lastTimePart = '';
+
+/** The creation time's 8 characters, made once per millisecond (a page's ids share a few). */
+function timePart(): string {
+  const now = Date.now();
+  if (now !== lastTime) {
+    lastTime = now;
+    lastTimePart = now.toString(36).padStart(8, '0').slice(-8);
+  }
+  return lastTimePart;
 }
 
 /**

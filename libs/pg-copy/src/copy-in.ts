@@ -80,9 +80,9 @@ export async function copyIn(
   const client = await pgClient(db);
   if (!client) return false;
   if (rows.length === 0) return true;
-  // Joined rather than concatenated: a page's text built with `+=` is a tree of tens of thousands of partial
-  // strings, which the garbage collector copies and the encoder flattens again.
-  const lines: string[] = new Array<string>(rows.length + 1);
+  // Each line goes into the bytes as soon as it is made: no string of the whole page (a large object the
+  // garbage collector keeps in its old generation) is built and then encoded a second time.
+  const data = new LineBytes();
   const fields: string[] = [];
   for (let count = 0; count < rows.length; count += 1) {
     if ((count + 1) % YIELD_EVERY === 0) await setImmediate();
@@ -92,10 +92,32 @@ export async function copyIn(
       const value = row[index]!;
       fields[index] = plain[index] === true && value !== null ? String(value) : copyText(value);
     }
-    lines[count] = fields.join('\t');
+    data.add(fields.join('\t'));
   }
-  lines[rows.length] = '';
-  const text = lines.join('\n');
-  await copyBuffer(client, `COPY ${table} (${columns.join(', ')}) FROM STDIN`, Buffer.from(text, 'utf8'));
+  await copyBuffer(client, `COPY ${table} (${columns.join(', ')}) FROM STDIN`, data.bytes());
   return true;
 }
+
+/** Lines of text as UTF-8, each followed by a newline, in one buffer that grows as needed. */
+class LineBytes {
+  private buffer = Buffer.allocUnsafe(64 * 1024);
+  private length = 0;
+
+  add(line: string): void {
+    // At most 3 bytes per UTF-16 unit (a surrogate pair is 2 units and 4 bytes), and the newline.
+    const needed = this.length + line.length * 3 + 1;
+    if (needed > this.buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
+      this.buffer.copy(larger, 0, 0, this.length);
+      this.buffer = larger;
+    }
+    this.length += this.buffer.write(line, this.length, 'utf8');
+    this.buffer[this.length++] = NEWLINE;
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
+const NEWLINE = 0x0a;

@@ -552,7 +552,7 @@ interface PassRun {
   processed: number;
   unlinked: boolean;
   /** In the page's fenced commit: the pass's cursor and counts move past the page. */
-  commit(tx: Db, page: RecordPage, counts: ReconcileResult): Promise<void>;
+  commit(tx: Db, page: PageRead, counts: ReconcileResult): Promise<void>;
 }
 
 /**
@@ -585,6 +585,8 @@ async function runPass(ctx: EngineContext, progress: InitialProgress, run: PassR
       if (page.next) prefetch(ctx, side, table, pair.index, { cursor: page.next, before });
       at = times?.lap('read_wait', at) ?? at;
       const { records, skip } = await toReconcile(ctx, run.entry, side, page, unlinked);
+      // What the page's commit needs of it: its records are not kept in memory until then.
+      const read: PageRead = { records: page.records.length, next: page.next };
       at = times?.lap('other', at) ?? at;
       const result = await reconcile(
         ctx,
@@ -598,7 +600,7 @@ async function runPass(ctx: EngineContext, progress: InitialProgress, run: PassR
           after: inFlight.at(-1)?.commit ?? null,
           writeAfter: inFlight.at(-1)?.written ?? null,
           times,
-          onCommit: (tx, counts) => run.commit(tx, page, counts),
+          onCommit: (tx, counts) => run.commit(tx, read, counts),
         },
       );
       at = times?.lap('decide', at) ?? at;
@@ -714,16 +716,22 @@ export async function runRangeStep(
       await commitWithoutWaitingForDisk(tx);
       await commitRangePage(tx, range, {
         cursor: page.next,
-        rows: page.records.length,
+        rows: page.records,
         created: counts.created,
         updated: counts.updated,
         failed: counts.failed,
       });
       range.cursor = page.next;
-      range.done += page.records.length;
+      range.done += page.records;
     },
   });
   return cursor;
+}
+
+/** A page as its commit sees it: how many records it held, and the cursor after it. */
+interface PageRead {
+  records: number;
+  next: string | null;
 }
 
 /**
@@ -738,13 +746,13 @@ async function commitPage(
     progress: InitialProgress;
     entry: PairProgress;
     side: SideName;
-    page: RecordPage;
+    page: PageRead;
     counts: ReconcileResult;
   },
 ): Promise<void> {
   const { entry, side, page, counts } = input;
   await commitWithoutWaitingForDisk(tx);
-  entry.processed[side] += page.records.length;
+  entry.processed[side] += page.records;
   entry.created.left += counts.created.left;
   entry.created.right += counts.created.right;
   entry.updated.left += counts.updated.left;

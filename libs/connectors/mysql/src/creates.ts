@@ -97,11 +97,10 @@ export async function createRecords(
 
   // The rows are not read back: a result carries the remote id (the key's text as the row was written, the
   // new AUTO_INCREMENT value, or the key of the row holding the service id).
-  const { results } = call;
-  const remoteIds = new Map<number, string>([...call.inserted, ...call.adopted]);
+  const { results, inserted, adopted } = call;
   for (const row of pending) {
     if (results[row.index] || repeatOf.has(row.index)) continue;
-    const remoteId = remoteIds.get(row.index);
+    const remoteId = adopted.get(row.index) ?? inserted.get(row.index);
     results[row.index] =
       remoteId === undefined
         ? failure(new ConnectorError('invalid_data', `The new row of "${meta.name}" could not be found`))
@@ -216,7 +215,7 @@ function inserts(
       for (const row of batch) await insertOne(row);
       return;
     }
-    const columns = [...new Set(batch.flatMap((row) => [...row.columns.keys()]))];
+    const columns = columnsOf(batch);
     const params: unknown[] = [];
     const tuples = batch.map((row) => valuesSql(columns, row.columns, params));
     const result = await exec(connection, INSERT_SQL(meta, columns, tuples), params);
@@ -228,6 +227,13 @@ function inserts(
     });
   };
   return { insertOne, insertBatch };
+}
+
+/** The columns a batch writes: those of any of its rows, in the order they first appear. */
+function columnsOf(batch: PendingCreate[]): string[] {
+  const columns = new Set<string>();
+  for (const row of batch) for (const column of row.columns.keys()) columns.add(column);
+  return [...columns];
 }
 
 /** The rows whose service id is not in the table yet; the others are adopted. */

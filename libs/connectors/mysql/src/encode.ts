@@ -18,6 +18,9 @@ const TIME = /^-?\d{1,3}:\d{2}(:\d{2}(\.\d{1,6})?)?$/;
 const DATETIME =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
+/** The canonical form of a time in UTC (what connectors read): the general path gives the same text. */
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
 function pad(value: number, width = 2): string {
   return String(value).padStart(width, '0');
 }
@@ -27,6 +30,7 @@ function pad(value: number, width = 2): string {
  * without a zone is taken as it is (UTC for timestamp columns, wall clock for datetime columns).
  */
 export function toMysqlDateTime(value: string): string {
+  if (CANONICAL_UTC.test(value)) return `${value.slice(0, 10)} ${value.slice(11, -1)}`;
   const match = DATETIME.exec(value.trim());
   if (!match) throw new ValueError(`"${value}" is not a date and time (YYYY-MM-DDTHH:MM:SS)`);
   const [, y, mo, d, h, mi, s = '00', fraction = '', zone = ''] = match;

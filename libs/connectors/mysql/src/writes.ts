@@ -74,7 +74,8 @@ export function asConnectorError(error: unknown, translate: Translate): Connecto
 
 export function encodeRow(meta: TableMeta, values: Record<string, CanonicalValue>): Map<string, unknown> {
   const columns = new Map<string, unknown>();
-  for (const [field, value] of Object.entries(values)) {
+  for (const field of Object.keys(values)) {
+    const value = values[field];
     const column = meta.byName.get(field);
     if (!column)
       throw metadataError('invalid_data', `Field "${field}" does not exist in table "${meta.name}"`);
@@ -150,17 +151,16 @@ export async function isolate<T>(
 }
 
 export function valuesSql(columns: string[], row: Map<string, unknown>, params: unknown[]): string {
-  return (
-    '(' +
-    columns
-      .map((column) => {
-        if (!row.has(column)) return 'DEFAULT';
-        params.push(row.get(column));
-        return '?';
-      })
-      .join(', ') +
-    ')'
-  );
+  let tuple = '(';
+  for (let index = 0; index < columns.length; index += 1) {
+    const column = columns[index];
+    if (index > 0) tuple += ', ';
+    if (row.has(column)) {
+      params.push(row.get(column));
+      tuple += '?';
+    } else tuple += 'DEFAULT';
+  }
+  return tuple + ')';
 }
 
 async function recordsByKey(

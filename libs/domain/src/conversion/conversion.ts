@@ -314,7 +314,12 @@ const TABLE: Record<TypeClass, Partial<Record<TypeClass, Rule>>> = {
   },
   integer: {
     text: rule('ok', (value) => lift(readInteger(value), (number) => number.toString())),
-    integer: rule('ok', (value) => lift(readInteger(value), integerValue)),
+    integer: rule('ok', (value) =>
+      // A safe integer stays itself (-0 becomes 0): what the general path gives, without a bigint.
+      typeof value === 'number' && Number.isSafeInteger(value)
+        ? ok(value === 0 ? 0 : value)
+        : lift(readInteger(value), integerValue),
+    ),
     decimal: rule('ok', (value) => lift(readInteger(value), (number) => number.toString())),
     float: rule('lossy', (value) => lift(readInteger(value), Number), 'integers beyond 2^53 are rounded'),
     boolean: rule(
@@ -556,8 +561,9 @@ function targetConstraint(from: FieldTypeInfo, to: FieldTypeInfo): TargetConstra
           bound !== null && bound <= max
             ? null
             : `text longer than ${max} characters (the target's max_length) fails`,
+        // A text of at most `max` UTF-16 units has at most `max` characters: only longer ones are counted.
         apply: (value) =>
-          typeof value === 'string' && characterLength(value) > max
+          typeof value === 'string' && value.length > max && characterLength(value) > max
             ? fail(`${show(value)} is longer than ${max} characters`)
             : ok(value),
       };

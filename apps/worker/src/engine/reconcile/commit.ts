@@ -18,7 +18,7 @@ import {
   removeQueueEntries,
   resolveRecordIssues,
   saveLinks,
-  shadowHash,
+  setShadow,
   shadowOf,
   wakeDeferredPushes,
 } from '@lockstep/persistence';
@@ -72,14 +72,9 @@ async function linkRows(batch: Batch): Promise<Rows> {
     for (const side of SIDES) {
       const updates = unit.shadow[side];
       if (Object.keys(updates).length === 0) continue;
-      const merged = { ...(shadowOf(unit.link, side) ?? {}), ...updates };
-      if (side === 'left') {
-        unit.link.left_shadow = merged;
-        unit.link.left_hash = shadowHash(merged, fields.left);
-      } else {
-        unit.link.right_shadow = merged;
-        unit.link.right_hash = shadowHash(merged, fields.right);
-      }
+      // A side without a shadow yet (a new link) takes the updates object itself: nothing changes it after this.
+      const before = shadowOf(unit.link, side);
+      setShadow(unit.link, side, before ? { ...before, ...updates } : updates, fields[side]);
     }
     for (const side of SIDES) if (unit.current[side] !== null) rows.seen[side].push(unit.link.id);
     for (const side of keepChangeTimes(unit, now))

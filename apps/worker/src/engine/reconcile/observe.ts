@@ -44,10 +44,7 @@ export async function observe(
     result: { created: { left: 0, right: 0 }, updated: { left: 0, right: 0 }, failed: 0, verifyDeletes: 0 },
     now: '',
   };
-  const latest = new Map<string, Observation>();
-  for (const observation of observations)
-    latest.set(`${observation.side}:${observation.remoteId}`, observation);
-  const obs = [...latest.values()];
+  const obs = request.kind === 'initial' ? observations : latestPerRecord(observations);
   const index = await indexLinks(batch, obs);
   let seenCount = 0;
   for (const o of obs) {
@@ -68,25 +65,33 @@ export async function observe(
   return batch;
 }
 
+/**
+ * The latest observation of each record, in the order records were first observed. An initial sync's page
+ * needs none of this: it holds each record once (a page of a keyset read).
+ */
+function latestPerRecord(observations: Observation[]): Observation[] {
+  const latest = new Map<string, Observation>();
+  for (const observation of observations)
+    latest.set(`${observation.side}:${observation.remoteId}`, observation);
+  return [...latest.values()];
+}
+
 /** Loads the links of the observed records (none for an unlinked initial sync pass). */
 async function indexLinks(batch: Batch, obs: Observation[]): Promise<LinkIndex> {
   const { ctx, pair, request } = batch;
-  const unlinked = request.kind === 'initial' && request.unlinked;
+  const index: LinkIndex = { byRemote: { left: new Map(), right: new Map() }, byService: new Map() };
+  if (request.kind === 'initial' && request.unlinked) return index;
   const ids = {
     left: obs.filter((o) => o.side === 'left').map((o) => o.remoteId),
     right: obs.filter((o) => o.side === 'right').map((o) => o.remoteId),
   };
   const serviceIds = { own: [] as string[], unplaced: [] as string[] };
-  if (!unlinked)
-    for (const o of obs) {
-      const id = o.record.serviceId;
-      if (typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id))
-        (createdBySync(ctx.syncId, id) ? serviceIds.own : serviceIds.unplaced).push(id);
-    }
-  const links = unlinked
-    ? []
-    : await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
-  const index: LinkIndex = { byRemote: { left: new Map(), right: new Map() }, byService: new Map() };
+  for (const o of obs) {
+    const id = o.record.serviceId;
+    if (typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id))
+      (createdBySync(ctx.syncId, id) ? serviceIds.own : serviceIds.unplaced).push(id);
+  }
+  const links = await loadLinks(ctx.db, ctx.syncId, pair.index, ids.left, ids.right, serviceIds);
   for (const link of links) {
     if (link.left_remote_id !== null) index.byRemote.left.set(link.left_remote_id, link);
     if (link.right_remote_id !== null) index.byRemote.right.set(link.right_remote_id, link);
@@ -115,7 +120,8 @@ function linkFor(
       return { link: adopted, isNew: false, orphan: false };
     }
   }
-  if (request.kind === 'initial' && request.skip.has(`${o.side}:${o.remoteId}`)) return null;
+  if (request.kind === 'initial' && request.skip.size > 0 && request.skip.has(`${o.side}:${o.remoteId}`))
+    return null;
   const orphan =
     createdBySync(ctx.syncId, o.record.serviceId) && !index.byService.has(o.record.serviceId!.toLowerCase());
   const serviceId = orphan ? o.record.serviceId!.toLowerCase() : newServiceId(batch, o);

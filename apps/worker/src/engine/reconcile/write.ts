@@ -179,7 +179,9 @@ async function recordWritten(
     const filled = readBack.get(remoteOf(unit.link, target)!);
     const values = stored
       ? pick(stored.values, fields[target])
-      : { ...(filled ? pick(filled.values, fields[target]) : {}), ...write.values };
+      : filled
+        ? { ...pick(filled.values, fields[target]), ...write.values }
+        : { ...write.values };
     const before = shadowOf(unit.link, target);
     const changes: OperationRow['field_changes'] = [];
     if (write.create) {
@@ -207,13 +209,20 @@ async function recordWritten(
       result.updated[target] += 1;
     }
     succeeded.push({ recordId: unit.link.id, side: target });
-    const conflicts = unit.conflicts
-      .filter((conflict) => conflict.to === target)
-      .map(({ field, winner, reason }) => ({ field, winner, reason }));
     const action = write.create ? 'created' : 'updated';
-    const details = conflicts.length > 0 ? { conflicts } : null;
-    unit.ops.push(operation(pair, unit.link, target, values, action, 'push', changes, details));
+    unit.ops.push(
+      operation(pair, unit.link, target, values, action, 'push', changes, conflictDetails(unit, target)),
+    );
   }
+}
+
+/** A write's operation details: the conflicts it carries to `target`, or null. */
+function conflictDetails(unit: Unit, target: SideName): Record<string, unknown> | null {
+  if (unit.conflicts.length === 0) return null;
+  const conflicts = unit.conflicts
+    .filter((conflict) => conflict.to === target)
+    .map(({ field, winner, reason }) => ({ field, winner, reason }));
+  return conflicts.length > 0 ? { conflicts } : null;
 }
 
 /**

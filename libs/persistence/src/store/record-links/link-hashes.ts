@@ -4,6 +4,8 @@
  * values.
  */
 import { hash } from 'node:crypto';
+import type { SideName } from '@lockstep/domain';
+import type { LinkRow } from './record-links';
 
 /** Stable JSON (sorted keys): what a content hash is taken from. */
 export function stableJson(value: unknown): string {
@@ -66,11 +68,12 @@ let lastHashed = { text: '', hash: '' };
 
 /**
  * The two sides of a record are hashed one after the other, and often hold the same text (the same field
- * names and values on both sides, as after a create): the last hash is reused then.
+ * names and values on both sides, as after a create): the last hash is reused then, with the text it was
+ * taken from (one string for both sides' shadows).
  */
-function hashOf(text: string): string {
+function hashOf(text: string): { text: string; hash: string } {
   if (text !== lastHashed.text) lastHashed = { text, hash: hash('sha1', text, 'base64url') };
-  return lastHashed.hash;
+  return lastHashed;
 }
 
 /**
@@ -79,27 +82,64 @@ function hashOf(text: string): string {
  */
 export function contentHash(values: Record<string, unknown> | null, fields: string[]): string | null {
   if (!values) return null;
-  return hashOf(hashedText(values, hashKeysOf(fields)).text);
+  return hashOf(hashedText(values, hashKeysOf(fields)).text).hash;
 }
 
 /**
- * Shadows whose JSON text is already known: the stable JSON their hash was taken from, when they hold exactly
- * the mapped fields (as after a create). The store keeps that text as the shadow (any key order is the same
- * JSON object), so it is not serialized a second time (see `shadowJson`).
+ * The texts a link's shadows were hashed from, when they hold exactly the mapped fields (as after a create):
+ * the store keeps that text as the shadow (any key order is the same JSON object), so it is not serialized a
+ * second time (see `shadowJson`). Kept on the link under a symbol (JSON and key listings do not see it), each
+ * with the shadow it was taken from: a text counts only while the link still holds that very shadow. (A weak
+ * map by shadow costs the garbage collector more than serializing again would.)
  */
-const shadowTexts = new WeakMap<object, string>();
+const HASHED = Symbol('hashedShadowTexts');
+
+interface HashedShadows {
+  left: object | null;
+  leftText: string;
+  right: object | null;
+  rightText: string;
+}
+
+type WithHashedShadows = LinkRow & { [HASHED]?: HashedShadows };
 
 /**
- * `contentHash` of a shadow about to be stored; remembers its text for `shadowJson` when it can stand for the
- * whole shadow.
+ * Sets a side's shadow and its content hash (`contentHash` of the shadow), and remembers the text for
+ * `shadowJson` when it can stand for the whole shadow. The shadow is not changed afterwards.
  */
-export function shadowHash(shadow: Record<string, unknown>, fields: string[]): string {
+export function setShadow(
+  link: LinkRow,
+  side: SideName,
+  shadow: Record<string, unknown>,
+  fields: string[],
+): void {
   const { text, exact } = hashedText(shadow, hashKeysOf(fields));
-  if (exact) shadowTexts.set(shadow, text);
-  return hashOf(text);
+  const hashed = hashOf(text);
+  const known = ((link as WithHashedShadows)[HASHED] ??= {
+    left: null,
+    leftText: '',
+    right: null,
+    rightText: '',
+  });
+  if (side === 'left') {
+    link.left_shadow = shadow;
+    link.left_hash = hashed.hash;
+    known.left = exact ? shadow : null;
+    known.leftText = hashed.text;
+  } else {
+    link.right_shadow = shadow;
+    link.right_hash = hashed.hash;
+    known.right = exact ? shadow : null;
+    known.rightText = hashed.text;
+  }
 }
 
-/** A shadow's JSON text as stored. */
-export function shadowJson(shadow: Record<string, unknown>): string {
-  return shadowTexts.get(shadow) ?? JSON.stringify(shadow);
+/** A side's shadow as stored (null without one): the text it was hashed from when known, else its JSON. */
+export function shadowJson(link: LinkRow, side: SideName): string | null {
+  const shadow = side === 'left' ? link.left_shadow : link.right_shadow;
+  if (shadow === null) return null;
+  const known = (link as WithHashedShadows)[HASHED];
+  if (known && side === 'left' && known.left === shadow) return known.leftText;
+  if (known && side === 'right' && known.right === shadow) return known.rightText;
+  return JSON.stringify(shadow);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { fieldChangesJson, insertOperations } from '../operations/operation-writes';
-import { contentHash, shadowHash, shadowJson, stableJson } from './link-hashes';
+import { contentHash, setShadow, shadowJson, stableJson } from './link-hashes';
 import { insertLinks, type LinkRow, loadLinks, loadLinksById, saveLinks } from './record-links';
 import { RIGHT_SHADOW, SAME_AS_LEFT } from './right-shadow';
 
@@ -55,13 +55,47 @@ describe('contentHash', () => {
   });
 });
 
-describe('shadowHash and shadowJson', () => {
+describe('setShadow and shadowJson', () => {
+  const bare = (): LinkRow => ({
+    id: 'rec_1',
+    service_id: '44444444-4444-4444-8444-000000000001',
+    table_pair: 0,
+    name: null,
+    left_remote_id: 'L1',
+    right_remote_id: null,
+    left_shadow: null,
+    right_shadow: null,
+    left_hash: null,
+    right_hash: null,
+    left_deleted: false,
+    right_deleted: false,
+    left_filtered: false,
+    right_filtered: false,
+    left_sync_disabled: false,
+    right_sync_disabled: false,
+    dead: false,
+    create_pending: null,
+    left_changed_at: null,
+    right_changed_at: null,
+  });
+
   it('hash as contentHash does; a shadow holding exactly the mapped fields is stored as the text it was hashed from', () => {
     const fields = ['qty', 'name', 'tags'];
     const shadow = { name: 'a\tb "q"', qty: 2, tags: { z: 1, a: [2] } };
-    expect(shadowHash(shadow, fields)).toBe(reference(shadow, fields));
-    expect(shadowJson(shadow)).toBe(stableJson(shadow));
-    expect(JSON.parse(shadowJson(shadow))).toEqual(shadow);
+    const link = bare();
+    setShadow(link, 'left', shadow, fields);
+    expect(link.left_shadow).toBe(shadow);
+    expect(link.left_hash).toBe(reference(shadow, fields));
+    expect(shadowJson(link, 'left')).toBe(stableJson(shadow));
+    expect(JSON.parse(shadowJson(link, 'left')!)).toEqual(shadow);
+    expect(shadowJson(link, 'right')).toBeNull();
+    // What it remembers is not part of the row: not listed, not in its JSON.
+    expect(Object.keys(link)).toEqual(Object.keys(bare()));
+    expect(JSON.parse(JSON.stringify(link))).toEqual({
+      ...bare(),
+      left_shadow: shadow,
+      left_hash: reference(shadow, fields),
+    });
   });
 
   it.each([
@@ -70,12 +104,21 @@ describe('shadowHash and shadowJson', () => {
     ['an undefined value', { name: 'a', qty: undefined }],
   ])('a shadow with %s hashes its mapped fields and is stored whole, as it is', (_name, shadow) => {
     const fields = ['name', 'qty'];
-    expect(shadowHash(shadow, fields)).toBe(reference(shadow, fields));
-    expect(shadowJson(shadow)).toBe(JSON.stringify(shadow));
+    const link = bare();
+    setShadow(link, 'right', shadow, fields);
+    expect(link.right_hash).toBe(reference(shadow, fields));
+    expect(shadowJson(link, 'right')).toBe(JSON.stringify(shadow));
   });
 
-  it('a shadow never hashed is stored as JSON.stringify gives it', () => {
-    expect(shadowJson({ b: 1, a: 2 })).toBe('{"b":1,"a":2}');
+  it('a shadow not set by setShadow (read from the store, or replaced since) is stored as JSON.stringify gives it', () => {
+    const link = bare();
+    link.left_shadow = { b: 1, a: 2 };
+    expect(shadowJson(link, 'left')).toBe('{"b":1,"a":2}');
+    setShadow(link, 'left', { a: 1 }, ['a']);
+    link.left_shadow = { b: 2, a: 1 };
+    expect(shadowJson(link, 'left')).toBe('{"b":2,"a":1}');
+    const copy = { ...link, left_shadow: { a: 3 } };
+    expect(shadowJson(copy, 'left')).toBe('{"a":3}');
   });
 });
 

@@ -276,8 +276,8 @@ function copyRow(
   leftSeen: string | null,
   rightSeen: string | null,
 ): (string | number | boolean | null)[] {
-  const left = link.left_shadow === null ? null : shadowJson(link.left_shadow);
-  const right = link.right_shadow === null ? null : shadowJson(link.right_shadow);
+  const left = shadowJson(link, 'left');
+  const right = shadowJson(link, 'right');
   const head = [
     link.id,
     syncId,
