@@ -99,7 +99,7 @@ describe('a PostgreSQL <-> Airtable sync through the API and the worker', () => 
     // the count of operations stays put once the edits are carried.
     const db = t.app.get(DataSource);
     const count = async () =>
-      Number((await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [sync.id]))[0].n);
+      Number((await db.query(`SELECT count(*) AS n FROM operation_log WHERE sync_id = $1`, [sync.id]))[0].n);
     const settled = await count();
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(await count()).toBe(settled);

@@ -261,6 +261,25 @@ describe('monitoring: operations and issues of a live sync', () => {
     } while (cursor);
     expect(pages).toBe(Math.ceil(all.length / 3));
     expect(walked).toEqual(all);
+    // The initial sync's creates are stored a page at a time (operation_batches), and read back one by one:
+    // pages of 1 step through a batch by position.
+    const batches: { size: number }[] = await live.db.query(
+      `SELECT size FROM operation_batches WHERE sync_id = $1`,
+      [live.id],
+    );
+    expect(batches.reduce((sum, batch) => sum + batch.size, 0)).toBe(
+      all.filter((op) => op.action === 'created').length,
+    );
+    const byOne: Op[] = [];
+    cursor = null;
+    do {
+      const res = await get(
+        `/v1/sync/operations?sync=${live.id}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      byOne.push(...res.body.data);
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    expect(byOne).toEqual(all);
     // A cursor with a filter keeps filtering.
     const first = await get(`/v1/sync/operations?sync=${live.id}&record=${ada}&limit=1`);
     const second = await get(

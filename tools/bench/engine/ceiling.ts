@@ -3,13 +3,14 @@
  * every byte of their text built before the clock starts, and nothing read, compared or decided. The engine
  * cannot be faster than this on the same machine, whatever its own code costs, as long as it stores what the
  * design asks for: per record, the target row, one record link (the left shadow, the right one as `"="`, both
- * content hashes, the seen times) and one `created` operation with its `field_changes`.
+ * content hashes, the seen times, its operation's id) and one `created` operation with its `field_changes`,
+ * stored as the engine stores an initial sync's creates: one `operation_batches` row per page.
  *
  * - Target rows: in batches of 500 (`ENGINE_WRITE_BATCH`) into a fresh table prepared by the connector with a
  *   service id column, as the raw write's table is; PostgreSQL by `COPY`, MariaDB by a multi-row `INSERT`.
- * - Store rows: pages of 1,000 (`ENGINE_PAGE_SIZE`), each page's links and operations by `COPY` in one
- *   transaction with `synchronous_commit = off`, in the columns and the text form `insertLinks` and
- *   `insertOperations` use (libs/persistence/src/store: record-links, operations), into the migrated service
+ * - Store rows: pages of 1,000 (`ENGINE_PAGE_SIZE`), each page's links by `COPY` and its batch of operations
+ *   by one `INSERT`, in one transaction with `synchronous_commit = off`, in the columns and the text form
+ *   `insertLinks` and `insertOperationBatches` use (libs/persistence/src/store: record-links, operations), into the migrated service
  *   store. The pages go over one store connection, or over two taking turns (the engine has up to two page
  *   commits under way).
  * - The target writes and the store writes run at the same time, each on its own connection.
@@ -39,9 +40,14 @@ export interface WriteCeiling {
 const TARGET_BATCH = 500;
 const STORE_PAGE = 1000;
 const LINK_COLUMNS =
-  'id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash, left_seen_at, right_seen_at';
-const OPERATION_COLUMNS =
-  'id, sync_id, record_id, table_pair, side, table_id, table_name, record_remote_id, record_name, action, trigger, field_changes, details';
+  'id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, left_shadow, right_shadow, left_hash, right_hash, left_seen_at, right_seen_at, created_op';
+const INSERT_BATCH = `
+  INSERT INTO operation_batches (id, sync_id, table_pair, side, table_id, table_name, action, trigger, size,
+     records, field_changes)
+  VALUES ($1, $2, 0, $3, $4, $5, 'created', 'push', $6, $7::json, $8::json)`;
+
+/** A page's operations as one batch: its parameters of `INSERT_BATCH`, texts built. */
+type BatchParams = [string, string, string, string, string, number, string, string];
 
 /** An id of the service's form (`rec_` / `op_` and 20 lowercase letters and digits), unique per `i`. */
 const serviceId = (prefix: string, i: number) => `${prefix}_${i.toString(36).padStart(20, '0')}`;
@@ -57,11 +63,13 @@ function storePages(
   targetSide: 'left' | 'right',
   serviceIds: string[],
   now: string,
-): { links: Buffer; operations: Buffer }[] {
-  const pages: { links: Buffer; operations: Buffer }[] = [];
+): { links: Buffer; batch: BatchParams }[] {
+  const pages: { links: Buffer; batch: BatchParams }[] = [];
   for (let first = 1; first <= rows; first += STORE_PAGE) {
     const links: string[] = [];
+    const records: string[] = [];
     const operations: string[] = [];
+    const batchId = `op_${first.toString(36).padStart(16, '0')}`;
     for (let i = first; i <= Math.min(rows, first + STORE_PAGE - 1); i += 1) {
       const values = canonicalRow(i);
       const sorted = Object.keys(values).sort();
@@ -86,29 +94,24 @@ function storePages(
           hashText(i),
           now,
           now,
+          batchId + (i - first).toString(36).padStart(4, '0'),
         ].join('\t'),
       );
-      operations.push(
-        [
-          serviceId('op', i),
-          syncId,
-          record,
-          0,
-          targetSide,
-          tableId,
-          table,
-          i,
-          name,
-          'created',
-          'push',
-          changes,
-          '\\N',
-        ].join('\t'),
-      );
+      records.push(JSON.stringify([record, String(i), name]));
+      operations.push(changes);
     }
     pages.push({
       links: Buffer.from(`${links.join('\n')}\n`),
-      operations: Buffer.from(`${operations.join('\n')}\n`),
+      batch: [
+        batchId,
+        syncId,
+        targetSide,
+        tableId,
+        table,
+        records.length,
+        `[${records.join(',')}]`,
+        `[${operations.join(',')}]`,
+      ],
     });
   }
   return pages;
@@ -213,11 +216,7 @@ export async function writeCeiling(
           await client.query('BEGIN');
           await client.query('SET LOCAL synchronous_commit = off');
           await copyBuffer(client, `COPY record_links (${LINK_COLUMNS}) FROM STDIN`, pages[page]!.links);
-          await copyBuffer(
-            client,
-            `COPY operations (${OPERATION_COLUMNS}) FROM STDIN`,
-            pages[page]!.operations,
-          );
+          await client.query(INSERT_BATCH, pages[page]!.batch);
           await client.query('COMMIT');
         }
       }),
@@ -235,9 +234,9 @@ export async function writeCeiling(
     for (const client of clients) await client.end().catch(() => undefined);
     await writer.close().catch(() => undefined);
     await store.sql(`DELETE FROM record_links WHERE sync_id = $1`, [syncId]);
-    await store.sql(`DELETE FROM operations WHERE sync_id = $1`, [syncId]);
+    await store.sql(`DELETE FROM operation_batches WHERE sync_id = $1`, [syncId]);
     // Their dead index entries would otherwise slow down whatever writes the store next.
-    await store.sql(`VACUUM record_links, operations`);
+    await store.sql(`VACUUM record_links, operation_batches`);
     await target.sql(
       target.kind === 'postgres'
         ? `DROP TABLE IF EXISTS "${target.base}"."${table}" CASCADE`

@@ -2,7 +2,9 @@
  * Operations-list benchmark (`npm run bench:operations`, see README.md): how long `GET /sync/operations` takes
  * at the server with a large change log. Seeds N operations (default 1,000,000) for one sync (plus a tenth as
  * many for a second sync of the same account) into a throw-away service store with `INSERT ... SELECT
- * generate_series`, starts the built API in this process, and times each request from the server receiving it
+ * generate_series`, and before them the measured sync's initial sync: one `created` operation per record, stored
+ * the way the engine stores them (a batch of up to 1,000 per table pair in `operation_batches`, each record's link
+ * pointing at its operation), starts the built API in this process, and times each request from the server receiving it
  * to the server finishing the response (a `request` listener placed before Express's). Target: p95 < 50 ms.
  *
  * Tools may not import apps, so the API is loaded from `dist/` (built by run.sh), like the engine benchmark
@@ -179,8 +181,56 @@ async function seed(store: ServiceStore, options: Options): Promise<Seeded> {
     await insert(otherSyncId, options.otherRows, otherPairs);
   }
   await insert(syncId, options.rows, tables);
+  await seedInitialSync(store, syncId, tables, options.records);
   await store.sql(`VACUUM ANALYZE operations`);
+  await store.sql(`VACUUM ANALYZE operation_batches`);
+  await store.sql(`VACUUM ANALYZE record_links`);
   return { accountId, syncId, tables, rows: options.rows, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Records per batch of the seeded initial sync (an engine page). */
+const BATCH_RECORDS = 1000;
+
+/**
+ * The initial sync of `records` records, a day before the log: per table pair, batches of `BATCH_RECORDS`
+ * `created` pushes on the right, half a second apart, and each record's link with its operation's id.
+ */
+async function seedInitialSync(
+  store: ServiceStore,
+  syncId: string,
+  pairs: [string, string][],
+  records: number,
+): Promise<void> {
+  const numbered = `
+    SELECT r, p, (row_number() OVER (PARTITION BY p ORDER BY r) - 1) / ${BATCH_RECORDS} AS chunk,
+           (row_number() OVER (PARTITION BY p ORDER BY r) - 1) % ${BATCH_RECORDS} AS pos
+      FROM (SELECT r, CASE WHEN r % 100 = 0 THEN ${PAIRS - 1} ELSE r % ${PAIRS - 1} END AS p
+              FROM generate_series(1, $2::bigint) AS r) x`;
+  const batchId = `'op_' || substr(md5($1 || '/' || p || '/' || chunk), 1, 16)`;
+  await store.sql(
+    `INSERT INTO operation_batches (id, sync_id, table_pair, side, table_id, table_name, action, trigger, size,
+       records, field_changes, occurred_at)
+     SELECT ${batchId}, $1, p, 'right', ($3::text[])[p * 2 + 2], ($4::text[])[p * 2 + 2], 'created', 'push', count(*),
+            json_agg(json_build_array('rec_' || lpad(to_hex(r), 20, '0'), r::text, 'Record ' || r) ORDER BY pos),
+            json_agg(json_build_array(json_build_object('field', 'name', 'after', 'Record ' || r)) ORDER BY pos),
+            now() - interval '1 day' + make_interval(secs => (p * 100000 + chunk) * 0.5)
+       FROM (${numbered}) v
+      GROUP BY p, chunk
+      ORDER BY p, chunk`,
+    [
+      syncId,
+      records,
+      pairs.flat(),
+      pairs.flatMap((_, index) => [PAIR_NAMES[index]![0], PAIR_NAMES[index]![1]]),
+    ],
+  );
+  await store.sql(
+    `INSERT INTO record_links (id, sync_id, table_pair, service_id, name, left_remote_id, right_remote_id, created_op)
+     SELECT 'rec_' || lpad(to_hex(r), 20, '0'), $1, p, gen_random_uuid(), 'Record ' || r, r::text, r::text,
+            operation_entry_id(${batchId}, pos)
+       FROM (${numbered}) v`,
+    [syncId, records],
+  );
 }
 
 // ---- the API, from dist/ ----
@@ -364,6 +414,13 @@ async function cases(store: ServiceStore, api: Api, seeded: Seeded, options: Opt
   );
   // Keep the deep positions away from the newest rows so that every page is full.
   const deep = positions.filter((_, index) => index < positions.length - 2);
+  // Positions inside the initial sync's batches (any batch but the oldest, any position from 20 up).
+  const inBatches = await store.sql<{ occurred_key: string; id: string }>(
+    `SELECT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_key,
+            seq::text || '.' || (20 + (seq * 7919) % greatest(1, size - 20))::text AS id
+       FROM operation_batches WHERE sync_id = $1 ORDER BY occurred_at DESC, seq DESC OFFSET 0 LIMIT $2`,
+    [seeded.syncId, n],
+  );
   const records = (
     await store.sql<{ record_id: string }>(
       `SELECT DISTINCT record_id FROM operations WHERE sync_id = $1 AND seq % 997 = 0 LIMIT $2`,
@@ -400,6 +457,26 @@ async function cases(store: ServiceStore, api: Api, seeded: Seeded, options: Opt
     },
     { name: 'table by remote id, next pages via cursor', minRows: 20, path: walk(`${base}&table=contacts`) },
     { name: 'record (both sides)', minRows: 1, path: (i) => `${base}&record=${spread(records, i)}` },
+    {
+      name: "initial sync's creates: cursor inside a batch",
+      minRows: 20,
+      path: (i) => {
+        const position = spread(inBatches, i);
+        return `${base}&cursor=${encodeURIComponent(api.cursorAt({ createdAt: position.occurred_key, id: position.id }))}`;
+      },
+    },
+    {
+      name: "initial sync's creates: next pages via cursor, limit 100",
+      minRows: 100,
+      path: walk(
+        `${base}&limit=100&cursor=${encodeURIComponent(api.cursorAt({ createdAt: spread(inBatches, 0).occurred_key, id: spread(inBatches, 0).id }))}`,
+      ),
+    },
+    {
+      name: 'record, limit 100 (its whole history, the batched create included)',
+      minRows: 2,
+      path: (i) => `${base}&record=${spread(records, i)}&limit=100`,
+    },
     {
       name: 'since (a time anywhere in the log)',
       minRows: 20,

@@ -6,7 +6,12 @@ import { isId } from '@lockstep/domain';
 import { accountOperation, listOperations, SyncTableEntity } from '@lockstep/persistence';
 import type { AuthContext } from '../common/auth/auth-context';
 import { requireSyncParam, sinceParam, tableParam } from '../common/http/query-params';
-import { CursorService, type LimitRule, parseLimit } from '../common/pagination/cursor.service';
+import {
+  CursorService,
+  type CursorPosition,
+  type LimitRule,
+  parseLimit,
+} from '../common/pagination/cursor.service';
 import { resolveTableRef } from '../schema/table-ref';
 import { SyncAccess } from '../syncs/sync-access';
 import { SyncLinks } from '../syncs/sync-links';
@@ -68,7 +73,7 @@ export class OperationsService {
       tableId,
       recordId,
       since,
-      before: position ? { occurredKey: position.createdAt, seq: position.id } : undefined,
+      before: position ? keysetOf(position) : undefined,
       limit: limit + 1,
     });
     if (rows === null) throw this.access.notFound(syncId);
@@ -77,7 +82,10 @@ export class OperationsService {
       limit,
       endpoint,
       auth.accountId,
-      (row) => ({ createdAt: row.occurred_key, id: row.seq }),
+      (row) => ({
+        createdAt: row.occurred_key,
+        id: row.position === undefined ? row.seq : `${row.seq}.${row.position}`,
+      }),
       (row) => toOperationListItem(row, this.links),
     );
   }
@@ -126,4 +134,23 @@ export class OperationsService {
     }
     throw invalid();
   }
+}
+
+/**
+ * The log's keyset position in a cursor: `seq`, or `seq.position` for an operation stored in a batch. A
+ * cursor is signed, so anything else was issued by an older release that no longer reads it.
+ */
+function keysetOf(position: CursorPosition): { occurredKey: string; seq: string; position?: number } {
+  const match = /^(\d{1,19})(?:\.(\d{1,7}))?$/.exec(position.id);
+  if (!match)
+    throw new DomainError(
+      ErrorCode.InvalidCursor,
+      'cursor was not issued by this endpoint; pass back `next_cursor` unchanged.',
+    );
+  const [, seq, inBatch] = match;
+  return {
+    occurredKey: position.createdAt,
+    seq: seq!,
+    ...(inBatch === undefined ? {} : { position: Number(inBatch) }),
+  };
 }

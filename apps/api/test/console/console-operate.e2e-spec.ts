@@ -212,7 +212,7 @@ describe('console: operations log, pause, activate, delete', () => {
   it('shows a conflict as such on the operation and in the log', async () => {
     const { page } = browser;
     const [op] = await db.query(
-      `SELECT id FROM operations WHERE sync_id = $1 AND action = 'updated' ORDER BY occurred_at DESC LIMIT 1`,
+      `SELECT id FROM operation_log WHERE sync_id = $1 AND action = 'updated' ORDER BY occurred_at DESC LIMIT 1`,
       [syncId],
     );
     await db.query(`UPDATE operations SET details = $2 WHERE id = $1`, [
@@ -301,7 +301,7 @@ describe('console: operations log, pause, activate, delete', () => {
     expect(forged.status()).toBe(403);
     expect((await getSync()).status).toBe('active');
     const foreign = await server.t.bareSync(other.id);
-    const [op] = await db.query(`SELECT id FROM operations WHERE sync_id = $1 LIMIT 1`, [syncId]);
+    const [op] = await db.query(`SELECT id FROM operation_log WHERE sync_id = $1 LIMIT 1`, [syncId]);
     const [issue] = await db.query(`SELECT id FROM sync_issues WHERE sync_id = $1 LIMIT 1`, [syncId]);
     const foreignIssue = newId('issue');
     await db.query(

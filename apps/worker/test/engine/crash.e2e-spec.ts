@@ -143,7 +143,7 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
   const operations = async (syncId: string) =>
     Number(
       (
-        (await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [syncId])) as {
+        (await db.query(`SELECT count(*) AS n FROM operation_log WHERE sync_id = $1`, [syncId])) as {
           n: string;
         }[]
       )[0]!.n,
@@ -368,8 +368,8 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
     await expectConsistent(syncId, N - 1);
     // The change log tells the story: the copy written before the crash, then its removal.
     const ops = (await db.query(
-      `SELECT o.action, o.side, o.trigger, o.details FROM operations o JOIN record_links l ON l.id = o.record_id
-       WHERE o.sync_id = $1 AND l.left_remote_id IS NULL AND l.left_deleted ORDER BY o.seq`,
+      `SELECT o.action, o.side, o.trigger, o.details FROM operation_log o JOIN record_links l ON l.id = o.record_id
+       WHERE o.sync_id = $1 AND l.left_remote_id IS NULL AND l.left_deleted ORDER BY o.seq, o.batch_position`,
       [syncId],
     )) as { action: string; side: string; trigger: string; details: Record<string, unknown> | null }[];
     expect(ops.map((op) => [op.action, op.side, op.trigger])).toEqual([

@@ -60,7 +60,7 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
   const operations = async (syncId: string) =>
     Number(
       (
-        (await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [syncId])) as {
+        (await db.query(`SELECT count(*) AS n FROM operation_log WHERE sync_id = $1`, [syncId])) as {
           n: string;
         }[]
       )[0]!.n,
@@ -147,7 +147,7 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
       Number((await db.query(`SELECT count(*) AS n FROM record_links WHERE sync_id = $1`, [syncId]))[0].n),
     ).toBe(4);
     const created: { side: string; record_remote_id: string }[] = await db.query(
-      `SELECT side, record_remote_id FROM operations WHERE sync_id = $1 AND action = 'created' ORDER BY side, record_remote_id`,
+      `SELECT side, record_remote_id FROM operation_log WHERE sync_id = $1 AND action = 'created' ORDER BY side, record_remote_id`,
       [syncId],
     );
     expect(created).toEqual([
@@ -183,14 +183,14 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
         Number(
           (
             await db.query(
-              `SELECT count(*) AS n FROM operations WHERE sync_id = $1 AND action = 'deleted' AND side = 'right' AND trigger = 'push'`,
+              `SELECT count(*) AS n FROM operation_log WHERE sync_id = $1 AND action = 'deleted' AND side = 'right' AND trigger = 'push'`,
               [syncId],
             )
           )[0].n,
         ) === 1,
     );
     const poll = await db.query(
-      `SELECT side, action, trigger, field_changes FROM operations WHERE sync_id = $1 AND trigger = 'poll' AND action = 'updated' AND side = 'left'`,
+      `SELECT side, action, trigger, field_changes FROM operation_log WHERE sync_id = $1 AND trigger = 'poll' AND action = 'updated' AND side = 'left'`,
       [syncId],
     );
     expect(poll).toEqual(
@@ -199,7 +199,7 @@ describe('engine: PostgreSQL <-> MariaDB', () => {
       ]),
     );
     const push = await db.query(
-      `SELECT field_changes FROM operations WHERE sync_id = $1 AND trigger = 'push' AND action = 'updated' AND side = 'right'`,
+      `SELECT field_changes FROM operation_log WHERE sync_id = $1 AND trigger = 'push' AND action = 'updated' AND side = 'right'`,
       [syncId],
     );
     expect(push).toEqual(

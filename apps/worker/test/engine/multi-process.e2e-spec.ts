@@ -301,7 +301,9 @@ describe('several API and worker processes on one store and one Redis', () => {
   const operationsOf = async (ids: string[]) =>
     Number(
       (
-        (await db.query(`SELECT count(*) AS n FROM operations WHERE sync_id = ANY($1::text[])`, [ids])) as {
+        (await db.query(`SELECT count(*) AS n FROM operation_log WHERE sync_id = ANY($1::text[])`, [
+          ids,
+        ])) as {
           n: string;
         }[]
       )[0]!.n,

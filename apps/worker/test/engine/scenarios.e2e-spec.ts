@@ -93,7 +93,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
     )[0];
   const opCount = async (syncId: string) =>
     Number(
-      (await q<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE sync_id = $1`, [syncId]))[0]!.n,
+      (await q<{ n: string }>(`SELECT count(*) AS n FROM operation_log WHERE sync_id = $1`, [syncId]))[0]!.n,
     );
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -404,9 +404,9 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       // Nothing was deleted because of the filter.
       expect((await right()).map((r) => r.id)).toEqual([1, 2, 3, 4]);
       expect((await left()).map((r) => r.id)).toEqual([1, 2, 3, 5]);
-      expect(await q(`SELECT * FROM operations WHERE sync_id = $1 AND action = 'deleted'`, [syncId])).toEqual(
-        [],
-      );
+      expect(
+        await q(`SELECT * FROM operation_log WHERE sync_id = $1 AND action = 'deleted'`, [syncId]),
+      ).toEqual([]);
     });
 
     it('the sync-enabled field: only records with it on sync; turning it off syncs that update and then stops', async () => {
@@ -536,7 +536,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
         [second.id, syncId, second.record_id],
       );
       const scansBefore = await q<{ n: string }>(
-        `SELECT count(*) AS n FROM operations WHERE sync_id = $1 AND action = 'deleted' AND record_id = $2`,
+        `SELECT count(*) AS n FROM operation_log WHERE sync_id = $1 AND action = 'deleted' AND record_id = $2`,
         [syncId, second.record_id],
       );
       // Two full scans' worth of time.
@@ -552,7 +552,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       ).toEqual(['detected', 'ignored']);
       expect(
         await q(
-          `SELECT count(*) AS n FROM operations WHERE sync_id = $1 AND action = 'deleted' AND record_id = $2`,
+          `SELECT count(*) AS n FROM operation_log WHERE sync_id = $1 AND action = 'deleted' AND record_id = $2`,
           [syncId, second.record_id],
         ),
       ).toEqual(scansBefore);
@@ -672,9 +672,10 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       });
       expect((await my.sql(`SELECT id FROM contacts WHERE id = 2`)).length).toBe(1);
       expect(
-        await q(`SELECT side, trigger, details FROM operations WHERE sync_id = $1 AND action = 'deleted'`, [
-          syncId,
-        ]),
+        await q(
+          `SELECT side, trigger, details FROM operation_log WHERE sync_id = $1 AND action = 'deleted'`,
+          [syncId],
+        ),
       ).toEqual([{ side: 'left', trigger: 'poll', details: { decision: 'hold' } }]);
       // Later scans do not raise it again.
       await pause(4500);
@@ -812,7 +813,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
           side: string;
           details: { conflicts?: { field: string; winner: string; reason: string }[] } | null;
         }>(
-          `SELECT side, details FROM operations WHERE sync_id = $1 AND action = 'updated' AND trigger = 'push' ORDER BY seq`,
+          `SELECT side, details FROM operation_log WHERE sync_id = $1 AND action = 'updated' AND trigger = 'push' ORDER BY seq, batch_position`,
           [syncId],
         )
       ).flatMap((op) => (op.details?.conflicts ?? []).map((conflict) => ({ written: op.side, ...conflict })));
@@ -1246,7 +1247,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
         'Ada Lovelace',
       );
       const ops = await q<Row>(
-        `SELECT side, trigger, action, field_changes FROM operations WHERE sync_id = $1 AND record_id = $2 ORDER BY seq`,
+        `SELECT side, trigger, action, field_changes FROM operation_log WHERE sync_id = $1 AND record_id = $2 ORDER BY seq, batch_position`,
         [syncId, link!.id],
       );
       expect(ops).toEqual(
@@ -1327,7 +1328,7 @@ describe('engine scenarios: PostgreSQL <-> MariaDB', () => {
       }
       expect(
         await q(
-          `SELECT count(*)::int AS n FROM operations WHERE sync_id = $1 AND trigger = 'push' AND action = 'created' AND record_remote_id = '3'`,
+          `SELECT count(*)::int AS n FROM operation_log WHERE sync_id = $1 AND trigger = 'push' AND action = 'created' AND record_remote_id = '3'`,
           [syncId],
         ),
       ).toEqual([{ n: 1 }]);

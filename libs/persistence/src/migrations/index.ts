@@ -12,6 +12,7 @@ import { EngineStoreValues1764400000100 } from './1764400000100-engine-store-val
 import { LinkChangeTimes1764500000000 } from './1764500000000-link-change-times';
 import { IssueRecurrence1764600000000 } from './1764600000000-issue-recurrence';
 import { InitialSyncRanges1764700000000 } from './1764700000000-initial-sync-ranges';
+import { OperationBatches1764800000000 } from './1764800000000-operation-batches';
 
 /** Every migration, oldest first. Add new ones at the end. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   LinkChangeTimes1764500000000,
   IssueRecurrence1764600000000,
   InitialSyncRanges1764700000000,
+  OperationBatches1764800000000,
 ];

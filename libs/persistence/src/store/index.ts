@@ -11,6 +11,7 @@ export * from './live-export/capture-store';
 export * from './live-export/export-store';
 export * from './live-export/run-store';
 export * from './live-export/schedule-store';
+export * from './operations/operation-batches';
 export * from './operations/operation-reads';
 export * from './operations/operation-writes';
 export * from './paging';

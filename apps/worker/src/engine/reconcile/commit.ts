@@ -6,10 +6,12 @@ import { setImmediate } from 'node:timers/promises';
 import type { SideName } from '@lockstep/domain';
 import { applyConfirmedDeletes } from '../deletes';
 import {
+  batchOperations,
   changedAtOf,
   closeReappeared,
   enqueue,
   insertLinks,
+  insertOperationBatches,
   insertOperations,
   type LinkRow,
   type OperationRow,
@@ -130,13 +132,15 @@ async function store(
     .filter((unit) => unit.orphan)
     .map((unit) => ({ link: unit.link, side: other(unit.current.left ? 'left' : 'right') }));
   const onCommit = onCommitOf(request);
+  const operations = storedOperations(batch, rows, freshIds);
   const times = request.kind === 'initial' ? request.times : null;
   times?.enterStore();
   await ctx
     .fenced(async (tx) => {
       await insertLinks(tx, ctx.syncId, rows.fresh, rows.seen);
       await saveLinks(tx, ctx.syncId, rows.toSave, rows.seen);
-      await insertOperations(tx, ctx.syncId, rows.operations);
+      await insertOperations(tx, ctx.syncId, operations.rest);
+      await insertOperationBatches(tx, ctx.syncId, operations.batches);
       await openRecordIssues(tx, ctx.syncId, issues);
       await resolveRecordIssues(tx, ctx.syncId, resolved);
       // Nothing is left to carry there: the issues of converting or writing the settled change are moot.
@@ -170,6 +174,17 @@ async function store(
   // The source of an orphaned copy is gone: the delete rules decide about the copy (a pending delete under
   // review).
   if (orphans.length > 0) await applyConfirmedDeletes(ctx, pair, orphans);
+}
+
+/**
+ * An initial sync page's creates of new links are stored as batches (one row per side and table pair, read
+ * back by the API as one operation per record), each link keeping its operation's id; the rest one row each.
+ */
+function storedOperations(batch: Batch, rows: Rows, freshIds: ReadonlySet<string>) {
+  if (batch.request.kind !== 'initial') return { rest: rows.operations, batches: [] };
+  const { batches, rest, ids } = batchOperations(rows.operations, freshIds);
+  for (const link of rows.fresh) link.created_op = ids.get(link.id) ?? null;
+  return { rest, batches };
 }
 
 /**

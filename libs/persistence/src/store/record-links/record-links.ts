@@ -37,6 +37,12 @@ export interface LinkRow {
    */
   left_changed_at: string | null;
   right_changed_at: string | null;
+  /**
+   * The operation that created the record's copy when it is stored in a batch (`operation-batches.ts`): the
+   * filter by record finds it through here. Written only with a new link (`insertLinks`), never read back
+   * with the link.
+   */
+  created_op?: string | null;
 }
 
 /** A `timestamptz` column as ISO 8601 text in UTC (what the merge compares). */
@@ -214,6 +220,7 @@ const NEW_LINK_COLUMNS = [
   'right_changed_at',
   'left_seen_at',
   'right_seen_at',
+  'created_op',
 ];
 
 const FLAG_COLUMNS: ReadonlySet<string> = new Set([
@@ -249,6 +256,7 @@ const UNESCAPED_LINK_COLUMNS = [
   ...FLAG_COLUMNS,
   'left_seen_at',
   'right_seen_at',
+  'created_op',
 ];
 const NEW_LINK_PLAIN = plainColumns(NEW_LINK_COLUMNS, UNESCAPED_LINK_COLUMNS);
 const PLAIN_LINK_PLAIN = plainColumns(PLAIN_LINK_COLUMNS, UNESCAPED_LINK_COLUMNS);
@@ -291,7 +299,7 @@ function copyRow(
     link.left_hash,
     link.right_hash,
   ];
-  if (narrow) return [...head, leftSeen, rightSeen];
+  if (narrow) return [...head, leftSeen, rightSeen, link.created_op ?? null];
   return [
     ...head,
     link.left_deleted,
@@ -306,6 +314,7 @@ function copyRow(
     link.right_changed_at,
     leftSeen,
     rightSeen,
+    link.created_op ?? null,
   ];
 }
 

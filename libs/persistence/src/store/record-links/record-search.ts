@@ -185,10 +185,24 @@ export interface RecordOperationRow {
   record_name: string | null;
 }
 
+/**
+ * The record's `operations` rows and, when an initial sync created its copy in a batch, that operation (found
+ * through the link's `created_op`; see operation-batches.ts), newest first.
+ */
 const OPERATIONS_SQL = `
-  SELECT id, sync_id, occurred_at, action, trigger, side, table_id, table_name, record_remote_id, record_name
-    FROM operations
-   WHERE sync_id = $1 AND record_id = $2
+  (SELECT id, sync_id, occurred_at, seq, action, trigger, side, table_id, table_name, record_remote_id,
+          record_name
+     FROM operations
+    WHERE sync_id = $1 AND record_id = $2
+    ORDER BY occurred_at DESC, seq DESC
+    LIMIT $3)
+  UNION ALL
+  SELECT l.created_op, b.sync_id, b.occurred_at, b.seq, b.action, b.trigger, b.side, b.table_id, b.table_name,
+         e.record ->> 1, e.record ->> 2
+    FROM record_links l
+    JOIN operation_batches b ON b.id = left(l.created_op, 19) AND b.sync_id = l.sync_id
+   CROSS JOIN LATERAL (SELECT b.records -> operation_entry_position(l.created_op) AS record) e
+   WHERE l.id = $2 AND l.sync_id = $1
    ORDER BY occurred_at DESC, seq DESC
    LIMIT $3`;
 
