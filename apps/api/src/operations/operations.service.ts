@@ -9,6 +9,7 @@ import { requireSyncParam, sinceParam, tableParam } from '../common/http/query-p
 import {
   CursorService,
   type CursorPosition,
+  invalidCursor,
   type LimitRule,
   parseLimit,
 } from '../common/pagination/cursor.service';
@@ -142,11 +143,7 @@ export class OperationsService {
  */
 function keysetOf(position: CursorPosition): { occurredKey: string; seq: string; position?: number } {
   const match = /^(\d{1,19})(?:\.(\d{1,7}))?$/.exec(position.id);
-  if (!match)
-    throw new DomainError(
-      ErrorCode.InvalidCursor,
-      'cursor was not issued by this endpoint; pass back `next_cursor` unchanged.',
-    );
+  if (!match) throw invalidCursor();
   const [, seq, inBatch] = match;
   return {
     occurredKey: position.createdAt,

@@ -121,7 +121,7 @@ export function toStatusDto(
       phase: sync.initialSyncPhase,
       started_at: iso(sync.initialSyncStartedAt),
       finished_at: iso(sync.initialSyncFinishedAt),
-      // The worker writes it in this shape (PairProgress in apps/worker/src/engine/initial-sync.ts).
+      // The worker writes it in this shape (PairProgress in apps/worker/src/engine/initial-progress.ts).
       progress: sync.initialSyncProgress as InitialSyncProgressDto | null,
     },
     left: side('left'),

@@ -18,19 +18,20 @@ import {
   releaseRange,
   SyncEntity,
   SyncSideEntity,
-  syncState,
 } from '@lockstep/persistence';
 import { type EngineContext, StopSync } from './context';
-import { type InitialProgress, runRangeStep } from './initial-sync';
+import type { InitialProgress } from './initial-progress';
+import { runRangeStep } from './initial-sync';
 import { buildPlan } from './plan';
 import type { RunnerSettings } from './sync-runner';
-import { SideSession } from './side-session';
+import { engineContext, openSideSession, WriteGuard } from './runner-context';
+import type { SideSession } from './side-session';
 
 export class RangeRunner {
   private readonly logger = new Logger('RangeRunner');
   private stopped = false;
   private sessions: Record<SideName, SideSession> | null = null;
-  private lastStatusCheck = 0;
+  private readonly guard: WriteGuard;
   /** The run is over and the range released. */
   ended = false;
   /** The run ended with an error (not a stop): the scheduler waits before it claims again. */
@@ -43,6 +44,12 @@ export class RangeRunner {
     private readonly cipher: CredentialCipher,
     private readonly settings: RunnerSettings,
   ) {
+    this.guard = new WriteGuard(
+      db,
+      range.syncId,
+      () => this.stopped,
+      () => this.stop(),
+    );
     this.done = this.run();
   }
 
@@ -89,46 +96,20 @@ export class RangeRunner {
     // A side whose credentials the app rejects is the sync owner's to handle.
     if (!left || !right || left.authStatus !== 'ok' || right.authStatus !== 'ok') return null;
     const open = (entity: SyncSideEntity) =>
-      new SideSession(
-        syncId,
-        entity.side,
-        entity,
-        this.cipher,
-        this.settings.egress,
-        this.settings.shared,
-        this.settings.connectorSettings,
-        { db: this.db, oauthClient: (type) => this.settings.oauthClient?.(type) },
-      );
+      openSideSession(syncId, entity, this.cipher, this.settings, this.db);
     this.sessions = { left: open(left), right: open(right) };
     const plan = await buildPlan(this.db, sync);
     const progress = (sync.initialSyncProgress ?? { pairs: [] }) as unknown as InitialProgress;
-    const ctx: EngineContext = {
-      syncId,
-      accountId: sync.accountId,
-      deleteApproval: sync.deleteApproval,
+    const ctx = engineContext({
+      sync,
       db: this.db,
       plan,
       sides: this.sessions,
-      publicUrl: this.settings.publicUrl,
-      pageSize: this.settings.pageSize,
-      writeBatch: this.settings.writeBatch,
-      ranges: this.settings.ranges,
-      assertCanWrite: () => this.assertCanWrite(sync.mappingsRevision),
+      settings: this.settings,
+      guard: this.guard,
       fenced: (work) => this.fenced(work),
-    };
+    });
     return { ctx, progress };
-  }
-
-  /** Pause (or any change of status or mappings) stops the range's writes, as it stops the sync runner's. */
-  private async assertCanWrite(revision: number): Promise<void> {
-    if (this.stopped) throw new StopSync('stopping');
-    if (Date.now() - this.lastStatusCheck < 100) return;
-    const row = await syncState(this.db, this.range.syncId);
-    if (!row || row.deleted_at || row.status !== 'active' || row.mappings_revision !== revision) {
-      this.stop();
-      throw new StopSync('the sync was paused or changed');
-    }
-    this.lastStatusCheck = Date.now();
   }
 
   private async fenced<T>(work: (tx: Db) => Promise<T>): Promise<T> {

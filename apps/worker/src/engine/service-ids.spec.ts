@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { runIds } from './initial-sync';
+import { runIds } from './initial-progress';
 import { createdBySync, initialServiceId } from './service-ids';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -22,16 +22,14 @@ import {
 import type { ChangeHub } from './change-hub';
 import { type EngineContext, StopSync } from './context';
 import { type Checkpoints, fullScanStep, loadCheckpoints, pollChanges, type ScanState } from './continuous';
-import {
-  finishInitialSync,
-  type InitialProgress,
-  prepareInitialSync,
-  runInitialSyncStep,
-} from './initial-sync';
+import { prepareInitialSync } from './initial-prepare';
+import type { InitialProgress } from './initial-progress';
+import { finishInitialSync, runInitialSyncStep } from './initial-sync';
 import { buildPlan, sideEnd, type SyncPlan } from './plan';
 import { applyDecisions, processQueue } from './records';
 import { isRetryableWriteError } from './reconcile';
-import { type EgressSettings, SideSession } from './side-session';
+import { engineContext, openSideSession, WriteGuard } from './runner-context';
+import type { EgressSettings, SideSession } from './side-session';
 import {
   type Db,
   holdsLease,
@@ -40,7 +38,6 @@ import {
   openSideIssue,
   resolveSideIssue,
   storeNow,
-  syncState,
   untilNextQueueEntry,
 } from '@lockstep/persistence';
 
@@ -110,7 +107,7 @@ export class SyncRunner {
    * Sides that may have an open `unreachable` issue (both at start: a previous owner may have opened one).
    */
   private failedSides = new Set<string>(['left', 'right']);
-  private lastStatusCheck = 0;
+  private readonly guard: WriteGuard;
   readonly done: Promise<void>;
 
   constructor(
@@ -121,6 +118,12 @@ export class SyncRunner {
     private readonly hub: ChangeHub,
     private readonly settings: RunnerSettings,
   ) {
+    this.guard = new WriteGuard(
+      db,
+      syncId,
+      () => this.stopped,
+      () => this.stop(),
+    );
     this.done = this.loop();
   }
 
@@ -246,16 +249,7 @@ export class SyncRunner {
       return;
     }
     const open = (side: SideName) =>
-      new SideSession(
-        this.syncId,
-        side,
-        bySide[side],
-        this.cipher,
-        this.settings.egress,
-        this.settings.shared,
-        this.settings.connectorSettings,
-        { db: this.db, oauthClient: (type) => this.settings.oauthClient?.(type) },
-      );
+      openSideSession(this.syncId, bySide[side], this.cipher, this.settings, this.db);
     this.sessions = { left: open('left'), right: open('right') };
   }
 
@@ -312,32 +306,15 @@ export class SyncRunner {
   }
 
   private context(sync: SyncEntity): EngineContext {
-    return {
-      syncId: this.syncId,
-      accountId: sync.accountId,
-      deleteApproval: sync.deleteApproval,
+    return engineContext({
+      sync,
       db: this.db,
       plan: this.plan!,
       sides: this.sessions!,
-      publicUrl: this.settings.publicUrl,
-      pageSize: this.settings.pageSize,
-      writeBatch: this.settings.writeBatch,
-      ranges: this.settings.ranges,
-      assertCanWrite: () => this.assertCanWrite(sync.mappingsRevision),
+      settings: this.settings,
+      guard: this.guard,
       fenced: (work) => this.fenced(work),
-    };
-  }
-
-  /** Pause (or any change of status or mappings) stops writes: checked before every write call. */
-  private async assertCanWrite(revision: number): Promise<void> {
-    if (this.stopped) throw new StopSync('stopping');
-    if (Date.now() - this.lastStatusCheck < 100) return;
-    const row = await syncState(this.db, this.syncId);
-    if (!row || row.deleted_at || row.status !== 'active' || row.mappings_revision !== revision) {
-      this.stop();
-      throw new StopSync('the sync was paused or changed');
-    }
-    this.lastStatusCheck = Date.now();
+    });
   }
 
   private async fenced<T>(work: (tx: Db) => Promise<T>): Promise<T> {

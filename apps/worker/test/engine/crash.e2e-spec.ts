@@ -23,6 +23,7 @@ import {
   store,
   waitFor,
   workerProcess,
+  killProcess,
 } from '../support/fixture';
 
 jest.setTimeout(180_000);
@@ -109,7 +110,7 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
     await db.destroy();
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) await kill(child);
+    for (const child of children.splice(0)) await killProcess(child);
     await proxy?.stop();
     proxy = null;
     await pg?.drop();
@@ -122,13 +123,6 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
     const child = workerProcess(accountId, extra);
     children.push(child);
     return child;
-  }
-
-  async function kill(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGKILL');
-    await exited;
   }
 
   async function tables(setupPg: string, setupMy: string[] = []) {
@@ -269,7 +263,7 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
       10,
     );
     const before = await lease(syncId);
-    await kill(first);
+    await killProcess(first);
     const atKill = {
       onRight: await rightCount(),
       committed: (await progress(syncId)).initial_sync_progress!.pairs[0]!.processed.left,
@@ -344,7 +338,7 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
       90_000,
       5,
     );
-    await kill(first);
+    await killProcess(first);
     const committed = (await progress(syncId)).initial_sync_progress!.pairs[0]!.processed.left;
     const [{ victim }] = await my!.sql<{ victim: number }>(`SELECT max(id) AS victim FROM items`);
     expect(victim).toBeGreaterThan(committed);
@@ -444,7 +438,7 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
         30_000,
         20,
       );
-      await kill(children[0]!);
+      await killProcess(children[0]!);
       await sleep(1000);
       startWorker(accountId);
       await sleep(2500);
@@ -573,7 +567,7 @@ describe('engine crash safety (real worker process): PostgreSQL <-> MariaDB', ()
       60_000,
       200,
     );
-    await kill(first);
+    await killProcess(first);
     await proxy.start(proxy.port);
     startWorker(accountId);
     await waitEqual(

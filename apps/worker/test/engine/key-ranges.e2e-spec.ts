@@ -21,6 +21,7 @@ import {
   store,
   waitFor,
   workerProcess,
+  killProcess,
 } from '../support/fixture';
 
 jest.setTimeout(240_000);
@@ -73,19 +74,12 @@ describe('initial sync by key range on two worker processes: PostgreSQL -> Maria
     await db.destroy();
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) await kill(child);
+    for (const child of children.splice(0)) await killProcess(child);
     await pg?.drop();
     await my?.drop();
     pg = null;
     my = null;
   });
-
-  async function kill(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGKILL');
-    await exited;
-  }
 
   /** A started sync of the 24,000-row table into the empty MariaDB one, and two workers on its account. */
   async function start(): Promise<{ syncId: string; workers: ChildProcess[] }> {
@@ -215,7 +209,7 @@ describe('initial sync by key range on two worker processes: PostgreSQL -> Maria
       180_000,
       10,
     );
-    await kill(a);
+    await killProcess(a);
     await waitFor('the initial sync done', async () => (await phase(db, syncId)) === 'done', 180_000, 250);
     const claims = await watch.stop();
     console.log(`killed in range ${JSON.stringify(victim)}; claims: ${JSON.stringify(claims)}`);

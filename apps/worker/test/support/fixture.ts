@@ -254,6 +254,14 @@ export function workerProcess(accountId: string, extra: Record<string, string> =
   return child;
 }
 
+/** SIGKILLs a worker process (when still running) and waits until it has exited. */
+export async function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 /**
  * A count once it has stopped moving for `quietMs` (at most `timeoutMs`): the app writes of a change land just
  * before the store commit that records its operations, so a count read the moment the apps converge can be short.

@@ -9,6 +9,14 @@ export interface CursorPosition {
   id: string;
 }
 
+/** `invalid_cursor`: a cursor this endpoint did not issue (or one whose position it no longer reads). */
+export function invalidCursor(): DomainError {
+  return new DomainError(
+    ErrorCode.InvalidCursor,
+    'cursor was not issued by this endpoint; pass back `next_cursor` unchanged.',
+  );
+}
+
 export interface LimitRule {
   min: number;
   max: number;
@@ -59,11 +67,7 @@ export class CursorService {
 
   decode(cursor: unknown, endpoint: string, accountId: string): CursorPosition | null {
     if (cursor === undefined || cursor === null || cursor === '') return null;
-    const invalid = () =>
-      new DomainError(
-        ErrorCode.InvalidCursor,
-        'cursor was not issued by this endpoint; pass back `next_cursor` unchanged.',
-      );
+    const invalid = invalidCursor;
     if (typeof cursor !== 'string' || cursor.length > 1000) throw invalid();
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw invalid();

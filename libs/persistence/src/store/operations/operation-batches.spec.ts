@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { insertLinks, type LinkRow } from '../record-links/record-links';
+import { linkRow } from '../test/link-row';
 import { recordOperations } from '../record-links/record-search';
 import {
   batchEntryId,
@@ -67,28 +68,8 @@ describe('operation batches in the store, read back as one operation per record'
   const accountId = `acct_batches${stamp}`;
   const batched = ['rec_b1', 'rec_b2', 'rec_b3', 'rec_b4', 'rec_b5'];
 
-  const link = (id: string, n: number): LinkRow => ({
-    id,
-    service_id: `55555555-5555-4555-8555-${String(n).padStart(12, '0')}`,
-    table_pair: id === 'rec_b5' ? 1 : 0,
-    name: `name ${n}`,
-    left_remote_id: `L${n}`,
-    right_remote_id: `R-${id}`,
-    left_shadow: { name: `name ${n}` },
-    right_shadow: { name: `name ${n}` },
-    left_hash: 'lh',
-    right_hash: 'rh',
-    left_deleted: false,
-    right_deleted: false,
-    left_filtered: false,
-    right_filtered: false,
-    left_sync_disabled: false,
-    right_sync_disabled: false,
-    dead: false,
-    create_pending: null,
-    left_changed_at: null,
-    right_changed_at: null,
-  });
+  const link = (id: string, n: number): LinkRow =>
+    linkRow(id, n, 5, { table_pair: id === 'rec_b5' ? 1 : 0, right_remote_id: `R-${id}` });
 
   beforeAll(async () => {
     db = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], entities: [] });

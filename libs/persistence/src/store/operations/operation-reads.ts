@@ -81,7 +81,10 @@ const BATCH_COLUMNS = `
   b.occurred_at, to_char(b.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_key,
   b.size`;
 
-/** The conditions of one filter on `operations o` (`batch` false) or `operation_batches b`. */
+/**
+ * The conditions of one filter on `operations o` or `operation_batches b` (the filter by record is a join for
+ * batches, see `listOperations`).
+ */
 function conditions(filter: OperationFilter, alias: 'o' | 'b', bind: (value: unknown) => string): string[] {
   const where = [`${alias}.sync_id = s.id`];
   if (filter.tableId !== undefined) where.push(`${alias}.table_id = ${bind(filter.tableId)}`);

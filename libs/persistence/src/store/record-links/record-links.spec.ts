@@ -4,6 +4,7 @@ import { fieldChangesJson, insertOperations } from '../operations/operation-writ
 import { contentHash, setShadow, shadowJson, stableJson } from './link-hashes';
 import { insertLinks, type LinkRow, loadLinks, loadLinksById, saveLinks } from './record-links';
 import { RIGHT_SHADOW, SAME_AS_LEFT } from './right-shadow';
+import { linkRow } from '../test/link-row';
 
 /** The definition the stored hashes were made with: sha1 of the stable JSON of the picked fields. */
 function reference(values: Record<string, unknown>, fields: string[]): string {
@@ -202,28 +203,11 @@ describe('insertLinks and insertOperations (against the service store)', () => {
     await db.destroy();
   });
 
-  const link = (id: string, n: number): LinkRow => ({
-    id,
-    service_id: `44444444-4444-4444-8444-${String(n).padStart(12, '0')}`,
-    table_pair: 0,
-    name: `name ${n}`,
-    left_remote_id: `L${n}`,
-    right_remote_id: `R${n}`,
-    left_shadow: { name: `name ${n}`, note: 'tab\there' },
-    right_shadow: { full_name: `name ${n}` },
-    left_hash: 'lh',
-    right_hash: 'rh',
-    left_deleted: false,
-    right_deleted: false,
-    left_filtered: false,
-    right_filtered: false,
-    left_sync_disabled: false,
-    right_sync_disabled: false,
-    dead: false,
-    create_pending: null,
-    left_changed_at: null,
-    right_changed_at: null,
-  });
+  const link = (id: string, n: number): LinkRow =>
+    linkRow(id, n, 4, {
+      left_shadow: { name: `name ${n}`, note: 'tab\there' },
+      right_shadow: { full_name: `name ${n}` },
+    });
 
   it('copies new links with the transaction time as created, updated and seen time of the sides seen (NULL for a side not seen), and operations at that time', async () => {
     const links = [

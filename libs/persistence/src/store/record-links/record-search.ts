@@ -8,6 +8,7 @@
  */
 import { isId, type SideName } from '@lockstep/domain';
 import type { Db, TransactionalDb } from '../db';
+import { BATCH_ID_LENGTH } from '../operations/operation-batches';
 import type { LinkRow } from './record-links';
 
 /** A `record_links` row as the records API reads it (no shadows). */
@@ -200,7 +201,7 @@ const OPERATIONS_SQL = `
   SELECT l.created_op, b.sync_id, b.occurred_at, b.seq, b.action, b.trigger, b.side, b.table_id, b.table_name,
          e.record ->> 1, e.record ->> 2
     FROM record_links l
-    JOIN operation_batches b ON b.id = left(l.created_op, 19) AND b.sync_id = l.sync_id
+    JOIN operation_batches b ON b.id = left(l.created_op, ${BATCH_ID_LENGTH}) AND b.sync_id = l.sync_id
    CROSS JOIN LATERAL (SELECT b.records -> operation_entry_position(l.created_op) AS record) e
    WHERE l.id = $2 AND l.sync_id = $1
    ORDER BY occurred_at DESC, seq DESC
