@@ -3,6 +3,7 @@
  * hands out open in the browser) and Debian's headless Chromium driven by playwright-core, each browser with
  * a fresh user-data dir. Screenshots go to `artifacts/screenshots/` (gitignored).
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -148,4 +149,28 @@ export async function expectAccessible(page: Page): Promise<void> {
       (v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`,
     );
   expect([page.url(), blocking]).toEqual([page.url(), []]);
+}
+
+/**
+ * Slows a process down by stopping it for `stoppedMs` of every `stoppedMs + runningMs` (SIGSTOP/SIGCONT):
+ * on a fast machine the initial sync would otherwise finish between two of the overview's 2 s refreshes, before
+ * a second sample gives the recent rate. Stops well inside the worker's 3 s lease. `release()` lets it run on.
+ */
+export function pace(child: ChildProcess, stoppedMs = 400, runningMs = 100): { release: () => void } {
+  let released = false;
+  const cycle = () => {
+    if (released || child.exitCode !== null) return;
+    child.kill('SIGSTOP');
+    setTimeout(() => {
+      if (child.exitCode === null) child.kill('SIGCONT');
+      if (!released) setTimeout(cycle, runningMs);
+    }, stoppedMs);
+  };
+  setTimeout(cycle, runningMs);
+  return {
+    release: () => {
+      released = true;
+      if (child.exitCode === null) child.kill('SIGCONT');
+    },
+  };
 }

@@ -8,6 +8,7 @@ import {
   freePort,
   initialDone,
   openBrowser,
+  pace,
   shot,
   signIn,
 } from './console-harness';
@@ -159,6 +160,8 @@ describe('console: the whole journey, without the API', () => {
     await page.evaluate('window.notReloaded = true');
     // Small pages: the run takes long enough to be watched at 2 s a refresh.
     await w.startWorker({ ENGINE_ACCOUNT_ID: owner.id, ENGINE_PAGE_SIZE: '500', ENGINE_LEASE_SECONDS: '3' });
+    // Paced until progress has been seen: a fast machine could finish between two refreshes.
+    const paced = pace(w.worker!);
     const first = await eventually(
       'records done while the initial sync runs',
       async () => {
@@ -166,7 +169,7 @@ describe('console: the whole journey, without the API', () => {
         return seen && seen.done > 0 && seen.done < seen.total ? seen : null;
       },
       60_000,
-    );
+    ).finally(() => paced.release());
     expect(first.total).toBeGreaterThanOrEqual(ROWS);
     expect(await page.textContent('#initial-rate')).toMatch(/^[\d,]+ records\/s$/);
     await step(page, 'overview-progress');

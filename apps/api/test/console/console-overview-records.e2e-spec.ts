@@ -9,6 +9,7 @@ import {
   expectAccessible,
   initialDone,
   openBrowser,
+  pace,
   shot,
   signIn,
   startConsoleServer,
@@ -16,30 +17,6 @@ import {
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 const ROWS = 20_000;
-
-/**
- * Slows a process down by stopping it for `stoppedMs` of every `stoppedMs + runningMs` (SIGSTOP/SIGCONT):
- * on a fast machine the initial sync would otherwise finish between two of the overview's 2 s refreshes, before
- * a second sample gives the recent rate. Stops well inside the worker's 3 s lease. `release()` lets it run on.
- */
-function pace(child: ChildProcess, stoppedMs = 400, runningMs = 100): { release: () => void } {
-  let released = false;
-  const cycle = () => {
-    if (released || child.exitCode !== null) return;
-    child.kill('SIGSTOP');
-    setTimeout(() => {
-      if (child.exitCode === null) child.kill('SIGCONT');
-      if (!released) setTimeout(cycle, runningMs);
-    }, stoppedMs);
-  };
-  setTimeout(cycle, runningMs);
-  return {
-    release: () => {
-      released = true;
-      if (child.exitCode === null) child.kill('SIGCONT');
-    },
-  };
-}
 
 /**
  * The sync overview and records in real Chromium against the real API, worker and databases: the progress of
